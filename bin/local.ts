@@ -1,0 +1,86 @@
+import { join } from 'node:path';
+import { PrerequisiteError } from './local/emulators.js';
+import { loadLocalEnv } from './local/local-config.js';
+import { startLocalStack, type LocalStack } from './local/local-stack.js';
+import { MetricNames } from '../lambdas/core/names.js';
+
+/** `npm start`: the whole system on this machine until Ctrl-C. */
+const main = async (): Promise<void> => {
+  const env = loadLocalEnv();
+  process.stdout.write('Starting DynamoDB Local, the SQS emulator and the attention queue…\n');
+  let stack: LocalStack;
+  try {
+    stack = await startLocalStack({
+      port: env.PORT,
+      ...(env.ADMIN_TOKEN ? { adminToken: env.ADMIN_TOKEN } : {}),
+      ...(env.MARKETPLACE_BASE_URL ? { marketplaceBaseUrl: env.MARKETPLACE_BASE_URL } : {}),
+      marketplaceSim: {
+        latencyMs: env.SIM_MARKETPLACE_LATENCY_MS,
+        errorRate: env.SIM_MARKETPLACE_ERROR_RATE,
+        throttleRate: env.SIM_MARKETPLACE_THROTTLE_RATE,
+        maxRecorded: 1000,
+      },
+      dataDir: join(env.DATA_DIR, 'dynamodb'),
+      workerPoolSize: env.AQ_WORKER_POOL_SIZE,
+      reconcileIntervalMs: env.AQ_RECONCILE_INTERVAL_SECONDS * 1000,
+    });
+  } catch (error) {
+    if (error instanceof PrerequisiteError) {
+      process.stderr.write(`\n${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const u = stack.url;
+  process.stdout.write(
+    [
+      '',
+      `Attention Queue running at ${u}  (GET ${u}/health)`,
+      `Admin token: ${stack.adminToken}${env.ADMIN_TOKEN ? ' (from ADMIN_TOKEN)' : ' (generated; set ADMIN_TOKEN to choose one)'}`,
+      `Marketplace: ${env.MARKETPLACE_BASE_URL ?? `simulated at ${stack.marketplace?.url} (latency ${env.SIM_MARKETPLACE_LATENCY_MS} ms)`}`,
+      `Data: ${env.DATA_DIR} (DynamoDB tables survive restarts; SQS messages do not)`,
+      '',
+      'Try:',
+      `  curl -s -X PUT ${u}/admin/stores/store-1 -H "authorization: Bearer ${stack.adminToken}" -H 'content-type: application/json' -d '{"tenantId":"acme","marketplace":"mercadolivre","plan":"basic"}'`,
+      `  TOKEN=$(curl -s -X POST ${u}/admin/tenants/acme/tokens -H "authorization: Bearer ${stack.adminToken}" | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')`,
+      `  curl -s -X POST ${u}/v1/stores/store-1/tasks -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"eventId":"e-1","type":"inventory.update","payload":{"sku":"SKU-1","quantity":3}}'`,
+      '',
+      'Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+  let last = { delivered: 0, at: Date.now() };
+  const status = setInterval(() => {
+    const t = stack.telemetry;
+    const delivered = t.total(MetricNames.tasksDelivered);
+    const now = Date.now();
+    const rate = ((delivered - last.delivered) * 1000) / Math.max(1, now - last.at);
+    last = { delivered, at: now };
+    if (process.stdout.isTTY) {
+      process.stdout.write(
+        `\raccepted ${t.total(MetricNames.tasksAccepted)}  delivered ${delivered} (${rate.toFixed(1)}/s)  dead-lettered ${t.total(MetricNames.tasksDeadLettered)}  slices ${t.total(MetricNames.slicesStarted)}   `,
+      );
+    }
+  }, 1000);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    clearInterval(status);
+    process.stdout.write(`\n${signal}: stopping…\n`);
+    stack
+      .stop()
+      .then(() => process.exit(0))
+      .catch((error: unknown) => {
+        process.stderr.write(`shutdown failed: ${String(error)}\n`);
+        process.exit(1);
+      });
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+};
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+/** Local mode's environment (contract: PORT, ADMIN_TOKEN, MARKETPLACE_BASE_URL, DATA_DIR; the rest are ours). */
+const LocalEnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  MARKETPLACE_BASE_URL: z.url().optional(),
+  DATA_DIR: z.string().min(1).default('.local'),
+  AQ_WORKER_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(4),
+  AQ_RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  SIM_MARKETPLACE_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(20),
+  SIM_MARKETPLACE_ERROR_RATE: z.coerce.number().min(0).max(1).default(0),
+  SIM_MARKETPLACE_THROTTLE_RATE: z.coerce.number().min(0).max(1).default(0),
+});
+export type LocalEnv = z.infer<typeof LocalEnvSchema>;
+
+export const loadLocalEnv = (env: Record<string, string | undefined> = process.env): LocalEnv => {
+  const result = LocalEnvSchema.safeParse(env);
+  if (!result.success) {
+    throw new Error(
+      `invalid local-mode environment: ${result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ')}`,
+    );
+  }
+  return result.data;
+};

@@ -1,0 +1,220 @@
+import { randomBytes } from 'node:crypto';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { createAwsClients, type AwsClients } from '../../lambdas/adapters/aws-clients.js';
+import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
+import { RecordingTelemetry, type LogRecord } from '../../lambdas/adapters/recording-telemetry.js';
+import { SqsQueueAdmin } from '../../lambdas/adapters/sqs-queue-admin.js';
+import { createAdminHandler } from '../../lambdas/app/admin-app.js';
+import { createAuthorizerHandler } from '../../lambdas/app/authorizer-app.js';
+import { createIngestHandler } from '../../lambdas/app/ingest-app.js';
+import { createReconcilerHandler } from '../../lambdas/app/reconciler-app.js';
+import type { RuntimeOverrides } from '../../lambdas/app/runtime.js';
+import { createWorkerHandler } from '../../lambdas/app/worker-app.js';
+import { EnvNames } from '../../lambdas/config/env-names.js';
+import { loadConfig } from '../../lambdas/config/runtime-config.js';
+import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
+import { MAX_RECEIVE_COUNT } from '../../lambdas/core/plans.js';
+import type { ReconcileReport } from '../../lambdas/core/reconcile.js';
+import { startApiServer } from './api-server.js';
+import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators.js';
+import { startMarketplaceSim, type MarketplaceSim, type MarketplaceSimOptions } from './marketplace-sim.js';
+import { provision, type LocalResources } from './provision.js';
+import { SqsEventSource } from './sqs-event-source.js';
+
+/**
+ * The whole system on one machine: emulators, the same tables and queues as the stack, the same
+ * handlers behind a local API Gateway, a local SQS event source and a reconciler timer, and (unless
+ * MARKETPLACE_BASE_URL is given) a simulated marketplace. `npm start` and the integration tests use it.
+ */
+export interface LocalStackOptions {
+  prefix?: string;
+  port?: number;
+  adminToken?: string;
+  marketplaceBaseUrl?: string;
+  marketplaceSim?: MarketplaceSimOptions;
+  /** Where DynamoDB Local keeps its tables; undefined keeps them in memory. */
+  dataDir?: string;
+  /** Reuse already running emulators instead of starting new ones. */
+  endpoints?: { dynamo: string; sqs: string };
+  workerPoolSize?: number;
+  reconcileIntervalMs?: number;
+  /** Runtime settings by env var name (e.g. AQ_ATTENTION_GRACE_SECONDS), as the stack would set them. */
+  settings?: Partial<Record<string, string>>;
+  log?: (record: LogRecord) => void;
+  /** Test hooks: replace the worker's marketplace, clock, … */
+  workerOverrides?: RuntimeOverrides;
+}
+
+export interface LocalStack {
+  url: string;
+  adminToken: string;
+  prefix: string;
+  env: Record<string, string>;
+  resources: LocalResources;
+  clients: AwsClients;
+  telemetry: RecordingTelemetry;
+  marketplace: MarketplaceSim | undefined;
+  eventSource: SqsEventSource;
+  endpoints: { dynamo: string; sqs: string };
+  reconcileNow(): Promise<ReconcileReport>;
+  /** Pause/resume the attention workers (the event source), e.g. to inspect the attention queue. */
+  stopWorkers(): Promise<void>;
+  startWorkers(): void;
+  stop(): Promise<void>;
+}
+
+/** SQS messages live only in the emulator's memory: after a restart, recreate every known store's queues. */
+const restoreStoreQueues = async (
+  clients: AwsClients,
+  resources: LocalResources,
+  prefix: string,
+): Promise<number> => {
+  const registry = new DynamoStoreRegistry(clients.doc, resources.tables.stores);
+  const queues = new SqsQueueAdmin(clients.sqs, prefix);
+  let restored = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await registry.scan(cursor, 100);
+    for (const store of page.stores) {
+      const urls = await queues.createStoreQueues(store.storeId, {
+        maxReceiveCount: MAX_RECEIVE_COUNT,
+        tags: { storeId: store.storeId, tenantId: store.tenantId },
+      });
+      if (urls.queueUrl !== store.queueUrl || urls.deadLetterQueueUrl !== store.deadLetterQueueUrl) {
+        await registry.put({ ...store, ...urls });
+      }
+      restored++;
+    }
+    cursor = page.cursor;
+  } while (cursor);
+  return restored;
+};
+
+export const startLocalStack = async (options: LocalStackOptions = {}): Promise<LocalStack> => {
+  const prefix = options.prefix ?? 'aq';
+  const started: Emulator[] = [];
+  const stops: (() => Promise<void>)[] = [];
+  let ready = false;
+  try {
+    let endpoints = options.endpoints;
+    if (!endpoints) {
+      const [dynamo, sqs] = await Promise.all([
+        startDynamoDbLocal(options.dataDir ? { dataDir: options.dataDir } : {}),
+        startFauxqs(),
+      ]);
+      started.push(dynamo, sqs);
+      endpoints = { dynamo: dynamo.endpoint, sqs: sqs.endpoint };
+    }
+    const clients = createAwsClients({
+      region: 'us-east-1',
+      sqsEndpoint: endpoints.sqs,
+      dynamoEndpoint: endpoints.dynamo,
+    });
+    const resources = await provision(clients.dynamo, clients.sqs, prefix);
+    await restoreStoreQueues(clients, resources, prefix);
+
+    let marketplace: MarketplaceSim | undefined;
+    let marketplaceBaseUrl = options.marketplaceBaseUrl;
+    if (!marketplaceBaseUrl) {
+      marketplace = await startMarketplaceSim(options.marketplaceSim ?? { latencyMs: 20 });
+      stops.push(() => marketplace?.stop() ?? Promise.resolve());
+      marketplaceBaseUrl = marketplace.url;
+    }
+
+    const env: Record<string, string> = {
+      [EnvNames.region]: 'us-east-1',
+      [EnvNames.queuePrefix]: prefix,
+      [EnvNames.storesTable]: resources.tables.stores,
+      [EnvNames.dispatchTable]: resources.tables.dispatch,
+      [EnvNames.tokensTable]: resources.tables.tokens,
+      [EnvNames.deliveriesTable]: resources.tables.deliveries,
+      [EnvNames.attentionQueueUrl]: resources.attentionQueueUrl,
+      [EnvNames.marketplaceBaseUrl]: marketplaceBaseUrl,
+      [EnvNames.sqsEndpoint]: endpoints.sqs,
+      [EnvNames.dynamoEndpoint]: endpoints.dynamo,
+      ...(Object.fromEntries(
+        Object.entries(options.settings ?? {}).filter(([, v]) => v !== undefined),
+      ) as Record<string, string>),
+    };
+    const telemetry = new RecordingTelemetry(
+      options.log ??
+        ((r) =>
+          process.stderr.write(`[${r.level}] ${r.message} ${r.fields ? JSON.stringify(r.fields) : ''}\n`)),
+    );
+    const shared: RuntimeOverrides = { clients, telemetry, redriveMode: 'manual' };
+    const ingest = createIngestHandler(loadConfig('ingest', env), shared);
+    const admin = createAdminHandler(loadConfig('admin', env), shared);
+    const authorizer = createAuthorizerHandler(loadConfig('authorizer', env), shared);
+    const worker = createWorkerHandler(loadConfig('worker', env), { ...shared, ...options.workerOverrides });
+    const reconciler = createReconcilerHandler(loadConfig('reconciler', env), shared);
+
+    const queueArn = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: resources.attentionQueueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    const eventSource = new SqsEventSource(clients.sqs, worker, {
+      queueUrl: resources.attentionQueueUrl,
+      queueArn: queueArn.Attributes?.QueueArn ?? 'arn:aws:sqs:us-east-1:000000000000:attention',
+      batchSize: WORKER_EVENT_SOURCE.batchSize,
+      maxConcurrency: options.workerPoolSize ?? 4,
+      onError: (error) => telemetry.error('attention event source error', { error: String(error) }),
+    });
+    eventSource.start();
+    stops.push(() => eventSource.stop());
+
+    let reconciling: Promise<ReconcileReport> | undefined;
+    const reconcileNow = (): Promise<ReconcileReport> => {
+      reconciling ??= reconciler().finally(() => {
+        reconciling = undefined;
+      });
+      return reconciling;
+    };
+    const timer = setInterval(() => {
+      reconcileNow().catch((error: unknown) =>
+        telemetry.error('reconciler run failed', { error: String(error) }),
+      );
+    }, options.reconcileIntervalMs ?? 60_000);
+    stops.push(async () => {
+      clearInterval(timer);
+      await reconciling?.catch(() => undefined);
+    });
+
+    const adminToken = options.adminToken ?? randomBytes(24).toString('base64url');
+    const api = await startApiServer({
+      port: options.port ?? 0,
+      adminToken,
+      handlers: { ingest, admin },
+      authorizer,
+      isReady: () => ready,
+    });
+    stops.unshift(() => api.stop());
+    ready = true;
+
+    const stop = async (): Promise<void> => {
+      ready = false;
+      for (const s of stops) await s().catch(() => undefined);
+      await Promise.all(started.map((e) => e.stop()));
+      clients.sqs.destroy();
+      clients.dynamo.destroy();
+    };
+    return {
+      url: api.url,
+      adminToken,
+      prefix,
+      env,
+      resources,
+      clients,
+      telemetry,
+      marketplace,
+      eventSource,
+      endpoints,
+      reconcileNow,
+      stopWorkers: () => eventSource.stop(),
+      startWorkers: () => eventSource.start(),
+      stop,
+    };
+  } catch (error) {
+    for (const s of stops) await s().catch(() => undefined);
+    await Promise.all(started.map((e) => e.stop()));
+    throw error;
+  }
+};

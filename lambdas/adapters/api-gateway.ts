@@ -1,0 +1,73 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { errorBody, errorResponse, json, type HttpRequest, type HttpResponse } from '../core/http.js';
+import type { RouteId } from '../core/routes.js';
+import { ROUTES } from '../core/routes.js';
+import type { Telemetry } from '../core/ports.js';
+
+/** API Gateway REST (v1 proxy) event → the core's HttpRequest. */
+export const toHttpRequest = (event: APIGatewayProxyEvent): HttpRequest => {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(event.headers ?? {}))
+    if (value !== undefined) headers[key.toLowerCase()] = value;
+  const body =
+    event.body === null || event.body === undefined
+      ? undefined
+      : event.isBase64Encoded
+        ? Buffer.from(event.body, 'base64').toString('utf8')
+        : event.body;
+  const tenantId = event.requestContext?.authorizer?.['tenantId'];
+  const caller = event.requestContext?.identity?.userArn ?? event.requestContext?.authorizer?.['principalId'];
+  const pathParameters: Record<string, string> = {};
+  for (const [key, value] of Object.entries(event.pathParameters ?? {}))
+    if (value !== undefined) pathParameters[key] = value;
+  return {
+    method: event.httpMethod,
+    resource: event.resource,
+    pathParameters,
+    headers,
+    body,
+    requestId: event.requestContext?.requestId ?? 'unknown',
+    ...(typeof tenantId === 'string' ? { tenantId } : {}),
+    ...(typeof caller === 'string' ? { caller } : {}),
+  };
+};
+
+export const toProxyResult = (response: HttpResponse): APIGatewayProxyResult => ({
+  statusCode: response.status,
+  headers: { 'content-type': 'application/json', ...response.headers },
+  body: JSON.stringify(response.body),
+});
+
+export type RouteHandlers = Partial<Record<RouteId, (request: HttpRequest) => Promise<HttpResponse>>>;
+
+/** A Lambda proxy handler that dispatches on the API Gateway resource + method to the route's use case. */
+export const createApiHandler =
+  (handlers: RouteHandlers, telemetry: Telemetry, afterEach?: () => void) =>
+  async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const route = ROUTES.find((r) => r.resource === event.resource && r.method === event.httpMethod);
+    const handle = route ? handlers[route.id] : undefined;
+    let response: HttpResponse;
+    if (!handle) {
+      response = json(
+        404,
+        errorBody('route_not_found', `no route for ${event.httpMethod} ${event.resource}`),
+      );
+    } else {
+      const request = toHttpRequest(event);
+      try {
+        response = await handle(request);
+      } catch (error) {
+        response = errorResponse(error);
+        if (response.status >= 500) {
+          telemetry.error('request failed', {
+            route: route?.id,
+            requestId: request.requestId,
+            error: String(error),
+            cause: String((error as Error).cause ?? ''),
+          });
+        }
+      }
+    }
+    afterEach?.();
+    return toProxyResult(response);
+  };

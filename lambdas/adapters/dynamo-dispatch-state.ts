@@ -1,0 +1,269 @@
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { DispatchItemSchema, type DispatchItem, type Slot } from '../core/dispatch-model.js';
+import { activeShardOf, Tables } from '../core/names.js';
+import type { Conditional, DispatchState } from '../core/ports.js';
+import { CLOCK_SKEW_MS } from '../core/timing.js';
+import { conditional } from './dynamo-conditional.js';
+
+const KEY = Tables.dispatch.partitionKey;
+const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
+  key ? Buffer.from(JSON.stringify(key)).toString('base64url') : undefined;
+const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined =>
+  cursor ? (JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Record<string, unknown>) : undefined;
+
+/** Placeholders for the slot fields (`at` is a DynamoDB reserved word); only those an expression uses are sent. */
+const FIELD_NAMES: Record<string, string> = { '#s': 's', '#at': 'at', '#f': 'f', '#r': 'r', '#n': 'n' };
+const namesUsed = (
+  expressions: string[],
+  extra: Record<string, string> | undefined,
+): Record<string, string> | undefined => {
+  const names: Record<string, string> = { ...extra };
+  for (const token of expressions.join(' ').match(/#\w+/g) ?? []) {
+    const field = FIELD_NAMES[token];
+    if (field !== undefined) names[token] = field;
+  }
+  return Object.keys(names).length > 0 ? names : undefined;
+};
+
+/** Sub-expressions, named so each conditional write reads as the rule it enforces. */
+const isQueued = 'slots.#id.#s = :q';
+const isMyLease = 'slots.#id.#s = :l AND slots.#id.#f = :fence';
+const ACTIVATE =
+  'activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now)';
+const INIT = 'slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero)';
+
+/**
+ * The dispatch state in DynamoDB: one item per store, every change a single conditional UpdateItem on it
+ * (strongly consistent), so no transaction is needed and a store's protocol state moves atomically.
+ */
+export class DynamoDispatchState implements DispatchState {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  private parse(item: Record<string, unknown> | undefined): DispatchItem | undefined {
+    return item ? DispatchItemSchema.parse(item) : undefined;
+  }
+
+  private async update(
+    storeId: string,
+    input: {
+      update: string;
+      condition?: string;
+      names?: Record<string, string>;
+      values?: Record<string, unknown>;
+    },
+  ): Promise<Conditional> {
+    const names = namesUsed([input.update, input.condition ?? ''], input.names);
+    const result = await conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [KEY]: storeId },
+          UpdateExpression: input.update,
+          ...(input.condition ? { ConditionExpression: input.condition } : {}),
+          ...(names ? { ExpressionAttributeNames: names } : {}),
+          ...(input.values ? { ExpressionAttributeValues: input.values } : {}),
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+    if (result.ok) return { ok: true, item: this.parse(result.value.Attributes) as DispatchItem };
+    return { ok: false, current: this.parse(result.current) };
+  }
+
+  async ensure(storeId: string): Promise<void> {
+    await this.update(storeId, {
+      update: `SET ${INIT}, enqSeq = if_not_exists(enqSeq, :zero)`,
+      values: { ':empty': {}, ':zero': 0 },
+    });
+  }
+
+  async read(storeId: string): Promise<DispatchItem | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { [KEY]: storeId }, ConsistentRead: true }),
+    );
+    return this.parse(out.Item);
+  }
+
+  async recordEnqueued(storeId: string, count: number, now: number): Promise<DispatchItem> {
+    const result = await this.update(storeId, {
+      update: `SET ${INIT}, ${ACTIVATE} ADD enqSeq :n`,
+      values: { ':empty': {}, ':zero': 0, ':n': count, ':shard': activeShardOf(storeId), ':now': now },
+    });
+    if (!result.ok) throw new Error('unconditional update reported a failed condition');
+    return result.item;
+  }
+
+  issueSlot(
+    storeId: string,
+    slotId: string,
+    dueAt: number,
+    limit: number,
+    now: number,
+  ): Promise<Conditional> {
+    const slot: Slot = { s: 'q', at: dueAt };
+    return this.update(storeId, {
+      update: `SET slots.#id = :slot, ${ACTIVATE}`,
+      condition: 'attribute_exists(slots) AND size(slots) < :limit',
+      names: { '#id': slotId },
+      values: { ':slot': slot, ':limit': limit, ':shard': activeShardOf(storeId), ':now': now },
+    });
+  }
+
+  acquire(
+    storeId: string,
+    slotId: string,
+    opts: { now: number; expiresAt: number; max: number },
+  ): Promise<Conditional> {
+    return this.update(storeId, {
+      update:
+        'SET slots.#id.#s = :l, slots.#id.#at = :exp, slots.#id.#f = fence + :one, fence = fence + :one',
+      condition: `${isQueued} AND slots.#id.#at <= :due AND size(slots) <= :max`,
+      names: { '#id': slotId },
+      values: {
+        ':q': 'q',
+        ':l': 'l',
+        ':exp': opts.expiresAt,
+        ':one': 1,
+        ':due': opts.now + CLOCK_SKEW_MS,
+        ':max': opts.max,
+      },
+    });
+  }
+
+  requeue(
+    storeId: string,
+    slotId: string,
+    fence: number,
+    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number },
+  ): Promise<Conditional> {
+    const slot: Slot = { s: 'q', at: opts.dueAt, n: opts.nextCallAt };
+    return this.update(storeId, {
+      update: `SET slots.#id = :slot${opts.headSentAt === undefined ? '' : ', headSentAt = :head'}`,
+      condition: `${isMyLease} AND size(slots) <= :max`,
+      names: { '#id': slotId },
+      values: {
+        ':slot': slot,
+        ':l': 'l',
+        ':fence': fence,
+        ':max': opts.max,
+        ...(opts.headSentAt === undefined ? {} : { ':head': opts.headSentAt }),
+      },
+    });
+  }
+
+  release(storeId: string, slotId: string, fence: number): Promise<Conditional> {
+    return this.update(storeId, {
+      update: 'REMOVE slots.#id',
+      condition: isMyLease,
+      names: { '#id': slotId },
+      values: { ':l': 'l', ':fence': fence },
+    });
+  }
+
+  markIdle(
+    storeId: string,
+    slotId: string,
+    fence: number,
+    opts: { seenSeq: number; now: number },
+  ): Promise<Conditional> {
+    return this.update(storeId, {
+      update: 'REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen',
+      condition: `${isMyLease} AND enqSeq = :seen AND size(slots) = :one AND (attribute_not_exists(wakeAt) OR wakeAt <= :now)`,
+      names: { '#id': slotId },
+      values: { ':l': 'l', ':fence': fence, ':seen': opts.seenSeq, ':one': 1, ':now': opts.now },
+    });
+  }
+
+  dropQueued(storeId: string, slotId: string, ifOver?: number): Promise<Conditional> {
+    return this.update(storeId, {
+      update: 'REMOVE slots.#id',
+      condition: ifOver === undefined ? isQueued : `${isQueued} AND size(slots) > :over`,
+      names: { '#id': slotId },
+      values: { ':q': 'q', ...(ifOver === undefined ? {} : { ':over': ifOver }) },
+    });
+  }
+
+  async deferWake(storeId: string, until: number): Promise<void> {
+    // Losing the condition means a later wake is already recorded, which covers this one.
+    await this.update(storeId, {
+      update: 'SET wakeAt = :until',
+      condition: 'attribute_not_exists(wakeAt) OR wakeAt < :until',
+      values: { ':until': until },
+    });
+  }
+
+  reclaim(storeId: string, slotId: string, fence: number, dueAt: number): Promise<Conditional> {
+    const slot: Slot = { s: 'q', at: dueAt };
+    return this.update(storeId, {
+      update: 'SET slots.#id = :slot',
+      condition: isMyLease,
+      names: { '#id': slotId },
+      values: { ':slot': slot, ':l': 'l', ':fence': fence },
+    });
+  }
+
+  noteResend(storeId: string, slotId: string, resends: number): Promise<Conditional> {
+    return this.update(storeId, {
+      update: 'SET slots.#id.#r = :next',
+      condition: `${isQueued} AND (attribute_not_exists(slots.#id.#r) OR slots.#id.#r = :r)`,
+      names: { '#id': slotId },
+      values: { ':q': 'q', ':r': resends, ':next': resends + 1 },
+    });
+  }
+
+  async markActive(storeId: string, now: number, wakeAt?: number): Promise<void> {
+    await this.update(storeId, {
+      update: `SET ${INIT}, enqSeq = if_not_exists(enqSeq, :zero), ${ACTIVATE}`,
+      values: { ':empty': {}, ':zero': 0, ':shard': activeShardOf(storeId), ':now': now },
+    });
+    if (wakeAt !== undefined) await this.deferWake(storeId, wakeAt);
+  }
+
+  async listActive(
+    shard: string,
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ storeIds: string[]; cursor?: string }> {
+    const start = decodeCursor(cursor);
+    const out = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: Tables.dispatch.activeIndex,
+        KeyConditionExpression: '#shard = :shard',
+        ExpressionAttributeNames: { '#shard': Tables.dispatch.activeIndexPartitionKey },
+        ExpressionAttributeValues: { ':shard': shard },
+        Limit: limit,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    const next = encodeCursor(out.LastEvaluatedKey);
+    return {
+      storeIds: (out.Items ?? []).map((item) => String(item[KEY])),
+      ...(next ? { cursor: next } : {}),
+    };
+  }
+
+  async readCursor(id: string): Promise<string | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { [KEY]: id } }));
+    const cursor = out.Item?.['cursor'];
+    return typeof cursor === 'string' ? cursor : undefined;
+  }
+
+  async writeCursor(id: string, cursor: string | undefined): Promise<void> {
+    await this.doc.send(
+      new PutCommand({ TableName: this.tableName, Item: { [KEY]: id, ...(cursor ? { cursor } : {}) } }),
+    );
+  }
+}
+
+export { encodeCursor, decodeCursor };

@@ -1,0 +1,169 @@
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  QueueNameExists,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SetQueueAttributesCommand,
+  StartMessageMoveTaskCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { QueueNames } from '../core/names.js';
+import type { QueueAdmin, QueueCounts } from '../core/ports.js';
+import type { StoreRecord } from '../core/store-model.js';
+import { STORE_QUEUE } from '../config/topology.js';
+
+type QueuePair = Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl'>;
+
+/**
+ * How dead letters go back: on AWS, SQS's own StartMessageMoveTask; against the emulator, which lacks
+ * it, a rate-limited receive → send → delete loop run in the background (local mode only).
+ */
+export type RedriveMode = 'move-task' | 'manual';
+
+export class SqsQueueAdmin implements QueueAdmin {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly prefix: string,
+    private readonly redriveMode: RedriveMode = 'move-task',
+  ) {}
+
+  private async createOrUpdate(
+    name: string,
+    attributes: Record<string, string>,
+    tags: Record<string, string>,
+  ): Promise<string> {
+    try {
+      const out = await this.sqs.send(
+        new CreateQueueCommand({ QueueName: name, Attributes: attributes, tags }),
+      );
+      return out.QueueUrl as string;
+    } catch (error) {
+      // Exists with other attributes (a plan change, a retried PUT): keep the queue, update its attributes.
+      if (
+        !(error instanceof QueueNameExists) &&
+        (error as Error).name !== 'QueueNameExists' &&
+        (error as Error).name !== 'QueueAlreadyExists'
+      )
+        throw error;
+      const out = await this.sqs.send(new CreateQueueCommand({ QueueName: name }));
+      const url = out.QueueUrl as string;
+      await this.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attributes }));
+      return url;
+    }
+  }
+
+  private async arnOf(queueUrl: string): Promise<string> {
+    const out = await this.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    return out.Attributes?.QueueArn as string;
+  }
+
+  async createStoreQueues(storeId: string, opts: { maxReceiveCount: number; tags: Record<string, string> }) {
+    const deadLetterQueueUrl = await this.createOrUpdate(
+      QueueNames.storeDeadLetterQueue(this.prefix, storeId),
+      {
+        MessageRetentionPeriod: String(STORE_QUEUE.deadLetterRetentionSeconds),
+        SqsManagedSseEnabled: 'true',
+      },
+      opts.tags,
+    );
+    const deadLetterTargetArn = await this.arnOf(deadLetterQueueUrl);
+    const queueUrl = await this.createOrUpdate(
+      QueueNames.storeQueue(this.prefix, storeId),
+      {
+        MessageRetentionPeriod: String(STORE_QUEUE.retentionSeconds),
+        VisibilityTimeout: String(STORE_QUEUE.visibilityTimeoutSeconds),
+        SqsManagedSseEnabled: 'true',
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn, maxReceiveCount: opts.maxReceiveCount }),
+      },
+      opts.tags,
+    );
+    return { queueUrl, deadLetterQueueUrl };
+  }
+
+  async counts(store: QueuePair): Promise<QueueCounts> {
+    const [main, dlq] = await Promise.all([
+      this.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: store.queueUrl,
+          AttributeNames: [
+            'ApproximateNumberOfMessages',
+            'ApproximateNumberOfMessagesNotVisible',
+            'ApproximateNumberOfMessagesDelayed',
+          ],
+        }),
+      ),
+      this.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: store.deadLetterQueueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages'],
+        }),
+      ),
+    ]);
+    const n = (value: string | undefined) => Number(value ?? '0');
+    return {
+      backlog: n(main.Attributes?.ApproximateNumberOfMessages),
+      inFlight: n(main.Attributes?.ApproximateNumberOfMessagesNotVisible),
+      delayed: n(main.Attributes?.ApproximateNumberOfMessagesDelayed),
+      deadLetters: n(dlq.Attributes?.ApproximateNumberOfMessages),
+    };
+  }
+
+  async redrive(store: QueuePair, ratePerSecond: number): Promise<{ moving: number }> {
+    const { deadLetters } = await this.counts(store);
+    if (deadLetters === 0) return { moving: 0 };
+    if (this.redriveMode === 'move-task') {
+      const [sourceArn, destinationArn] = await Promise.all([
+        this.arnOf(store.deadLetterQueueUrl),
+        this.arnOf(store.queueUrl),
+      ]);
+      await this.sqs.send(
+        new StartMessageMoveTaskCommand({
+          SourceArn: sourceArn,
+          DestinationArn: destinationArn,
+          MaxNumberOfMessagesPerSecond: Math.max(1, Math.floor(ratePerSecond)),
+        }),
+      );
+    } else {
+      this.moveManually(store, ratePerSecond).catch((error: unknown) =>
+        process.emitWarning(`manual redrive stopped: ${String(error)}`),
+      );
+    }
+    return { moving: deadLetters };
+  }
+
+  /** Emulator stand-in for StartMessageMoveTask: same observable effect, same rate cap, at-least-once. */
+  private async moveManually(store: QueuePair, ratePerSecond: number): Promise<void> {
+    for (;;) {
+      const out = await this.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: store.deadLetterQueueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+          VisibilityTimeout: 30,
+        }),
+      );
+      const messages = out.Messages ?? [];
+      if (messages.length === 0) return;
+      const started = Date.now();
+      await this.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: store.queueUrl,
+          Entries: messages.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })),
+        }),
+      );
+      await this.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: store.deadLetterQueueUrl,
+          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+        }),
+      );
+      const minMs = (1000 * messages.length) / Math.max(1, ratePerSecond);
+      const elapsed = Date.now() - started;
+      if (elapsed < minMs) await new Promise((r) => setTimeout(r, minMs - elapsed));
+    }
+  }
+}

@@ -1,0 +1,150 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { DeadLetterReason, ReceivedMessage, TaskQueues } from '../core/ports.js';
+
+const SQS_BATCH_LIMIT = 10;
+/** SendMessageBatch's payload ceiling (256 KiB), less room for attributes and the request's own framing. */
+const SQS_BATCH_BYTES = 250 * 1024;
+
+export const chunk = <T>(items: T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+};
+
+/** Groups entries into SQS batches of at most 10 entries and SQS_BATCH_BYTES of bodies. */
+export const packBatches = (entries: { id: string; body: string }[]): { id: string; body: string }[][] => {
+  const batches: { id: string; body: string }[][] = [];
+  let current: { id: string; body: string }[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    const size = Buffer.byteLength(entry.body, 'utf8');
+    if (current.length > 0 && (current.length === SQS_BATCH_LIMIT || bytes + size > SQS_BATCH_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(entry);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+};
+
+export class BatchFailureError extends Error {
+  constructor(
+    readonly action: string,
+    readonly failures: { id: string; message: string }[],
+  ) {
+    super(`${action}: ${failures.length} entries failed (${failures[0]?.message ?? ''})`);
+  }
+}
+
+/** The per-store work queues as ingest and the worker use them. */
+export class SqsTaskQueues implements TaskQueues {
+  constructor(private readonly sqs: SQSClient) {}
+
+  async send(queueUrl: string, body: string): Promise<void> {
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+  }
+
+  async sendBatch(queueUrl: string, entries: { id: string; body: string }[]) {
+    const failed: { id: string; message: string }[] = [];
+    // Batches go out one after another: a failing queue fails fast instead of fanning out errors.
+    for (const batch of packBatches(entries)) {
+      try {
+        const out = await this.sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: batch.map((e) => ({ Id: e.id, MessageBody: e.body })),
+          }),
+        );
+        for (const f of out.Failed ?? [])
+          failed.push({ id: f.Id ?? '', message: f.Message ?? f.Code ?? 'failed' });
+      } catch (error) {
+        for (const e of batch) failed.push({ id: e.id, message: (error as Error).message });
+      }
+    }
+    return { failed };
+  }
+
+  async receive(
+    queueUrl: string,
+    opts: { maxMessages: number; waitSeconds: number; visibilitySeconds: number },
+  ): Promise<ReceivedMessage[]> {
+    const out = await this.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: opts.maxMessages,
+        WaitTimeSeconds: opts.waitSeconds,
+        VisibilityTimeout: opts.visibilitySeconds,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
+      }),
+    );
+    return (out.Messages ?? []).map((m) => ({
+      messageId: m.MessageId ?? '',
+      receiptHandle: m.ReceiptHandle ?? '',
+      body: m.Body ?? '',
+      receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? '1'),
+      sentAt: Number(m.Attributes?.SentTimestamp ?? Date.now()),
+    }));
+  }
+
+  async deleteBatch(queueUrl: string, receiptHandles: string[]): Promise<void> {
+    const failures: { id: string; message: string }[] = [];
+    for (const batch of chunk(receiptHandles, SQS_BATCH_LIMIT)) {
+      const out = await this.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((handle, i) => ({ Id: String(i), ReceiptHandle: handle })),
+        }),
+      );
+      for (const f of out.Failed ?? [])
+        failures.push({ id: f.Id ?? '', message: f.Message ?? f.Code ?? 'failed' });
+    }
+    if (failures.length > 0) throw new BatchFailureError('DeleteMessageBatch', failures);
+  }
+
+  async changeVisibility(
+    queueUrl: string,
+    entries: { receiptHandle: string; seconds: number }[],
+  ): Promise<void> {
+    for (const batch of chunk(entries, SQS_BATCH_LIMIT)) {
+      await this.sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((e, i) => ({
+            Id: String(i),
+            ReceiptHandle: e.receiptHandle,
+            VisibilityTimeout: e.seconds,
+          })),
+        }),
+      );
+    }
+  }
+
+  async deadLetter(deadLetterQueueUrl: string, body: string, reason: DeadLetterReason): Promise<void> {
+    const attr = (value: string) => ({ DataType: 'String', StringValue: value.slice(0, 1024) });
+    await this.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: deadLetterQueueUrl,
+        MessageBody: body,
+        MessageAttributes: {
+          errorCode: attr(reason.code),
+          errorMessage: attr(reason.message || '-'),
+          attempts: { DataType: 'Number', StringValue: String(reason.attempts) },
+          deadLetteredAt: attr(new Date().toISOString()),
+          ...(reason.lastStatus === undefined
+            ? {}
+            : { lastStatus: { DataType: 'Number', StringValue: String(reason.lastStatus) } }),
+        },
+      }),
+    );
+  }
+}

@@ -1,0 +1,47 @@
+import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
+import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
+import { EnvNames } from '../config/env-names.js';
+import type { FunctionConfig } from '../config/runtime-config.js';
+import { reconcile, type ReconcileReport, type ReconcilerDeps } from '../core/reconcile.js';
+import {
+  clientsFor,
+  signalDepsFor,
+  telemetryFor,
+  type FlushableTelemetry,
+  type RuntimeOverrides,
+} from './runtime.js';
+
+export const composeReconciler = (
+  config: FunctionConfig<'reconciler'>,
+  overrides: RuntimeOverrides = {},
+): ReconcilerDeps & { telemetry: FlushableTelemetry } => {
+  const clients = clientsFor(config, overrides);
+  const telemetry = telemetryFor('reconciler', overrides);
+  return {
+    ...signalDepsFor(config, clients, telemetry, overrides),
+    stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
+    // The reconciler only reads queue counts; the prefix is unused by counts().
+    queues: new SqsQueueAdmin(clients.sqs, 'unused'),
+    settings: {
+      attentionGraceMs: config[EnvNames.attentionGraceSeconds] * 1000,
+      sweepStoresPerRun: config[EnvNames.sweepStoresPerRun],
+    },
+  };
+};
+
+/** Runs on the EventBridge schedule. */
+export const createReconcilerHandler = (
+  config: FunctionConfig<'reconciler'>,
+  overrides: RuntimeOverrides = {},
+) => {
+  const deps = composeReconciler(config, overrides);
+  return async (): Promise<ReconcileReport> => {
+    try {
+      const report = await reconcile(deps);
+      deps.telemetry.info('reconciler run', { ...report });
+      return report;
+    } finally {
+      deps.telemetry.flush?.();
+    }
+  };
+};

@@ -1,0 +1,74 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { DynamoDeliveryLog } from '../adapters/dynamo-delivery-log.js';
+import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
+import { HttpMarketplace } from '../adapters/http-marketplace.js';
+import { SqsTaskQueues } from '../adapters/sqs-task-queues.js';
+import { EnvNames } from '../config/env-names.js';
+import type { FunctionConfig } from '../config/runtime-config.js';
+import { handleAttention, type WorkerDeps } from '../core/attention.js';
+import { AttentionMessageSchema } from '../core/messages.js';
+import {
+  clientsFor,
+  signalDepsFor,
+  telemetryFor,
+  type FlushableTelemetry,
+  type RuntimeOverrides,
+} from './runtime.js';
+
+export const composeWorker = (
+  config: FunctionConfig<'worker'>,
+  overrides: RuntimeOverrides = {},
+): WorkerDeps & { telemetry: FlushableTelemetry } => {
+  const clients = clientsFor(config, overrides);
+  const telemetry = telemetryFor('attention-worker', overrides);
+  return {
+    ...signalDepsFor(config, clients, telemetry, overrides),
+    stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
+    tasks: new SqsTaskQueues(clients.sqs),
+    deliveries: new DynamoDeliveryLog(clients.doc, config[EnvNames.deliveriesTable]),
+    marketplace:
+      overrides.marketplace ??
+      new HttpMarketplace(config[EnvNames.marketplaceBaseUrl], config[EnvNames.marketplaceTimeoutMs]),
+    random: overrides.random ?? Math.random,
+    settings: {
+      emptyPollSeconds: config[EnvNames.emptyPollSeconds],
+      marketplaceTimeoutMs: config[EnvNames.marketplaceTimeoutMs],
+    },
+  };
+};
+
+/**
+ * The attention worker: an SQS event-source handler with partial batch responses. A record fails
+ * (and comes back after the visibility timeout) only when the store could not even be looked at;
+ * everything after the lease is settled inside the slice.
+ */
+export const createWorkerHandler = (config: FunctionConfig<'worker'>, overrides: RuntimeOverrides = {}) => {
+  const deps = composeWorker(config, overrides);
+  const processor = new BatchProcessor(EventType.SQS);
+  const handleRecord = async (record: SQSRecord): Promise<void> => {
+    let body: unknown;
+    try {
+      body = JSON.parse(record.body);
+    } catch {
+      body = undefined;
+    }
+    const parsed = AttentionMessageSchema.safeParse(body);
+    if (!parsed.success) {
+      // Retrying cannot fix a malformed attention; dropping it is safe because the reconciler repairs stores.
+      deps.telemetry.warn('malformed attention dropped', { messageId: record.messageId });
+      return;
+    }
+    await handleAttention(deps, parsed.data);
+  };
+  return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
+    try {
+      return await processPartialResponse(event, handleRecord, processor, {
+        ...(context ? { context } : {}),
+        throwOnFullBatchFailure: false,
+      });
+    } finally {
+      deps.telemetry.flush?.();
+    }
+  };
+};

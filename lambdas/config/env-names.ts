@@ -1,0 +1,28 @@
+/**
+ * Names of every environment variable the runtime reads. The CDK stack and local mode both
+ * import this module, so a variable cannot be renamed on one side only.
+ */
+export const EnvNames = {
+  stage: 'AQ_STAGE',
+  queuePrefix: 'AQ_QUEUE_PREFIX',
+  storesTable: 'AQ_STORES_TABLE',
+  dispatchTable: 'AQ_DISPATCH_TABLE',
+  tokensTable: 'AQ_TOKENS_TABLE',
+  deliveriesTable: 'AQ_DELIVERIES_TABLE',
+  attentionQueueUrl: 'AQ_ATTENTION_QUEUE_URL',
+  marketplaceBaseUrl: 'MARKETPLACE_BASE_URL',
+  marketplaceTimeoutMs: 'AQ_MARKETPLACE_TIMEOUT_MS',
+  emptyPollSeconds: 'AQ_EMPTY_POLL_SECONDS',
+  attentionGraceSeconds: 'AQ_ATTENTION_GRACE_SECONDS',
+  sweepStoresPerRun: 'AQ_SWEEP_STORES_PER_RUN',
+  storeCacheSeconds: 'AQ_STORE_CACHE_SECONDS',
+  /** Optional endpoint overrides: set only in local mode and tests (emulators). */
+  sqsEndpoint: 'AQ_SQS_ENDPOINT',
+  dynamoEndpoint: 'AQ_DYNAMODB_ENDPOINT',
+  region: 'AWS_REGION',
+  logLevel: 'POWERTOOLS_LOG_LEVEL',
+  serviceName: 'POWERTOOLS_SERVICE_NAME',
+  metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
+} as const;
+
+export type EnvName = (typeof EnvNames)[keyof typeof EnvNames];

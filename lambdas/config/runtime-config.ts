@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { QUEUE_PREFIX_PATTERN } from '../core/names.js';
+import { DEFAULT_MARKETPLACE_TIMEOUT_MS, MAX_MARKETPLACE_TIMEOUT_MS } from '../core/timing.js';
+import { EnvNames } from './env-names.js';
+
+/**
+ * Every setting the runtime reads, parsed once at cold start. A bad or missing value fails with the
+ * variable's name. Each function parses only the part it needs (see the picks below).
+ */
+const intInRange = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+const FullConfigSchema = z.object({
+  [EnvNames.region]: z.string().min(1).default('us-east-1'),
+  [EnvNames.queuePrefix]: z
+    .string()
+    .regex(QUEUE_PREFIX_PATTERN, 'lowercase, starts with a letter, ≤ 16 chars'),
+  [EnvNames.storesTable]: z.string().min(1),
+  [EnvNames.dispatchTable]: z.string().min(1),
+  [EnvNames.tokensTable]: z.string().min(1),
+  [EnvNames.deliveriesTable]: z.string().min(1),
+  [EnvNames.attentionQueueUrl]: z.url(),
+  [EnvNames.marketplaceBaseUrl]: z.url(),
+  [EnvNames.marketplaceTimeoutMs]: intInRange(
+    100,
+    MAX_MARKETPLACE_TIMEOUT_MS,
+    DEFAULT_MARKETPLACE_TIMEOUT_MS,
+  ),
+  [EnvNames.emptyPollSeconds]: intInRange(1, 20, 1),
+  [EnvNames.attentionGraceSeconds]: intInRange(1, 900, 20),
+  [EnvNames.sweepStoresPerRun]: intInRange(0, 10_000, 35),
+  [EnvNames.storeCacheSeconds]: intInRange(0, 300, 0),
+  [EnvNames.sqsEndpoint]: z.url().optional(),
+  [EnvNames.dynamoEndpoint]: z.url().optional(),
+});
+
+type Full = z.infer<typeof FullConfigSchema>;
+
+const pickOf = (keys: readonly (keyof Full)[]): z.ZodType =>
+  FullConfigSchema.pick(Object.fromEntries(keys.map((k) => [k, true])) as Record<keyof Full, true>);
+
+const COMMON = [EnvNames.region, EnvNames.sqsEndpoint, EnvNames.dynamoEndpoint] as const;
+
+export const FunctionEnv = {
+  ingest: [
+    ...COMMON,
+    EnvNames.storesTable,
+    EnvNames.dispatchTable,
+    EnvNames.deliveriesTable,
+    EnvNames.attentionQueueUrl,
+    EnvNames.storeCacheSeconds,
+  ],
+  admin: [
+    ...COMMON,
+    EnvNames.queuePrefix,
+    EnvNames.storesTable,
+    EnvNames.dispatchTable,
+    EnvNames.tokensTable,
+    EnvNames.attentionQueueUrl,
+  ],
+  authorizer: [...COMMON, EnvNames.tokensTable],
+  worker: [
+    ...COMMON,
+    EnvNames.storesTable,
+    EnvNames.dispatchTable,
+    EnvNames.deliveriesTable,
+    EnvNames.attentionQueueUrl,
+    EnvNames.marketplaceBaseUrl,
+    EnvNames.marketplaceTimeoutMs,
+    EnvNames.emptyPollSeconds,
+  ],
+  reconciler: [
+    ...COMMON,
+    EnvNames.storesTable,
+    EnvNames.dispatchTable,
+    EnvNames.attentionQueueUrl,
+    EnvNames.attentionGraceSeconds,
+    EnvNames.sweepStoresPerRun,
+  ],
+} as const;
+
+export type FunctionName = keyof typeof FunctionEnv;
+export type FunctionConfig<F extends FunctionName> = Pick<Full, (typeof FunctionEnv)[F][number]>;
+
+export class ConfigError extends Error {}
+
+/** Parses the variables function `fn` needs from `env`; throws naming each bad variable. */
+export const loadConfig = <F extends FunctionName>(
+  fn: F,
+  env: Record<string, string | undefined>,
+): FunctionConfig<F> => {
+  const schema = pickOf(FunctionEnv[fn]);
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration for the ${fn} function: ${problems}`);
+  }
+  return result.data as FunctionConfig<F>;
+};
+
+/** The one place that reads the process environment. */
+export const loadConfigFromProcess = <F extends FunctionName>(fn: F): FunctionConfig<F> =>
+  loadConfig(fn, process.env);

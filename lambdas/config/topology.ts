@@ -1,0 +1,114 @@
+/**
+ * The deployable shape, as data: functions, tables, the attention queue, the event source and the
+ * reconciler's schedule. The CDK constructs build resources from it, local mode creates the same
+ * tables and queues and wires the same handlers from it, and a test checks both against the
+ * synthesized template. No CDK or AWS SDK import here.
+ */
+import { MAX_RECEIVE_COUNT } from '../core/plans.js';
+import { Tables } from '../core/names.js';
+import { attentionVisibilitySeconds, workerTimeoutSeconds } from '../core/timing.js';
+import { FunctionEnv, type FunctionName } from './runtime-config.js';
+
+export interface FunctionSpec {
+  /** Source file under lambdas/handlers, exporting `handler`. */
+  entry: string;
+  timeoutSeconds: number;
+  memoryMb: number;
+  env: readonly string[];
+}
+
+export const FUNCTIONS: Readonly<Record<FunctionName, FunctionSpec>> = {
+  ingest: { entry: 'lambdas/handlers/ingest.ts', timeoutSeconds: 10, memoryMb: 512, env: FunctionEnv.ingest },
+  admin: { entry: 'lambdas/handlers/admin.ts', timeoutSeconds: 30, memoryMb: 256, env: FunctionEnv.admin },
+  authorizer: {
+    entry: 'lambdas/handlers/authorizer.ts',
+    timeoutSeconds: 5,
+    memoryMb: 256,
+    env: FunctionEnv.authorizer,
+  },
+  worker: {
+    entry: 'lambdas/handlers/attention-worker.ts',
+    timeoutSeconds: workerTimeoutSeconds(),
+    memoryMb: 512,
+    env: FunctionEnv.worker,
+  },
+  reconciler: {
+    entry: 'lambdas/handlers/reconciler.ts',
+    timeoutSeconds: 300,
+    memoryMb: 256,
+    env: FunctionEnv.reconciler,
+  },
+};
+
+export type KeyType = 'S' | 'N';
+export interface TableSpec {
+  partitionKey: { name: string; type: KeyType };
+  ttlAttribute?: string;
+  globalIndexes: {
+    name: string;
+    partitionKey: { name: string; type: KeyType };
+    sortKey?: { name: string; type: KeyType };
+    projection: 'KEYS_ONLY' | 'ALL';
+  }[];
+}
+
+export const TABLES: Readonly<Record<keyof typeof Tables, TableSpec>> = {
+  stores: { partitionKey: { name: Tables.stores.partitionKey, type: 'S' }, globalIndexes: [] },
+  dispatch: {
+    partitionKey: { name: Tables.dispatch.partitionKey, type: 'S' },
+    globalIndexes: [
+      {
+        // Sparse: only stores that are not idle carry activeShard. KEYS_ONLY so per-task enqSeq bumps never write to it.
+        name: Tables.dispatch.activeIndex,
+        partitionKey: { name: Tables.dispatch.activeIndexPartitionKey, type: 'S' },
+        sortKey: { name: Tables.dispatch.activeIndexSortKey, type: 'N' },
+        projection: 'KEYS_ONLY',
+      },
+    ],
+  },
+  tokens: {
+    partitionKey: { name: Tables.tokens.partitionKey, type: 'S' },
+    globalIndexes: [
+      {
+        name: Tables.tokens.tenantIndex,
+        partitionKey: { name: Tables.tokens.tenantIndexPartitionKey, type: 'S' },
+        projection: 'ALL',
+      },
+    ],
+  },
+  deliveries: {
+    partitionKey: { name: Tables.deliveries.partitionKey, type: 'S' },
+    ttlAttribute: Tables.deliveries.ttlAttribute,
+    globalIndexes: [],
+  },
+};
+
+export const ATTENTION_QUEUE = {
+  visibilityTimeoutSeconds: attentionVisibilitySeconds(FUNCTIONS.worker.timeoutSeconds),
+  /** An attention that fails this often is a poison message: kept for inspection, repaired by the reconciler. */
+  maxReceiveCount: 5,
+  retentionSeconds: 4 * 24 * 3600,
+  deadLetterRetentionSeconds: 14 * 24 * 3600,
+} as const;
+
+export const STORE_QUEUE = {
+  maxReceiveCount: MAX_RECEIVE_COUNT,
+  retentionSeconds: 4 * 24 * 3600,
+  deadLetterRetentionSeconds: 14 * 24 * 3600,
+  /** Default visibility; the worker sets its own per receive (lease-bound). */
+  visibilityTimeoutSeconds: 30,
+} as const;
+
+export const WORKER_EVENT_SOURCE = {
+  /** One attention per invocation: one invocation is one slice, so MaximumConcurrency is the worker pool. */
+  batchSize: 1,
+  defaultPoolSize: 20,
+  minPoolSize: 2,
+  maxPoolSize: 1000,
+} as const;
+
+export const RECONCILER_SCHEDULE = { rateMinutes: 1 } as const;
+
+/** Delivery records outlive any redelivery: queue retention + DLQ retention (a redrive) + a day. */
+export const DELIVERY_RECORD_TTL_SECONDS =
+  STORE_QUEUE.retentionSeconds + STORE_QUEUE.deadLetterRetentionSeconds + 24 * 3600;

@@ -1,0 +1,183 @@
+import { z } from 'zod';
+import { ConflictError, NotFoundError, ValidationError } from './errors.js';
+import { json, parseJsonBody, validate, type HttpRequest, type HttpResponse } from './http.js';
+import { liveLeases } from './dispatch-model.js';
+import { STORE_ID_PATTERN } from './names.js';
+import { MAX_RECEIVE_COUNT, OverridesSchema, PLAN_NAMES } from './plans.js';
+import type { QueueAdmin, StoreRegistry, TokenStore } from './ports.js';
+import { signalStore, type SignalDeps } from './signal.js';
+import { isConsumable, policyOf, STORE_STATUSES, type StoreRecord } from './store-model.js';
+import { hashToken, newToken } from './tokens.js';
+
+export interface AdminDeps extends SignalDeps {
+  stores: StoreRegistry;
+  queues: QueueAdmin;
+  tokens: TokenStore;
+}
+
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+const StoreIdParam = z.string().regex(STORE_ID_PATTERN, 'must be 1–48 characters of [A-Za-z0-9_-]');
+const TenantId = z.string().regex(ID, 'must be 1–64 characters of [A-Za-z0-9_-]');
+
+const PutStoreBody = z.strictObject({
+  tenantId: TenantId,
+  marketplace: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be 1–64 characters of [a-z0-9-]'),
+  plan: z.enum(PLAN_NAMES),
+  status: z.enum(STORE_STATUSES).optional(),
+  overrides: OverridesSchema.optional(),
+});
+
+const PatchStoreBody = z
+  .strictObject({
+    status: z.enum(STORE_STATUSES).optional(),
+    plan: z.enum(PLAN_NAMES).optional(),
+    overrides: OverridesSchema.nullable().optional(),
+  })
+  .refine((b) => b.status !== undefined || b.plan !== undefined || b.overrides !== undefined, {
+    message: 'give at least one of status, plan, overrides',
+  });
+
+const storeIdOf = (request: HttpRequest): string =>
+  validate(StoreIdParam, request.pathParameters['storeId'], ['storeId']);
+
+const existingStore = async (deps: AdminDeps, storeId: string): Promise<StoreRecord> => {
+  const store = await deps.stores.get(storeId);
+  if (!store) throw new NotFoundError('store_not_found', `store ${storeId} does not exist`);
+  return store;
+};
+
+/** The contract's store view: configuration, effective policy, queue counts and live consumers. */
+export const storeView = async (deps: AdminDeps, store: StoreRecord) => {
+  const [counts, dispatch] = await Promise.all([
+    deps.queues.counts(store),
+    deps.dispatch.read(store.storeId),
+  ]);
+  const now = deps.clock.now();
+  const pending = counts.backlog + counts.inFlight + counts.delayed;
+  // SQS exposes no per-queue age attribute; estimate it from the oldest message seen at the last slice end,
+  // or from when the store last became busy (CloudWatch's ApproximateAgeOfOldestMessage is the exact figure).
+  const since = dispatch?.headSentAt ?? dispatch?.activeSince;
+  const oldestAgeSeconds =
+    pending > 0 && since !== undefined ? Math.max(0, Math.round((now - since) / 1000)) : 0;
+  return {
+    storeId: store.storeId,
+    tenantId: store.tenantId,
+    marketplace: store.marketplace,
+    plan: store.plan,
+    status: store.status,
+    policy: policyOf(store),
+    queue: { ...counts, oldestAgeSeconds },
+    activeConsumers: dispatch ? liveLeases(dispatch, now) : 0,
+  };
+};
+
+/** A store that becomes consumable is signalled, so its backlog drains with no new task (contract). */
+const afterStatusChange = async (
+  deps: AdminDeps,
+  before: StoreRecord | undefined,
+  after: StoreRecord,
+): Promise<void> => {
+  if (!isConsumable(after.status) || (before !== undefined && isConsumable(before.status))) return;
+  if (before === undefined) return; // a new store has no backlog yet
+  await deps.dispatch.markActive(after.storeId, deps.clock.now());
+  await signalStore(deps, after.storeId, { limit: 1, reason: 'resume' });
+};
+
+export const putStore = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const storeId = storeIdOf(request);
+  const body = validate(PutStoreBody, parseJsonBody(request, 16 * 1024));
+  const existing = await deps.stores.get(storeId);
+  if (existing && existing.tenantId !== body.tenantId) {
+    throw new ConflictError(
+      'tenant_mismatch',
+      `store ${storeId} belongs to another tenant and cannot be moved`,
+    );
+  }
+  const queues = await deps.queues.createStoreQueues(storeId, {
+    maxReceiveCount: MAX_RECEIVE_COUNT,
+    tags: { storeId, tenantId: body.tenantId },
+  });
+  await deps.dispatch.ensure(storeId);
+  const now = deps.clock.now();
+  const record: StoreRecord = {
+    storeId,
+    tenantId: body.tenantId,
+    marketplace: body.marketplace,
+    plan: body.plan,
+    status: body.status ?? existing?.status ?? 'active',
+    ...(body.overrides ? { overrides: body.overrides } : {}),
+    ...queues,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  };
+  let created = false;
+  if (existing) await deps.stores.put(record);
+  else if (await deps.stores.create(record)) created = true;
+  else await deps.stores.put(record); // a concurrent PUT created it first: this one updates it
+  await afterStatusChange(deps, existing, record);
+  deps.telemetry.info('store saved', {
+    storeId,
+    tenantId: record.tenantId,
+    plan: record.plan,
+    status: record.status,
+    caller: request.caller,
+  });
+  return json(created ? 201 : 200, await storeView(deps, record));
+};
+
+export const getStore = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> =>
+  json(200, await storeView(deps, await existingStore(deps, storeIdOf(request))));
+
+export const patchStore = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const storeId = storeIdOf(request);
+  const body = validate(PatchStoreBody, parseJsonBody(request, 16 * 1024));
+  const existing = await existingStore(deps, storeId);
+  const { overrides: _old, ...rest } = existing;
+  const overrides = body.overrides === null ? undefined : (body.overrides ?? existing.overrides);
+  const record: StoreRecord = {
+    ...rest,
+    ...(body.status ? { status: body.status } : {}),
+    ...(body.plan ? { plan: body.plan } : {}),
+    ...(overrides ? { overrides } : {}),
+    updatedAt: deps.clock.now(),
+  };
+  await deps.stores.put(record);
+  await afterStatusChange(deps, existing, record);
+  deps.telemetry.info('store changed', {
+    storeId,
+    from: existing.status,
+    to: record.status,
+    plan: record.plan,
+    caller: request.caller,
+  });
+  return json(200, await storeView(deps, record));
+};
+
+/** Slack after the estimated move time before the store may be marked idle again. */
+const REDRIVE_SLACK_MS = 30_000;
+
+export const redriveDeadLetters = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const store = await existingStore(deps, storeIdOf(request));
+  const policy = policyOf(store);
+  const { moving } = await deps.queues.redrive(store, policy.ratePerSecond);
+  if (moving > 0) {
+    // The move is asynchronous: keep the store from being marked idle until it should be done.
+    const now = deps.clock.now();
+    const wakeAt = now + (moving / Math.max(1, Math.floor(policy.ratePerSecond))) * 1000 + REDRIVE_SLACK_MS;
+    await deps.dispatch.markActive(store.storeId, now, wakeAt);
+    if (isConsumable(store.status)) await signalStore(deps, store.storeId, { limit: 1, reason: 'redrive' });
+  }
+  deps.telemetry.info('dead letters redriven', { storeId: store.storeId, moving, caller: request.caller });
+  return json(202, { storeId: store.storeId, moving });
+};
+
+export const createToken = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const tenantId = validate(TenantId, request.pathParameters['tenantId'], ['tenantId']);
+  if (request.body !== undefined && request.body.trim() !== '' && request.body.trim() !== '{}') {
+    throw new ValidationError('body: this route takes no body');
+  }
+  const token = newToken();
+  await deps.tokens.put({ tokenHash: hashToken(token), tenantId, createdAt: deps.clock.now() });
+  deps.telemetry.info('tenant token created', { tenantId, caller: request.caller });
+  return json(201, { token, tenantId });
+};

@@ -1,0 +1,173 @@
+import type { AttentionMessage } from './messages.js';
+import { MetricNames } from './names.js';
+import type { StoreRegistry } from './ports.js';
+import { ENSURE_SLOT, publishAttention } from './signal.js';
+import { countSliceEnd, runSlice, type Lease, type SliceDeps, type SliceResult } from './slice.js';
+import { isConsumable, policyOf, type StoreRecord } from './store-model.js';
+import { CLOCK_SKEW_MS, leaseTtlMs } from './timing.js';
+import type { Policy } from './plans.js';
+
+export interface WorkerDeps extends SliceDeps {
+  stores: StoreRegistry;
+  settings: SliceDeps['settings'] & { marketplaceTimeoutMs: number };
+}
+
+export const DISCARD_REASONS = [
+  'paused',
+  'maintenance',
+  'disabled',
+  'unknown_store',
+  'stale',
+  'over_limit',
+  'coalesced',
+] as const;
+export type DiscardReason = (typeof DISCARD_REASONS)[number];
+
+export type AttentionOutcome =
+  | { kind: 'discarded'; reason: DiscardReason }
+  | { kind: 'postponed'; until: number }
+  | { kind: 'sliced'; slice: SliceResult };
+
+const discard = (deps: WorkerDeps, reason: DiscardReason): AttentionOutcome => {
+  deps.telemetry.count(MetricNames.attentionsDiscarded, 1, { reason });
+  return { kind: 'discarded', reason };
+};
+
+type Acquired = { kind: 'lease'; lease: Lease } | AttentionOutcome;
+
+const acquireLease = async (
+  deps: WorkerDeps,
+  storeId: string,
+  slotId: string,
+  policy: Policy,
+): Promise<Acquired> => {
+  const max = policy.maxConcurrentConsumers;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const now = deps.clock.now();
+    const expiresAt = now + leaseTtlMs(policy, deps.settings.marketplaceTimeoutMs);
+    const result = await deps.dispatch.acquire(storeId, slotId, { now, expiresAt, max });
+    if (result.ok) {
+      const slot = result.item.slots[slotId];
+      if (slot?.s !== 'l') throw new Error(`lease write for ${storeId}/${slotId} returned no lease`);
+      deps.telemetry.count(MetricNames.leaseAcquired);
+      return {
+        kind: 'lease',
+        lease: {
+          slotId,
+          fence: slot.f,
+          seenSeq: result.item.enqSeq,
+          startedAt: now,
+          expiresAt,
+          nextCallAt: Math.max(now, slot.n ?? now),
+          slotsAtStart: Object.keys(result.item.slots).length,
+        },
+      };
+    }
+    const slot = result.current?.slots[slotId];
+    if (!slot || slot.s !== 'q') return discard(deps, 'stale'); // already leased (duplicate delivery) or gone
+    if (slot.at > now + CLOCK_SKEW_MS) {
+      // Early (a delay longer than SQS's 900 s): wait again rather than spin.
+      await publishAttention(deps, storeId, slotId, 'requeue', slot.at - now);
+      return { kind: 'postponed', until: slot.at };
+    }
+    // The store holds more slots than its (lowered) limit: give this one up, unless another gave up first.
+    deps.telemetry.count(MetricNames.leaseBlocked, 1, { reason: 'over_limit' });
+    const dropped = await deps.dispatch.dropQueued(storeId, slotId, max);
+    if (dropped.ok) return discard(deps, 'over_limit');
+  }
+  return discard(deps, 'stale');
+};
+
+/** Ends the slice: idle (done in the slice), hand the slot back as a queued attention, or let it go. */
+const finishSlice = async (
+  deps: WorkerDeps,
+  store: StoreRecord,
+  policy: Policy,
+  lease: Lease,
+  slice: SliceResult,
+) => {
+  countSliceEnd(deps, slice);
+  if (slice.resumeAt === undefined) return; // empty (idle or shared) or lease lost
+  const requeued = await deps.dispatch.requeue(store.storeId, lease.slotId, lease.fence, {
+    dueAt: slice.resumeAt,
+    max: policy.maxConcurrentConsumers,
+    nextCallAt: slice.nextCallAt,
+    ...(slice.headSentAt === undefined ? {} : { headSentAt: slice.headSentAt }),
+  });
+  if (requeued.ok) {
+    await publishAttention(deps, store.storeId, lease.slotId, 'requeue', slice.resumeAt - deps.clock.now());
+    return;
+  }
+  const slot = requeued.current?.slots[lease.slotId];
+  if (slot?.s === 'l' && slot.f === lease.fence) {
+    // Over a lowered limit: this slot goes away; the remaining ones carry on.
+    await deps.dispatch.release(store.storeId, lease.slotId, lease.fence);
+  }
+};
+
+const runLeased = async (
+  deps: WorkerDeps,
+  store: StoreRecord,
+  policy: Policy,
+  lease: Lease,
+): Promise<SliceResult> => {
+  deps.telemetry.count(MetricNames.slicesStarted);
+  let slice: SliceResult;
+  try {
+    slice = await runSlice(deps, store, policy, lease);
+  } catch (error) {
+    deps.telemetry.error('slice failed', { storeId: store.storeId, error: String(error) });
+    slice = {
+      end: 'error',
+      handled: 0,
+      delivered: 0,
+      deadLettered: 0,
+      idle: false,
+      nextCallAt: lease.nextCallAt,
+      resumeAt: deps.clock.now() + 5_000,
+    };
+  }
+  await finishSlice(deps, store, policy, lease, slice);
+  deps.telemetry.info('slice ended', {
+    storeId: store.storeId,
+    tenantId: store.tenantId,
+    slotId: lease.slotId,
+    fence: lease.fence,
+    end: slice.end,
+    handled: slice.handled,
+    delivered: slice.delivered,
+    durationMs: deps.clock.now() - lease.startedAt,
+  });
+  return slice;
+};
+
+/**
+ * One attention: check the store's state and plan, take the lease its slot grants, consume a bounded
+ * slice, then re-signal or go idle. Throws only before a lease is held (the attention is then retried).
+ */
+export const handleAttention = async (
+  deps: WorkerDeps,
+  message: AttentionMessage,
+): Promise<AttentionOutcome> => {
+  const store = await deps.stores.get(message.storeId);
+  if (!store) {
+    if (message.slotId !== ENSURE_SLOT) await deps.dispatch.dropQueued(message.storeId, message.slotId);
+    return discard(deps, 'unknown_store');
+  }
+  if (!isConsumable(store.status)) {
+    // Paused, maintenance, disabled: the backlog waits; resuming issues a fresh slot.
+    if (message.slotId !== ENSURE_SLOT) await deps.dispatch.dropQueued(store.storeId, message.slotId);
+    return discard(deps, store.status as DiscardReason);
+  }
+  const policy = policyOf(store);
+  let slotId = message.slotId;
+  if (slotId === ENSURE_SLOT) {
+    slotId = deps.ids.next();
+    const now = deps.clock.now();
+    const issued = await deps.dispatch.issueSlot(store.storeId, slotId, now, 1, now);
+    if (!issued.ok) return discard(deps, 'coalesced');
+  }
+  const acquired = await acquireLease(deps, store.storeId, slotId, policy);
+  if (acquired.kind !== 'lease') return acquired;
+  return { kind: 'sliced', slice: await runLeased(deps, store, policy, acquired.lease) };
+};

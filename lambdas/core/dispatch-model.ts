@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+/**
+ * A slot is one unit of a store's concurrency: either an attention waiting on the shared queue
+ * ('q', `at` = when it is due) or a worker holding a lease ('l', `at` = lease expiry, `f` = fencing token).
+ * `n` carries the slot's next allowed marketplace call across slices (rate pacing); `r` counts reconciler resends.
+ * A store never has more slots than its maxConcurrentConsumers, which bounds both its leases
+ * (invariant 3) and the attentions that can act for it (invariant 7).
+ */
+export const SlotSchema = z.discriminatedUnion('s', [
+  z.object({
+    s: z.literal('q'),
+    at: z.number(),
+    r: z.number().int().min(0).optional(),
+    n: z.number().optional(),
+  }),
+  z.object({ s: z.literal('l'), at: z.number(), f: z.number().int(), n: z.number().optional() }),
+]);
+export type Slot = z.infer<typeof SlotSchema>;
+
+export const DispatchItemSchema = z.object({
+  storeId: z.string(),
+  /** Bumped by ingest after each durable send; a worker may mark the store idle only at the value it saw before its empty receive. */
+  enqSeq: z.number().int().default(0),
+  /** Monotonic counter; each lease takes the next value as its fencing token. */
+  fence: z.number().int().default(0),
+  slots: z.record(z.string(), SlotSchema).default({}),
+  /** Present while the store is not idle; the sparse "active" index the reconciler reads. */
+  activeShard: z.string().optional(),
+  activeSince: z.number().optional(),
+  /** No worker may mark the store idle before this time (deferred retries, throttles, redrives). */
+  wakeAt: z.number().optional(),
+  /** SentTimestamp of the oldest message seen at the last slice end: the backlog age estimate. */
+  headSentAt: z.number().optional(),
+  idleSeq: z.number().int().optional(),
+});
+export type DispatchItem = z.infer<typeof DispatchItemSchema>;
+
+export const liveLeases = (item: Pick<DispatchItem, 'slots'>, now: number): number =>
+  Object.values(item.slots).filter((slot) => slot.s === 'l' && slot.at > now).length;

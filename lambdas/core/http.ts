@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { AppError, PayloadTooLargeError, ValidationError } from './errors.js';
+
+/** What a use case sees of an HTTP request, whether it came from API Gateway or from local mode. */
+export interface HttpRequest {
+  method: string;
+  resource: string;
+  pathParameters: Record<string, string>;
+  headers: Record<string, string>;
+  body: string | undefined;
+  /** Set by the authorizer for integrator routes. */
+  tenantId?: string;
+  /** Who called an admin route (IAM principal on AWS, "local-admin" in local mode). */
+  caller?: string;
+  requestId: string;
+}
+
+export interface HttpResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export const json = (status: number, body: unknown, headers?: Record<string, string>): HttpResponse => ({
+  status,
+  body,
+  ...(headers ? { headers } : {}),
+});
+
+export const errorBody = (code: string, message: string, details?: unknown) => ({
+  error: { code, message, ...(details === undefined ? {} : { details }) },
+});
+
+export const errorResponse = (error: unknown): HttpResponse => {
+  if (error instanceof AppError)
+    return json(error.status, errorBody(error.code, error.message, error.details));
+  return json(500, errorBody('internal_error', 'an unexpected error occurred'));
+};
+
+/** Single-task bodies and batch bodies have separate limits (413 beyond them). */
+export const MAX_TASK_BODY_BYTES = 64 * 1024;
+export const MAX_BATCH_BODY_BYTES = 1024 * 1024;
+
+export const parseJsonBody = (request: HttpRequest, limitBytes: number): unknown => {
+  const raw = request.body ?? '';
+  if (Buffer.byteLength(raw, 'utf8') > limitBytes) throw new PayloadTooLargeError(limitBytes);
+  const contentType = headerOf(request, 'content-type');
+  if (contentType !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+    throw new AppError(415, 'unsupported_media_type', 'content-type must be application/json');
+  }
+  if (raw.trim() === '') throw new ValidationError('body: a JSON object is required');
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    throw new ValidationError('body: not valid JSON');
+  }
+};
+
+export const headerOf = (request: Pick<HttpRequest, 'headers'>, name: string): string | undefined => {
+  const lower = name.toLowerCase();
+  for (const [key, value] of Object.entries(request.headers)) if (key.toLowerCase() === lower) return value;
+  return undefined;
+};
+
+const describePath = (path: PropertyKey[]): string =>
+  path.length === 0
+    ? 'body'
+    : path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+        .join('.')
+        .replace(/\.\[/g, '[');
+
+/** zod → 400 whose message names the first offending field; every issue is listed in details. */
+export const validate = <T>(schema: z.ZodType<T>, value: unknown, pathPrefix: PropertyKey[] = []): T => {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => ({
+    field: describePath([...pathPrefix, ...issue.path]),
+    message: issue.message,
+  }));
+  const first = issues[0] ?? { field: 'body', message: 'invalid' };
+  throw new ValidationError(`${first.field}: ${first.message}`, { issues });
+};

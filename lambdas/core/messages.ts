@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { TASK_TYPES, type TaskType } from './task-schemas.js';
+
+/** Why an attention was published: kept in the message for logs and metrics. */
+export const ATTENTION_REASONS = [
+  'ingest',
+  'requeue',
+  'fanout',
+  'reclaim',
+  'resend',
+  'repair',
+  'resume',
+  'redrive',
+  'sweep',
+] as const;
+export type AttentionReason = (typeof ATTENTION_REASONS)[number];
+
+/** The tiny signal on the shared attention queue: "store X has a slot waiting for a worker". */
+export const AttentionMessageSchema = z.object({
+  v: z.literal(1),
+  storeId: z.string().min(1),
+  slotId: z.string().min(1),
+  reason: z.enum(ATTENTION_REASONS),
+  issuedAt: z.number().int(),
+  correlationId: z.string().optional(),
+});
+export type AttentionMessage = z.infer<typeof AttentionMessageSchema>;
+
+/** What ingest puts on a store's work queue: the task as accepted plus where it came from. */
+export const WorkMessageSchema = z.object({
+  v: z.literal(1),
+  storeId: z.string().min(1),
+  eventId: z.string().min(1),
+  type: z.enum(TASK_TYPES as [TaskType, ...TaskType[]]),
+  payload: z.record(z.string(), z.unknown()),
+  entityId: z.string().optional(),
+  version: z.number().int().min(0).optional(),
+  acceptedAt: z.number().int(),
+  correlationId: z.string().optional(),
+});
+export type WorkMessage = z.infer<typeof WorkMessageSchema>;

@@ -1,0 +1,82 @@
+/**
+ * Every queue name, table key, index name and metric name in one place (like BullMQ's QueueKeys),
+ * shared by the runtime, the CDK stack, local mode and the tests.
+ */
+
+/** Store ids become part of SQS queue names (≤ 80 chars of [A-Za-z0-9_-]). */
+export const STORE_ID_PATTERN = /^[A-Za-z0-9_-]{1,48}$/;
+/** Queue prefixes are short so that prefix + store id + suffix stays within SQS's 80 characters. */
+export const QUEUE_PREFIX_PATTERN = /^[a-z][a-z0-9-]{0,15}$/;
+
+export const QueueNames = {
+  storeQueue: (prefix: string, storeId: string): string => `${prefix}-s-${storeId}`,
+  storeDeadLetterQueue: (prefix: string, storeId: string): string => `${prefix}-s-${storeId}-dlq`,
+  /** Used by local mode; the stack lets CloudFormation name the attention queues. */
+  attentionQueue: (prefix: string): string => `${prefix}-attention`,
+  attentionDeadLetterQueue: (prefix: string): string => `${prefix}-attention-dlq`,
+  /** IAM grants SQS actions on this name pattern only. */
+  storeQueuePattern: (prefix: string): string => `${prefix}-s-*`,
+} as const;
+
+/** Table logical ids and key attribute names. Physical names are CloudFormation's (AWS) or prefixed (local). */
+export const Tables = {
+  stores: { id: 'Stores', partitionKey: 'storeId' },
+  dispatch: {
+    id: 'Dispatch',
+    partitionKey: 'storeId',
+    activeIndex: 'active',
+    activeIndexPartitionKey: 'activeShard',
+    activeIndexSortKey: 'activeSince',
+  },
+  tokens: {
+    id: 'Tokens',
+    partitionKey: 'tokenHash',
+    tenantIndex: 'byTenant',
+    tenantIndexPartitionKey: 'tenantId',
+  },
+  deliveries: { id: 'Deliveries', partitionKey: 'deliveryKey', ttlAttribute: 'expiresAt' },
+} as const;
+
+export type TableKey = keyof typeof Tables;
+
+export const localTableName = (prefix: string, table: TableKey): string => `${prefix}-${Tables[table].id}`;
+
+/** The active-store index is sharded so no single index partition takes every idle→busy transition. */
+export const ACTIVE_SHARDS = 16;
+
+export const activeShardOf = (storeId: string): string => {
+  let hash = 0;
+  for (let i = 0; i < storeId.length; i++) hash = (hash * 31 + storeId.charCodeAt(i)) >>> 0;
+  return String(hash % ACTIVE_SHARDS);
+};
+
+/** The reconciler keeps its sweep cursor in the dispatch table under this reserved id. */
+export const SWEEP_CURSOR_ID = '#sweep-cursor';
+
+/** The marketplace's idempotency key for one task of one store (contract: `{storeId}:{eventId}`). */
+export const deliveryKey = (storeId: string, eventId: string): string => `${storeId}:${eventId}`;
+
+export const METRICS_NAMESPACE = 'AttentionQueue';
+
+export const MetricNames = {
+  tasksAccepted: 'TasksAccepted',
+  tasksRejected: 'TasksRejected',
+  tasksDelivered: 'TasksDelivered',
+  tasksFailed: 'TasksFailed',
+  tasksDeadLettered: 'TasksDeadLettered',
+  tasksDuplicate: 'TasksDuplicate',
+  attentionsPublished: 'AttentionsPublished',
+  attentionsDiscarded: 'AttentionsDiscarded',
+  attentionsCoalesced: 'AttentionsCoalesced',
+  signalFailures: 'SignalFailures',
+  slicesStarted: 'SlicesStarted',
+  slicesEnded: 'SlicesEnded',
+  leaseAcquired: 'LeaseAcquired',
+  leaseBlocked: 'LeaseBlocked',
+  reconcilerRepairs: 'ReconcilerRepairs',
+  reconcilerStoresChecked: 'ReconcilerStoresChecked',
+  marketplaceLatency: 'MarketplaceLatency',
+  marketplaceThrottled: 'MarketplaceThrottled',
+} as const;
+
+export type MetricName = (typeof MetricNames)[keyof typeof MetricNames];

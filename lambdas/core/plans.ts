@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+export const PLAN_NAMES = ['basic', 'pro', 'enterprise'] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
+
+/** Longest slice any override may ask for; the worker's Lambda timeout is derived from it (see timing.ts). */
+export const SLICE_SECONDS_LIMIT = 60;
+
+export const PolicySchema = z.object({
+  maxConcurrentConsumers: z.number().int().min(1).max(50),
+  maxMessagesPerSlice: z.number().int().min(1).max(10_000),
+  maxSliceSeconds: z.number().int().min(1).max(SLICE_SECONDS_LIMIT),
+  ratePerSecond: z.number().positive().max(1_000),
+});
+export type Policy = z.infer<typeof PolicySchema>;
+
+export const OverridesSchema = PolicySchema.partial().strict();
+export type Overrides = z.infer<typeof OverridesSchema>;
+
+/**
+ * Contract defaults. ratePerSecond is ours to choose: conservative figures in the range marketplace
+ * seller APIs publish for their write endpoints, raised per store with an override.
+ */
+export const PLAN_DEFAULTS: Readonly<Record<PlanName, Policy>> = {
+  basic: { maxConcurrentConsumers: 1, maxMessagesPerSlice: 50, maxSliceSeconds: 20, ratePerSecond: 5 },
+  pro: { maxConcurrentConsumers: 3, maxMessagesPerSlice: 200, maxSliceSeconds: 20, ratePerSecond: 20 },
+  enterprise: {
+    maxConcurrentConsumers: 10,
+    maxMessagesPerSlice: 1000,
+    maxSliceSeconds: 20,
+    ratePerSecond: 50,
+  },
+};
+
+export const resolvePolicy = (plan: PlanName, overrides: Overrides | undefined): Policy => ({
+  ...PLAN_DEFAULTS[plan],
+  ...(overrides ?? {}),
+});
+
+/** Transient failures (5xx, timeout, connection) before the worker dead-letters a task itself, with its reason. */
+export const MAX_DELIVERY_ATTEMPTS = 10;
+/**
+ * Receives before SQS itself moves a task to the store's DLQ. Far above MAX_DELIVERY_ATTEMPTS: it only
+ * catches a message that crashes every worker that touches it; throttled receives must not reach it.
+ */
+export const MAX_RECEIVE_COUNT = 100;

@@ -1,0 +1,125 @@
+import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
+import type { QueueAdmin, StoreRegistry } from './ports.js';
+import { publishAttention, signalStore, type SignalDeps } from './signal.js';
+import { isConsumable } from './store-model.js';
+import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
+
+export interface ReconcilerDeps extends SignalDeps {
+  stores: StoreRegistry;
+  queues: QueueAdmin;
+  settings: {
+    /** How long after its due time a queued slot's attention counts as lost (doubling per resend). */
+    attentionGraceMs: number;
+    /** Stores the slow full sweep checks per run (the last safety net; 0 turns it off). */
+    sweepStoresPerRun: number;
+  };
+}
+
+export type RepairKind = 'reclaim' | 'resend' | 'repair' | 'sweep';
+
+export interface ReconcileReport {
+  checked: number;
+  repairs: Record<RepairKind, number>;
+  swept: number;
+}
+
+const ACTIVE_PAGE = 100;
+const CONCURRENCY = 8;
+
+const inParallel = async <T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  });
+  await Promise.all(lanes);
+};
+
+/**
+ * One store that is not idle: expired leases become queued slots again, queued slots whose attention
+ * looks lost are re-announced (same slot id, so the duplicate is discarded cheaply), and a store left
+ * with no slot at all gets one.
+ */
+const repairStore = async (deps: ReconcilerDeps, storeId: string, report: ReconcileReport): Promise<void> => {
+  const [item, store] = await Promise.all([deps.dispatch.read(storeId), deps.stores.get(storeId)]);
+  if (!item || !store || !isConsumable(store.status)) return;
+  report.checked++;
+  const now = deps.clock.now();
+  const note = (kind: RepairKind) => {
+    report.repairs[kind]++;
+    deps.telemetry.count(MetricNames.reconcilerRepairs, 1, { kind });
+    deps.telemetry.info('reconciler repaired a store', { storeId, kind });
+  };
+  for (const [slotId, slot] of Object.entries(item.slots)) {
+    if (slot.s === 'l' && slot.at + CLOCK_SKEW_MS < now) {
+      // Its worker died or overran. Its messages reappear VISIBILITY_MARGIN after the lease: look after that.
+      const dueAt = slot.at + (VISIBILITY_MARGIN_SECONDS + 1) * 1000;
+      const reclaimed = await deps.dispatch.reclaim(storeId, slotId, slot.f, dueAt);
+      if (reclaimed.ok) {
+        await publishAttention(deps, storeId, slotId, 'reclaim', dueAt - now);
+        note('reclaim');
+      }
+    } else if (slot.s === 'q') {
+      const resends = slot.r ?? 0;
+      if (now > slot.at + deps.settings.attentionGraceMs * 2 ** resends) {
+        const noted = await deps.dispatch.noteResend(storeId, slotId, resends);
+        if (noted.ok) {
+          await publishAttention(deps, storeId, slotId, 'resend');
+          note('resend');
+        }
+      }
+    }
+  }
+  if (
+    Object.keys(item.slots).length === 0 &&
+    (await signalStore(deps, storeId, { limit: 1, reason: 'repair' }))
+  ) {
+    note('repair');
+  }
+};
+
+/** The last safety net: a few stores per run, any store with messages but no active mark is signalled. */
+const sweep = async (deps: ReconcilerDeps, report: ReconcileReport): Promise<void> => {
+  if (deps.settings.sweepStoresPerRun <= 0) return;
+  const cursor = await deps.dispatch.readCursor(SWEEP_CURSOR_ID);
+  const page = await deps.stores.scan(cursor, deps.settings.sweepStoresPerRun);
+  await inParallel(page.stores, CONCURRENCY, async (store) => {
+    report.swept++;
+    if (!isConsumable(store.status)) return;
+    const counts = await deps.queues.counts(store);
+    if (counts.backlog + counts.inFlight + counts.delayed === 0) return;
+    const item = await deps.dispatch.read(store.storeId);
+    if (item?.activeShard !== undefined) return; // tracked by the active index already
+    await deps.dispatch.markActive(store.storeId, deps.clock.now());
+    if (await signalStore(deps, store.storeId, { limit: 1, reason: 'sweep' })) {
+      report.repairs.sweep++;
+      deps.telemetry.count(MetricNames.reconcilerRepairs, 1, { kind: 'sweep' });
+      deps.telemetry.warn('sweep found an untracked backlog', { storeId: store.storeId, ...counts });
+    }
+  });
+  await deps.dispatch.writeCursor(SWEEP_CURSOR_ID, page.cursor);
+};
+
+/** One reconciler run: every store in the active index (work ∝ stores not idle), then a sweep step. */
+export const reconcile = async (deps: ReconcilerDeps): Promise<ReconcileReport> => {
+  const report: ReconcileReport = {
+    checked: 0,
+    repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
+    swept: 0,
+  };
+  for (let shard = 0; shard < ACTIVE_SHARDS; shard++) {
+    let cursor: string | undefined;
+    do {
+      const page = await deps.dispatch.listActive(String(shard), cursor, ACTIVE_PAGE);
+      await inParallel(page.storeIds, CONCURRENCY, (storeId) =>
+        // One store's failure must not stop the run for the others.
+        repairStore(deps, storeId, report).catch((error: unknown) =>
+          deps.telemetry.error('reconciler could not check a store', { storeId, error: String(error) }),
+        ),
+      );
+      cursor = page.cursor;
+    } while (cursor);
+  }
+  await sweep(deps, report);
+  deps.telemetry.count(MetricNames.reconcilerStoresChecked, report.checked);
+  return report;
+};

@@ -1,0 +1,62 @@
+import type { AttentionReason } from './messages.js';
+import { MetricNames } from './names.js';
+import type { AttentionPublisher, Clock, DispatchState, IdGenerator, Telemetry } from './ports.js';
+import { clampDelaySeconds } from './timing.js';
+
+/**
+ * A slot id that asks the worker to issue a slot itself. Ingest publishes it only when it could not
+ * reach the dispatch state after a task became durable, so that the task is not left for the sweep.
+ */
+export const ENSURE_SLOT = '*';
+
+export interface SignalDeps {
+  dispatch: DispatchState;
+  attention: AttentionPublisher;
+  clock: Clock;
+  ids: IdGenerator;
+  telemetry: Telemetry;
+}
+
+export const publishAttention = async (
+  deps: Pick<SignalDeps, 'attention' | 'clock' | 'telemetry'>,
+  storeId: string,
+  slotId: string,
+  reason: AttentionReason,
+  delayMs = 0,
+  correlationId?: string,
+): Promise<void> => {
+  await deps.attention.publish(
+    {
+      v: 1,
+      storeId,
+      slotId,
+      reason,
+      issuedAt: deps.clock.now(),
+      ...(correlationId ? { correlationId } : {}),
+    },
+    clampDelaySeconds(delayMs / 1000),
+  );
+  deps.telemetry.count(MetricNames.attentionsPublished, 1, { reason });
+};
+
+/**
+ * Gives the store one more queued slot, if it holds fewer than `limit`, and publishes its attention.
+ * The conditional write is what bounds signalling: concurrent callers race for the same few slots and
+ * the losers publish nothing (counted as coalesced).
+ */
+export const signalStore = async (
+  deps: SignalDeps,
+  storeId: string,
+  opts: { limit: number; reason: AttentionReason; delayMs?: number; correlationId?: string },
+): Promise<boolean> => {
+  const now = deps.clock.now();
+  const slotId = deps.ids.next();
+  const delayMs = opts.delayMs ?? 0;
+  const issued = await deps.dispatch.issueSlot(storeId, slotId, now + delayMs, opts.limit, now);
+  if (!issued.ok) {
+    deps.telemetry.count(MetricNames.attentionsCoalesced, 1, { reason: opts.reason });
+    return false;
+  }
+  await publishAttention(deps, storeId, slotId, opts.reason, delayMs, opts.correlationId);
+  return true;
+};

@@ -1,0 +1,222 @@
+import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
+import { MetricNames } from './names.js';
+import type { DispatchState, ReceivedMessage } from './ports.js';
+import type { Policy } from './plans.js';
+import { signalStore, type SignalDeps } from './signal.js';
+import type { StoreRecord } from './store-model.js';
+import { VISIBILITY_MARGIN_SECONDS } from './timing.js';
+
+export const SLICE_END_REASONS = [
+  'max_messages',
+  'max_time',
+  'empty',
+  'deferred',
+  'throttled',
+  'error',
+  'lease_lost',
+] as const;
+export type SliceEndReason = (typeof SLICE_END_REASONS)[number];
+
+export interface SliceDeps extends DeliverDeps, SignalDeps {
+  dispatch: DispatchState;
+  settings: { emptyPollSeconds: number };
+}
+
+export interface Lease {
+  slotId: string;
+  fence: number;
+  /** enqSeq as read when the lease was taken: the value "mark idle" is conditioned on. */
+  seenSeq: number;
+  startedAt: number;
+  expiresAt: number;
+  /** Earliest time of this slot's next marketplace call (rate pacing carried across slices). */
+  nextCallAt: number;
+  /** Slots the store held when the lease was taken; fan-out only while below the concurrency limit. */
+  slotsAtStart: number;
+}
+
+export interface SliceResult {
+  end: SliceEndReason;
+  handled: number;
+  delivered: number;
+  deadLettered: number;
+  /** The store went idle (last slot removed) at the end of this slice. */
+  idle: boolean;
+  /** When the store should next be looked at (requeue due time), for max_*, throttled, deferred and error. */
+  resumeAt?: number;
+  nextCallAt: number;
+  headSentAt?: number;
+}
+
+const SQS_MAX_BATCH = 10;
+const ERROR_RETRY_MS = 5_000;
+
+type IdleAttempt =
+  | { kind: 'idle' }
+  | { kind: 'shared' }
+  | { kind: 'lost' }
+  | { kind: 'new_work'; enqSeq: number }
+  | { kind: 'deferred'; wakeAt: number };
+
+/**
+ * The queue looked empty under a long poll. Mark the store idle only if nothing was enqueued since
+ * the lease read enqSeq (ingest bumps it after the send is durable) — else keep consuming.
+ */
+const tryIdle = async (
+  deps: SliceDeps,
+  storeId: string,
+  lease: Lease,
+  seenSeq: number,
+): Promise<IdleAttempt> => {
+  const now = deps.clock.now();
+  const result = await deps.dispatch.markIdle(storeId, lease.slotId, lease.fence, { seenSeq, now });
+  if (result.ok) return { kind: 'idle' };
+  const current = result.current;
+  const slot = current?.slots[lease.slotId];
+  if (!current || !slot || slot.s !== 'l' || slot.f !== lease.fence) return { kind: 'lost' };
+  if (current.enqSeq !== seenSeq) return { kind: 'new_work', enqSeq: current.enqSeq };
+  if (current.wakeAt !== undefined && current.wakeAt > now)
+    return { kind: 'deferred', wakeAt: current.wakeAt };
+  const released = await deps.dispatch.release(storeId, lease.slotId, lease.fence);
+  return released.ok ? { kind: 'shared' } : { kind: 'lost' };
+};
+
+/**
+ * Consumes one bounded slice of a store's queue under a lease (invariant 4): it ends at
+ * maxMessagesPerSlice, maxSliceSeconds, a throttle, an operational error or an empty queue.
+ * One marketplace call at a time per lease, paced to the lease's share of ratePerSecond.
+ */
+export const runSlice = async (
+  deps: SliceDeps,
+  store: StoreRecord,
+  policy: Policy,
+  lease: Lease,
+): Promise<SliceResult> => {
+  const deadline = lease.startedAt + policy.maxSliceSeconds * 1000;
+  const intervalMs = (1000 * policy.maxConcurrentConsumers) / policy.ratePerSecond;
+  let nextCallAt = lease.nextCallAt;
+  let seenSeq = lease.seenSeq;
+  let handled = 0;
+  let delivered = 0;
+  let deadLettered = 0;
+  let fannedOut = lease.slotsAtStart >= policy.maxConcurrentConsumers;
+  let headSentAt: number | undefined;
+  const result = (end: SliceEndReason, extra: Partial<SliceResult> = {}): SliceResult => ({
+    end,
+    handled,
+    delivered,
+    deadLettered,
+    idle: false,
+    nextCallAt,
+    ...(headSentAt === undefined ? {} : { headSentAt }),
+    ...extra,
+  });
+
+  for (;;) {
+    const now = deps.clock.now();
+    if (handled >= policy.maxMessagesPerSlice)
+      return result('max_messages', { resumeAt: Math.max(now, nextCallAt) });
+    if (now >= deadline || nextCallAt >= deadline)
+      return result('max_time', { resumeAt: Math.max(now, nextCallAt) });
+    // Receive no more than this lease can deliver before its deadline at its paced rate.
+    const callsLeft = Math.max(1, Math.floor((deadline - Math.max(now, nextCallAt)) / intervalMs) + 1);
+    const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
+    let batch: ReceivedMessage[];
+    try {
+      batch = await deps.tasks.receive(store.queueUrl, {
+        maxMessages: want,
+        waitSeconds: deps.settings.emptyPollSeconds,
+        visibilitySeconds: Math.ceil((lease.expiresAt - now) / 1000) + VISIBILITY_MARGIN_SECONDS,
+      });
+    } catch (error) {
+      deps.telemetry.error('receive failed', { storeId: store.storeId, error: String(error) });
+      return result('error', { resumeAt: now + ERROR_RETRY_MS });
+    }
+
+    if (batch.length === 0) {
+      const idle = await tryIdle(deps, store.storeId, lease, seenSeq);
+      switch (idle.kind) {
+        case 'idle':
+          return result('empty', { idle: true });
+        case 'shared':
+          return result('empty');
+        case 'lost':
+          return result('lease_lost');
+        case 'deferred':
+          return result('deferred', { resumeAt: idle.wakeAt });
+        case 'new_work':
+          seenSeq = idle.enqSeq;
+          continue;
+      }
+    }
+
+    headSentAt = Math.min(...batch.map((m) => m.sentAt));
+    if (!fannedOut && batch.length === SQS_MAX_BATCH) {
+      // A full batch means a deep backlog: open one more slot (each new slice does the same, so a store
+      // ramps up to maxConcurrentConsumers in a few slices and never beyond, by the slot-count condition).
+      fannedOut = true;
+      await signalStore(deps, store.storeId, {
+        limit: policy.maxConcurrentConsumers,
+        reason: 'fanout',
+      }).catch((error: unknown) =>
+        deps.telemetry.warn('fan-out failed', { storeId: store.storeId, error: String(error) }),
+      );
+    }
+
+    const finished: string[] = [];
+    const flush = async (): Promise<void> => {
+      if (finished.length > 0) await deps.tasks.deleteBatch(store.queueUrl, finished.splice(0));
+    };
+    for (let i = 0; i < batch.length; i++) {
+      const message = batch[i] as ReceivedMessage;
+      const before = deps.clock.now();
+      if (before >= deadline || nextCallAt >= deadline) {
+        await flush();
+        await deps.tasks.changeVisibility(
+          store.queueUrl,
+          batch.slice(i).map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
+        );
+        return result('max_time', { resumeAt: Math.max(before, nextCallAt) });
+      }
+      if (nextCallAt > before) await deps.clock.sleep(nextCallAt - before);
+      nextCallAt = Math.max(deps.clock.now(), nextCallAt) + intervalMs;
+      let outcome: TaskResult;
+      try {
+        outcome = await deliverTask(deps, store, message);
+      } catch (error) {
+        // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
+        deps.telemetry.error('task handling failed', { storeId: store.storeId, error: String(error) });
+        await flush().catch(() => undefined);
+        return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
+      }
+      handled++;
+      if (outcome.kind === 'done') {
+        if (outcome.as === 'delivered') delivered++;
+        if (outcome.as === 'dead_lettered') deadLettered++;
+        finished.push(message.receiptHandle);
+        continue;
+      }
+      // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
+      const until = deps.clock.now() + outcome.afterSeconds * 1000;
+      await deps.dispatch.deferWake(store.storeId, until);
+      if (outcome.kind === 'retry') {
+        await deps.tasks.changeVisibility(store.queueUrl, [
+          { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
+        ]);
+        continue;
+      }
+      // Throttled: this store stops until Retry-After; its other messages in hand wait as long.
+      await flush();
+      await deps.tasks.changeVisibility(
+        store.queueUrl,
+        batch.slice(i).map((m) => ({ receiptHandle: m.receiptHandle, seconds: outcome.afterSeconds })),
+      );
+      return result('throttled', { resumeAt: until });
+    }
+    await flush();
+  }
+};
+
+export const countSliceEnd = (deps: Pick<SliceDeps, 'telemetry'>, result: SliceResult): void => {
+  deps.telemetry.count(MetricNames.slicesEnded, 1, { reason: result.end });
+};

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { OverridesSchema, PLAN_NAMES, resolvePolicy, type Policy } from './plans.js';
+
+export const STORE_STATUSES = ['active', 'paused', 'maintenance', 'disabled'] as const;
+export type StoreStatus = (typeof STORE_STATUSES)[number];
+
+/** A store as kept in the Stores table (validated when read back). */
+export const StoreRecordSchema = z.object({
+  storeId: z.string(),
+  tenantId: z.string(),
+  marketplace: z.string(),
+  plan: z.enum(PLAN_NAMES),
+  status: z.enum(STORE_STATUSES),
+  overrides: OverridesSchema.optional(),
+  queueUrl: z.string(),
+  deadLetterQueueUrl: z.string(),
+  createdAt: z.number().int(),
+  updatedAt: z.number().int(),
+});
+export type StoreRecord = z.infer<typeof StoreRecordSchema>;
+
+export const policyOf = (store: Pick<StoreRecord, 'plan' | 'overrides'>): Policy =>
+  resolvePolicy(store.plan, store.overrides);
+
+/** Only active stores are consumed; the other states hold the backlog (disabled also refuses new tasks). */
+export const isConsumable = (status: StoreStatus): boolean => status === 'active';
+export const acceptsTasks = (status: StoreStatus): boolean => status !== 'disabled';

@@ -1,0 +1,33 @@
+import { SLICE_SECONDS_LIMIT, type Policy } from './plans.js';
+
+/**
+ * Lease and timeout arithmetic, in one place so the stack, the worker and the tests agree.
+ *
+ * lease TTL      = maxSliceSeconds + one marketplace call's timeout + margin (clock skew, DynamoDB/SQS calls)
+ * Lambda timeout > the longest possible lease (SLICE_SECONDS_LIMIT) + end-of-slice writes
+ * attention visibility ≥ 6 × Lambda timeout (AWS rule for SQS event sources)
+ */
+export const LEASE_MARGIN_MS = 10_000;
+/** Allowed disagreement between clocks; a lease is only treated as expired this long after its expiry. */
+export const CLOCK_SKEW_MS = 2_000;
+/** Received task messages stay invisible this long past the lease, so no other consumer sees them mid-lease. */
+export const VISIBILITY_MARGIN_SECONDS = 5;
+export const DEFAULT_MARKETPLACE_TIMEOUT_MS = 5_000;
+export const MAX_MARKETPLACE_TIMEOUT_MS = 15_000;
+/** SQS's ceiling for DelaySeconds and for one ChangeMessageVisibility hop we use. */
+export const MAX_DELAY_SECONDS = 900;
+
+export const leaseTtlMs = (policy: Pick<Policy, 'maxSliceSeconds'>, marketplaceTimeoutMs: number): number =>
+  policy.maxSliceSeconds * 1000 + marketplaceTimeoutMs + LEASE_MARGIN_MS;
+
+/** Time after the slice's end reserved for releasing/re-signalling before the Lambda may be cut off. */
+const END_OF_SLICE_SECONDS = 15;
+
+export const workerTimeoutSeconds = (marketplaceTimeoutMs = MAX_MARKETPLACE_TIMEOUT_MS): number =>
+  Math.ceil(leaseTtlMs({ maxSliceSeconds: SLICE_SECONDS_LIMIT }, marketplaceTimeoutMs) / 1000) +
+  END_OF_SLICE_SECONDS;
+
+export const attentionVisibilitySeconds = (workerTimeout: number): number => 6 * workerTimeout;
+
+export const clampDelaySeconds = (seconds: number): number =>
+  Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.ceil(seconds)));
