@@ -49,6 +49,8 @@ export interface MarketplaceSim {
   /** Calls answered 2xx per idempotency key. */
   successes: Map<string, number>;
   totals: { calls: number; ok: number; throttled: number; failed: number };
+  /** Replace the answer policy while running (tests); undefined restores the configured rates. */
+  setResponder(respond: MarketplaceSimOptions['respond']): void;
   stop(): Promise<void>;
 }
 
@@ -70,6 +72,7 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
   const totals = { calls: 0, ok: 0, throttled: 0, failed: 0 };
   const hung = new Set<ServerResponse>();
   const maxRecorded = options.maxRecorded ?? 100_000;
+  let respond = options.respond;
 
   const server: Server = createServer((req, res) => {
     void (async () => {
@@ -92,7 +95,7 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
       } catch {
         body = undefined;
       }
-      const decided = options.respond?.({ storeId, idempotencyKey, body });
+      const decided = respond?.({ storeId, idempotencyKey, body });
       const roll = Math.random();
       const response: SimulatedResponse =
         decided ??
@@ -137,6 +140,9 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
     maxConcurrency,
     successes,
     totals,
+    setResponder: (next) => {
+      respond = next;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         for (const res of hung) res.destroy();

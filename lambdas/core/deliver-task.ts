@@ -78,7 +78,8 @@ export const deliverTask = async (
     });
   }
   const previous = await deps.deliveries.get(store.storeId, work.eventId);
-  if (previous && previous.status !== 'pending' && previous.status !== 'processing') {
+  // Only a completed effect is final: a dead-lettered task comes back through a redrive and must be tried again.
+  if (previous?.status === 'delivered' || previous?.status === 'stale') {
     deps.telemetry.count(MetricNames.tasksDuplicate);
     return { kind: 'done', as: 'duplicate' };
   }

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MetricNames } from '../../lambdas/core/names.js';
+import { inventoryTasks, sleep, startTestStack, waitFor, type TestStack } from '../support/harness.js';
+
+/** Contract: a paused store accepts tasks but gets no deliveries; resuming drains it with no new task. */
+describe('pause and resume', () => {
+  let t: TestStack;
+  let token: string;
+
+  beforeAll(async () => {
+    t = await startTestStack();
+    token = await t.tokenFor('acme');
+    await t.createStore('shop', {
+      tenantId: 'acme',
+      marketplace: 'amazon',
+      plan: 'pro',
+      overrides: { ratePerSecond: 1000 },
+    });
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('accepts tasks while paused and delivers none of them', async () => {
+    const paused = await t.admin('PATCH', '/admin/stores/shop', { status: 'paused' });
+    expect(paused.body['status']).toBe('paused');
+    await t.submitMany('shop', token, inventoryTasks('paused', 40));
+    await sleep(3_000);
+    expect(t.deliveredCount('shop')).toBe(0);
+    const view = await t.admin<{ queue: { backlog: number } }>('GET', '/admin/stores/shop');
+    expect(view.body.queue.backlog).toBe(40);
+  });
+
+  it('drains the backlog after resume without any new task', async () => {
+    const resumed = await t.admin('PATCH', '/admin/stores/shop', { status: 'active' });
+    expect(resumed.status).toBe(200);
+    await waitFor('the paused backlog is delivered', () => t.deliveredCount('shop') >= 40, 30_000);
+    expect(
+      t.stack.telemetry.total(MetricNames.attentionsPublished, { reason: 'resume' }),
+    ).toBeGreaterThanOrEqual(1);
+  });
+
+  it('discards attentions that reach a store paused after they were published', async () => {
+    await t.stack.stopWorkers();
+    await t.submitMany('shop', token, inventoryTasks('late', 5));
+    await t.admin('PATCH', '/admin/stores/shop', { status: 'maintenance' });
+    const discardedBefore = t.stack.telemetry.total(MetricNames.attentionsDiscarded, {
+      reason: 'maintenance',
+    });
+    t.stack.startWorkers();
+    await waitFor(
+      'the attention is discarded for maintenance',
+      () =>
+        t.stack.telemetry.total(MetricNames.attentionsDiscarded, { reason: 'maintenance' }) > discardedBefore,
+      15_000,
+    );
+    expect(t.deliveredCount('shop')).toBe(40);
+  });
+});

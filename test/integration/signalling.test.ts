@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MetricNames } from '../../lambdas/core/names.js';
+import { inventoryTasks, sleep, startTestStack, waitFor, type TestStack } from '../support/harness.js';
+import { drainQueue, queueDepth } from '../support/queues.js';
+
+/** Invariants 7 (bounded signalling) and 2 (no stranded backlog), through the HTTP API on the emulators. */
+describe('signalling', () => {
+  let t: TestStack;
+  let token: string;
+  const fast = { ratePerSecond: 1000 };
+
+  beforeAll(async () => {
+    t = await startTestStack({ workerPoolSize: 4, reconcileIntervalMs: 1_000 });
+    token = await t.tokenFor('acme');
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('creates at most a handful of attentions for a burst of 1,000 tasks to one idle store', async () => {
+    await t.createStore('burst', { tenantId: 'acme', marketplace: 'amazon', plan: 'basic', overrides: fast });
+    await t.stack.stopWorkers();
+    const before = await queueDepth(t.stack.clients.sqs, t.stack.resources.attentionQueueUrl);
+    // 500 single-task requests, 20 at a time, and 5 batches of 100: ingest's own worst case for races.
+    const singles = inventoryTasks('burst-single', 500);
+    for (let i = 0; i < singles.length; i += 20) {
+      const answers = await Promise.all(
+        singles
+          .slice(i, i + 20)
+          .map((task) => t.request('POST', '/v1/stores/burst/tasks', { token, body: task })),
+      );
+      expect(answers.every((a) => a.status === 202)).toBe(true);
+    }
+    await t.submitMany('burst', token, inventoryTasks('burst-batch', 500));
+    const after = await queueDepth(t.stack.clients.sqs, t.stack.resources.attentionQueueUrl);
+    const attentions = after.visible + after.delayed - (before.visible + before.delayed);
+    expect(attentions).toBeLessThanOrEqual(3);
+    expect(attentions).toBeGreaterThanOrEqual(1);
+    t.stack.startWorkers();
+    await waitFor('the burst is delivered', () => t.deliveredCount('burst') >= 1000, 90_000);
+  });
+
+  it('drains a store whose every attention message was lost, through the reconciler', async () => {
+    await t.createStore('lost', { tenantId: 'acme', marketplace: 'amazon', plan: 'basic', overrides: fast });
+    await t.stack.stopWorkers();
+    await t.submitMany('lost', token, inventoryTasks('lost', 30));
+    const removed = await drainQueue(t.stack.clients.sqs, t.stack.resources.attentionQueueUrl);
+    expect(removed.some((m) => m.storeId === 'lost')).toBe(true);
+    const resendsBefore = t.stack.telemetry.total(MetricNames.reconcilerRepairs, { kind: 'resend' });
+    t.stack.startWorkers();
+    await sleep(500);
+    expect(t.deliveredCount('lost')).toBe(0);
+    await waitFor('the lost store is drained', () => t.deliveredCount('lost') >= 30, 30_000);
+    expect(t.stack.telemetry.total(MetricNames.reconcilerRepairs, { kind: 'resend' })).toBeGreaterThan(
+      resendsBefore,
+    );
+  });
+});
