@@ -84,18 +84,32 @@ export class SqsQueueAdmin implements QueueAdmin {
     return { queueUrl, deadLetterQueueUrl };
   }
 
+  private mainCounts(queueUrl: string) {
+    return this.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+        ],
+      }),
+    );
+  }
+
+  async pending(queueUrl: string): Promise<number> {
+    const out = await this.mainCounts(queueUrl);
+    const a = out.Attributes ?? {};
+    return (
+      Number(a.ApproximateNumberOfMessages ?? '0') +
+      Number(a.ApproximateNumberOfMessagesNotVisible ?? '0') +
+      Number(a.ApproximateNumberOfMessagesDelayed ?? '0')
+    );
+  }
+
   async counts(store: QueuePair): Promise<QueueCounts> {
     const [main, dlq] = await Promise.all([
-      this.sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: store.queueUrl,
-          AttributeNames: [
-            'ApproximateNumberOfMessages',
-            'ApproximateNumberOfMessagesNotVisible',
-            'ApproximateNumberOfMessagesDelayed',
-          ],
-        }),
-      ),
+      this.mainCounts(store.queueUrl),
       this.sqs.send(
         new GetQueueAttributesCommand({
           QueueUrl: store.deadLetterQueueUrl,

@@ -125,6 +125,8 @@ export interface QueueAdmin {
     opts: { maxReceiveCount: number; tags: Record<string, string> },
   ): Promise<{ queueUrl: string; deadLetterQueueUrl: string }>;
   counts(store: Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl'>): Promise<QueueCounts>;
+  /** Visible + in-flight + delayed messages of one queue: one request (the sweep's only SQS call per store). */
+  pending(queueUrl: string): Promise<number>;
   /** Start moving the store's dead letters back to its queue; resolves with how many are being moved. */
   redrive(
     store: Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl'>,

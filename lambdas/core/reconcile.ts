@@ -85,15 +85,15 @@ const sweep = async (deps: ReconcilerDeps, report: ReconcileReport): Promise<voi
   await inParallel(page.stores, CONCURRENCY, async (store) => {
     report.swept++;
     if (!isConsumable(store.status)) return;
-    const counts = await deps.queues.counts(store);
-    if (counts.backlog + counts.inFlight + counts.delayed === 0) return;
+    const pending = await deps.queues.pending(store.queueUrl);
+    if (pending === 0) return;
     const item = await deps.dispatch.read(store.storeId);
     if (item?.activeShard !== undefined) return; // tracked by the active index already
     await deps.dispatch.markActive(store.storeId, deps.clock.now());
     if (await signalStore(deps, store.storeId, { limit: 1, reason: 'sweep' })) {
       report.repairs.sweep++;
       deps.telemetry.count(MetricNames.reconcilerRepairs, 1, { kind: 'sweep' });
-      deps.telemetry.warn('sweep found an untracked backlog', { storeId: store.storeId, ...counts });
+      deps.telemetry.warn('sweep found an untracked backlog', { storeId: store.storeId, pending });
     }
   });
   await deps.dispatch.writeCursor(SWEEP_CURSOR_ID, page.cursor);
