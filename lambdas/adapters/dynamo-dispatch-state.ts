@@ -215,9 +215,13 @@ export class DynamoDispatchState implements DispatchState {
   noteResend(storeId: string, slotId: string, resends: number): Promise<Conditional> {
     return this.update(storeId, {
       update: 'SET slots.#id.#r = :next',
-      condition: `${isQueued} AND (attribute_not_exists(slots.#id.#r) OR slots.#id.#r = :r)`,
+      // A slot never re-announced has no `r`; after that it must still be at the count the caller saw.
+      condition:
+        resends === 0
+          ? `${isQueued} AND attribute_not_exists(slots.#id.#r)`
+          : `${isQueued} AND slots.#id.#r = :r`,
       names: { '#id': slotId },
-      values: { ':q': 'q', ':r': resends, ':next': resends + 1 },
+      values: { ':q': 'q', ':next': resends + 1, ...(resends === 0 ? {} : { ':r': resends }) },
     });
   }
 

@@ -109,7 +109,7 @@ const setup = (
       deliver: vi.fn(async (req) => {
         w.calls.push(req.body.eventId);
         w.now += opts.callMs ?? 0;
-        return opts.outcome?.(req.body.eventId) ?? { kind: 'ok', status: 200 };
+        return opts.outcome?.(req.body.eventId) ?? ({ kind: 'ok', status: 200 } as DeliveryOutcome);
       }),
     },
     deliveries: { get: vi.fn(async () => undefined), record: vi.fn(async () => undefined) },
@@ -250,7 +250,7 @@ describe('runSlice', () => {
     const deliver = world.deps.marketplace.deliver as ReturnType<typeof vi.fn>;
     deliver.mockImplementation(async () => {
       starts.push(world.w.now);
-      return { kind: 'ok', status: 200 };
+      return { kind: 'ok', status: 200 } as const;
     });
     await runSlice(world.deps, store, policy({ ratePerSecond: 4, maxConcurrentConsumers: 2 }), lease());
     expect(starts.map((s) => s - T0)).toEqual([0, 500, 1000, 1500]);

@@ -1,0 +1,112 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { describe, expect, it } from 'vitest';
+import { EnvNames } from '../../lambdas/config/env-names.js';
+import { QueueNames } from '../../lambdas/core/names.js';
+import { logicalIdOf, resourceById, resourcesOfType, roleIdOf, synthStack } from './synth-stack.js';
+
+// A dev-style stack: every optional prop set away from its default.
+const { stack, template } = synthStack({
+  queuePrefix: 'dev-eu',
+  workerPoolSize: 50,
+  removalPolicy: RemovalPolicy.DESTROY,
+  apiThrottling: { rateLimit: 10, burstLimit: 20 },
+  apiTracingEnabled: true,
+  apiCloudWatchRole: false,
+  logRetention: RetentionDays.ONE_WEEK,
+  runtimeSettings: { marketplaceTimeoutMs: 8000, sweepStoresPerRun: 100 },
+});
+const variablesOf = (construct: Parameters<typeof logicalIdOf>[0]): Record<string, unknown> =>
+  (
+    resourceById(template, logicalIdOf(construct)).Properties?.Environment as {
+      Variables: Record<string, unknown>;
+    }
+  ).Variables;
+
+describe('stack props', () => {
+  it('workerPoolSize sets the event source MaximumConcurrency', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      ScalingConfig: { MaximumConcurrency: 50 },
+    });
+  });
+
+  it("workerPoolSize sets the worker's reserved concurrency", () => {
+    expect(
+      resourceById(template, logicalIdOf(stack.workers.function)).Properties?.ReservedConcurrentExecutions,
+    ).toBe(50);
+  });
+
+  it('queuePrefix reaches the admin function', () => {
+    expect(variablesOf(stack.httpApi.adminFunction)[EnvNames.queuePrefix]).toBe('dev-eu');
+  });
+
+  it('queuePrefix scopes the store-queue grants', () => {
+    const pattern = {
+      'Fn::Join': ['', Match.arrayWith([`:${QueueNames.storeQueuePattern('dev-eu')}`])],
+    };
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: roleIdOf(stack.httpApi.adminFunction) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: Match.arrayWith(['sqs:CreateQueue']), Resource: pattern }),
+        ]),
+      },
+    });
+  });
+
+  it('queuePrefix replaces the default pattern entirely', () => {
+    const defaultPattern = JSON.stringify(`:${QueueNames.storeQueuePattern('aq')}`);
+    expect(JSON.stringify(template.toJSON())).not.toContain(defaultPattern);
+  });
+
+  it('removalPolicy DESTROY deletes the tables with the stack', () => {
+    const policies = resourcesOfType(template, 'AWS::DynamoDB::Table').map(
+      ([, table]) => table.DeletionPolicy,
+    );
+    expect(new Set(policies)).toEqual(new Set(['Delete']));
+  });
+
+  it('removalPolicy DESTROY deletes the log groups with the stack', () => {
+    const policies = resourcesOfType(template, 'AWS::Logs::LogGroup').map(
+      ([, group]) => group.DeletionPolicy,
+    );
+    expect(new Set(policies)).toEqual(new Set(['Delete']));
+  });
+
+  it('apiThrottling sets the stage rate limit', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: 10 })]),
+    });
+  });
+
+  it('apiThrottling sets the stage burst limit', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingBurstLimit: 20 })]),
+    });
+  });
+
+  it('apiTracingEnabled traces the stage', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
+  });
+
+  it('apiCloudWatchRole false leaves the account setting alone', () => {
+    template.resourceCountIs('AWS::ApiGateway::Account', 0);
+  });
+
+  it('logRetention applies to every log group', () => {
+    template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
+  });
+
+  it('runtimeSettings.marketplaceTimeoutMs reaches the worker', () => {
+    expect(variablesOf(stack.workers.function)[EnvNames.marketplaceTimeoutMs]).toBe('8000');
+  });
+
+  it('runtimeSettings.sweepStoresPerRun reaches the reconciler', () => {
+    expect(variablesOf(stack.reconciler.function)[EnvNames.sweepStoresPerRun]).toBe('100');
+  });
+
+  it('runtime settings reach only the functions that read them', () => {
+    expect(variablesOf(stack.httpApi.ingestFunction)).not.toHaveProperty(EnvNames.marketplaceTimeoutMs);
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
+import { MAX_MARKETPLACE_TIMEOUT_MS } from '../../lambdas/core/timing.js';
+import { buildStack } from './synth-stack.js';
+
+// Construction only: each stack is rejected (or accepted) before anything is synthesized.
+describe('invalid props are rejected before synth', () => {
+  it.each(['AQ', '1aq', '', 'a'.repeat(17), 'aq_1', 'aq.s'])("queuePrefix '%s'", (queuePrefix) => {
+    expect(() => buildStack({ queuePrefix })).toThrow(/queuePrefix must match/);
+  });
+
+  it.each([WORKER_EVENT_SOURCE.minPoolSize - 1, WORKER_EVENT_SOURCE.maxPoolSize + 1, 2.5, Number.NaN])(
+    'workerPoolSize %s',
+    (workerPoolSize) => {
+      expect(() => buildStack({ workerPoolSize })).toThrow(
+        `workerPoolSize must be an integer between ${WORKER_EVENT_SOURCE.minPoolSize} and ${WORKER_EVENT_SOURCE.maxPoolSize}`,
+      );
+    },
+  );
+
+  it.each([
+    ['http://marketplace.example.com', /must use https/],
+    ['marketplace.example.com', /must be an absolute https URL/],
+    ['https://user:secret@marketplace.example.com', /must not contain credentials/],
+    ['https://marketplace.example.com/?key=1', /without query or fragment/],
+  ])("marketplaceBaseUrl '%s'", (marketplaceBaseUrl, message) => {
+    expect(() => buildStack({ marketplaceBaseUrl })).toThrow(message);
+  });
+
+  it.each([0, -1, Number.POSITIVE_INFINITY])('apiThrottling.rateLimit %s', (rateLimit) => {
+    expect(() => buildStack({ apiThrottling: { rateLimit } })).toThrow(
+      /throttling.rateLimit must be a positive number/,
+    );
+  });
+
+  it.each([0, -5])('apiThrottling.burstLimit %s', (burstLimit) => {
+    expect(() => buildStack({ apiThrottling: { burstLimit } })).toThrow(
+      /throttling.burstLimit must be a positive number/,
+    );
+  });
+
+  it('runtimeSettings.marketplaceTimeoutMs above the ceiling the worker timeout is sized for', () => {
+    expect(() =>
+      buildStack({ runtimeSettings: { marketplaceTimeoutMs: MAX_MARKETPLACE_TIMEOUT_MS + 1 } }),
+    ).toThrow(/runtimeSettings.marketplaceTimeoutMs must be an integer/);
+  });
+
+  it('a negative runtime setting', () => {
+    expect(() => buildStack({ runtimeSettings: { emptyPollSeconds: -1 } })).toThrow(
+      /runtimeSettings.emptyPollSeconds must be an integer/,
+    );
+  });
+});
+
+describe('boundary props are accepted', () => {
+  it.each([WORKER_EVENT_SOURCE.minPoolSize, WORKER_EVENT_SOURCE.maxPoolSize])(
+    'workerPoolSize %s',
+    (workerPoolSize) => {
+      expect(() => buildStack({ workerPoolSize })).not.toThrow();
+    },
+  );
+
+  it.each(['a', 'a'.repeat(16), 'prod-eu-1'])("queuePrefix '%s'", (queuePrefix) => {
+    expect(() => buildStack({ queuePrefix })).not.toThrow();
+  });
+});

@@ -1,0 +1,175 @@
+import type { DispatchItem } from '../../lambdas/core/dispatch-model.js';
+import { activeShardOf } from '../../lambdas/core/names.js';
+import type { Conditional, DispatchState } from '../../lambdas/core/ports.js';
+
+/**
+ * One table of dispatch-state operations and the outcome the protocol requires of each. It runs against
+ * the DynamoDB adapter on DynamoDB Local (integration) and against the in-memory one (unit), so the
+ * simulation's stand-in keeps the real conditions.
+ */
+const T = 1_800_000_000_000;
+const okOf = (r: Conditional): boolean => r.ok;
+const slotsOf = (item: DispatchItem | undefined) => item?.slots ?? {};
+
+export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promise<unknown>, unknown][] = [
+  [
+    'issueSlot needs the item, then respects the limit',
+    async (d, id) => {
+      const before = okOf(await d.issueSlot(id, 'a', T, 1, T));
+      await d.ensure(id);
+      const first = okOf(await d.issueSlot(id, 'a', T, 1, T));
+      const second = okOf(await d.issueSlot(id, 'b', T, 1, T));
+      const item = await d.read(id);
+      return { before, first, second, slots: slotsOf(item), active: item?.activeShard === activeShardOf(id) };
+    },
+    { before: false, first: true, second: false, slots: { a: { s: 'q', at: T } }, active: true },
+  ],
+  [
+    'recordEnqueued bumps enqSeq and marks the store active once',
+    async (d, id) => {
+      await d.recordEnqueued(id, 3, T);
+      const item = await d.recordEnqueued(id, 2, T + 5);
+      return { enqSeq: item.enqSeq, activeSince: item.activeSince, slots: item.slots, fence: item.fence };
+    },
+    { enqSeq: 5, activeSince: T, slots: {}, fence: 0 },
+  ],
+  [
+    'acquire turns a due queued slot into a lease with the next fence, once',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.issueSlot(id, 'a', T + 60_000, 2, T);
+      const early = okOf(await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 2 }));
+      const due = okOf(await d.acquire(id, 'a', { now: T + 60_000, expiresAt: T + 90_000, max: 2 }));
+      const again = okOf(await d.acquire(id, 'a', { now: T + 60_000, expiresAt: T + 90_000, max: 2 }));
+      const item = await d.read(id);
+      return { early, due, again, slot: slotsOf(item)['a'], fence: item?.fence };
+    },
+    { early: false, due: true, again: false, slot: { s: 'l', at: T + 90_000, f: 1 }, fence: 1 },
+  ],
+  [
+    'acquire refuses a store holding more slots than its (lowered) limit; dropQueued(ifOver) shrinks it',
+    async (d, id) => {
+      await d.ensure(id);
+      await d.issueSlot(id, 'a', T, 3, T);
+      await d.issueSlot(id, 'b', T, 3, T);
+      const over = okOf(await d.acquire(id, 'a', { now: T, expiresAt: T + 1, max: 1 }));
+      const drop = okOf(await d.dropQueued(id, 'a', 1));
+      const dropAgain = okOf(await d.dropQueued(id, 'b', 1));
+      const acquired = okOf(await d.acquire(id, 'b', { now: T, expiresAt: T + 1, max: 1 }));
+      return { over, drop, dropAgain, acquired };
+    },
+    { over: false, drop: true, dropAgain: false, acquired: true },
+  ],
+  [
+    'markIdle is refused while enqSeq moved, another slot exists or a wake is pending; then removes the active mark',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.issueSlot(id, 'a', T, 2, T);
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 2 });
+      await d.recordEnqueued(id, 1, T);
+      const movedSeq = okOf(await d.markIdle(id, 'a', 1, { seenSeq: 1, now: T }));
+      await d.issueSlot(id, 'b', T, 2, T);
+      const shared = okOf(await d.markIdle(id, 'a', 1, { seenSeq: 2, now: T }));
+      await d.dropQueued(id, 'b');
+      await d.deferWake(id, T + 10_000);
+      const waking = okOf(await d.markIdle(id, 'a', 1, { seenSeq: 2, now: T }));
+      const wrongFence = okOf(await d.markIdle(id, 'a', 9, { seenSeq: 2, now: T + 10_000 }));
+      const idle = okOf(await d.markIdle(id, 'a', 1, { seenSeq: 2, now: T + 10_000 }));
+      const item = await d.read(id);
+      return {
+        movedSeq,
+        shared,
+        waking,
+        wrongFence,
+        idle,
+        slots: item?.slots,
+        active: item?.activeShard,
+        idleSeq: item?.idleSeq,
+      };
+    },
+    {
+      movedSeq: false,
+      shared: false,
+      waking: false,
+      wrongFence: false,
+      idle: true,
+      slots: {},
+      active: undefined,
+      idleSeq: 2,
+    },
+  ],
+  [
+    'requeue and release need the lease fence; requeue keeps the pacing time',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.issueSlot(id, 'a', T, 1, T);
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
+      const wrong = okOf(await d.requeue(id, 'a', 2, { dueAt: T + 1, max: 1, nextCallAt: T + 2 }));
+      const right = okOf(
+        await d.requeue(id, 'a', 1, { dueAt: T + 1, max: 1, nextCallAt: T + 2, headSentAt: T - 5 }),
+      );
+      const releaseQueued = okOf(await d.release(id, 'a', 1));
+      const item = await d.read(id);
+      return { wrong, right, releaseQueued, slot: slotsOf(item)['a'], headSentAt: item?.headSentAt };
+    },
+    {
+      wrong: false,
+      right: true,
+      releaseQueued: false,
+      slot: { s: 'q', at: T + 1, n: T + 2 },
+      headSentAt: T - 5,
+    },
+  ],
+  [
+    'deferWake only ever raises wakeAt',
+    async (d, id) => {
+      await d.ensure(id);
+      await d.deferWake(id, T + 100);
+      await d.deferWake(id, T + 50);
+      const low = (await d.read(id))?.wakeAt;
+      await d.deferWake(id, T + 200);
+      return { low, high: (await d.read(id))?.wakeAt };
+    },
+    { low: T + 100, high: T + 200 },
+  ],
+  [
+    'reclaim turns only the expected lease back into a queued slot; noteResend counts in order',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.issueSlot(id, 'a', T, 1, T);
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
+      const wrong = okOf(await d.reclaim(id, 'a', 7, T + 40_000));
+      const right = okOf(await d.reclaim(id, 'a', 1, T + 40_000));
+      const skip = okOf(await d.noteResend(id, 'a', 1));
+      const first = okOf(await d.noteResend(id, 'a', 0));
+      const stale = okOf(await d.noteResend(id, 'a', 0));
+      const second = okOf(await d.noteResend(id, 'a', 1));
+      return { wrong, right, skip, first, stale, second, slot: slotsOf(await d.read(id))['a'] };
+    },
+    {
+      wrong: false,
+      right: true,
+      skip: false,
+      first: true,
+      stale: false,
+      second: true,
+      slot: { s: 'q', at: T + 40_000, r: 2 },
+    },
+  ],
+  [
+    'listActive pages through the active stores of a shard',
+    async (d, id) => {
+      const shard = activeShardOf(id);
+      await d.recordEnqueued(id, 1, T);
+      const seen = new Set<string>();
+      let cursor: string | undefined;
+      do {
+        const page = await d.listActive(shard, cursor, 1);
+        page.storeIds.forEach((s) => seen.add(s));
+        cursor = page.cursor;
+      } while (cursor);
+      return seen.has(id);
+    },
+    true,
+  ],
+];

@@ -1,0 +1,222 @@
+import { DispatchItemSchema, type DispatchItem, type Slot } from '../../lambdas/core/dispatch-model.js';
+import { activeShardOf } from '../../lambdas/core/names.js';
+import type { Conditional, DispatchState } from '../../lambdas/core/ports.js';
+import { CLOCK_SKEW_MS } from '../../lambdas/core/timing.js';
+
+/**
+ * The dispatch state in memory, with the same conditions as the DynamoDB adapter, for unit tests of the
+ * core and for simulation. `test/integration/dispatch-state-contract.test.ts` runs one scenario table
+ * against both implementations so they cannot drift.
+ */
+export class MemoryDispatchState implements DispatchState {
+  readonly items = new Map<string, DispatchItem>();
+  private readonly cursors = new Map<string, string>();
+
+  private clone(item: DispatchItem | undefined): DispatchItem | undefined {
+    return item ? (structuredClone(item) as DispatchItem) : undefined;
+  }
+
+  private write(
+    storeId: string,
+    guard: (item: DispatchItem | undefined) => boolean,
+    change: (item: DispatchItem) => void,
+  ): Conditional {
+    const current = this.items.get(storeId);
+    if (!guard(current)) return { ok: false, current: this.clone(current) };
+    const next = this.clone(current) ?? DispatchItemSchema.parse({ storeId });
+    change(next);
+    this.items.set(storeId, next);
+    return { ok: true, item: this.clone(next) as DispatchItem };
+  }
+
+  private activate(item: DispatchItem, now: number): void {
+    item.activeShard ??= activeShardOf(item.storeId);
+    item.activeSince ??= now;
+  }
+
+  private static lease(item: DispatchItem | undefined, slotId: string, fence: number): boolean {
+    const slot = item?.slots[slotId];
+    return slot?.s === 'l' && slot.f === fence;
+  }
+
+  async ensure(storeId: string): Promise<void> {
+    this.write(
+      storeId,
+      () => true,
+      () => undefined,
+    );
+  }
+  async read(storeId: string): Promise<DispatchItem | undefined> {
+    return this.clone(this.items.get(storeId));
+  }
+  async recordEnqueued(storeId: string, count: number, now: number): Promise<DispatchItem> {
+    const result = this.write(
+      storeId,
+      () => true,
+      (item) => {
+        item.enqSeq += count;
+        this.activate(item, now);
+      },
+    );
+    return (result as { item: DispatchItem }).item;
+  }
+  async issueSlot(
+    storeId: string,
+    slotId: string,
+    dueAt: number,
+    limit: number,
+    now: number,
+  ): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) => item !== undefined && Object.keys(item.slots).length < limit,
+      (item) => {
+        item.slots[slotId] = { s: 'q', at: dueAt };
+        this.activate(item, now);
+      },
+    );
+  }
+  async acquire(
+    storeId: string,
+    slotId: string,
+    opts: { now: number; expiresAt: number; max: number },
+  ): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) => {
+        const slot = item?.slots[slotId];
+        return (
+          slot?.s === 'q' &&
+          slot.at <= opts.now + CLOCK_SKEW_MS &&
+          Object.keys(item?.slots ?? {}).length <= opts.max
+        );
+      },
+      (item) => {
+        const old = item.slots[slotId] as Slot;
+        item.fence += 1;
+        item.slots[slotId] = {
+          s: 'l',
+          at: opts.expiresAt,
+          f: item.fence,
+          ...(old.n === undefined ? {} : { n: old.n }),
+        };
+      },
+    );
+  }
+  async requeue(
+    storeId: string,
+    slotId: string,
+    fence: number,
+    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number },
+  ): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) =>
+        MemoryDispatchState.lease(item, slotId, fence) && Object.keys(item?.slots ?? {}).length <= opts.max,
+      (item) => {
+        item.slots[slotId] = { s: 'q', at: opts.dueAt, n: opts.nextCallAt };
+        if (opts.headSentAt !== undefined) item.headSentAt = opts.headSentAt;
+      },
+    );
+  }
+  async release(storeId: string, slotId: string, fence: number): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) => MemoryDispatchState.lease(item, slotId, fence),
+      (item) => {
+        delete item.slots[slotId];
+      },
+    );
+  }
+  async markIdle(
+    storeId: string,
+    slotId: string,
+    fence: number,
+    opts: { seenSeq: number; now: number },
+  ): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) =>
+        MemoryDispatchState.lease(item, slotId, fence) &&
+        item?.enqSeq === opts.seenSeq &&
+        Object.keys(item.slots).length === 1 &&
+        (item.wakeAt === undefined || item.wakeAt <= opts.now),
+      (item) => {
+        delete item.slots[slotId];
+        delete item.activeShard;
+        delete item.activeSince;
+        delete item.headSentAt;
+        item.idleSeq = opts.seenSeq;
+      },
+    );
+  }
+  async dropQueued(storeId: string, slotId: string, ifOver?: number): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) =>
+        item?.slots[slotId]?.s === 'q' && (ifOver === undefined || Object.keys(item.slots).length > ifOver),
+      (item) => {
+        delete item.slots[slotId];
+      },
+    );
+  }
+  async deferWake(storeId: string, until: number): Promise<void> {
+    this.write(
+      storeId,
+      (item) => item?.wakeAt === undefined || item.wakeAt < until,
+      (item) => {
+        item.wakeAt = until;
+      },
+    );
+  }
+  async reclaim(storeId: string, slotId: string, fence: number, dueAt: number): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) => MemoryDispatchState.lease(item, slotId, fence),
+      (item) => {
+        item.slots[slotId] = { s: 'q', at: dueAt };
+      },
+    );
+  }
+  async noteResend(storeId: string, slotId: string, resends: number): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) => {
+        const slot = item?.slots[slotId];
+        return slot?.s === 'q' && (resends === 0 ? slot.r === undefined : slot.r === resends);
+      },
+      (item) => {
+        const slot = item.slots[slotId] as Extract<Slot, { s: 'q' }>;
+        slot.r = resends + 1;
+      },
+    );
+  }
+  async markActive(storeId: string, now: number, wakeAt?: number): Promise<void> {
+    this.write(
+      storeId,
+      () => true,
+      (item) => this.activate(item, now),
+    );
+    if (wakeAt !== undefined) await this.deferWake(storeId, wakeAt);
+  }
+  async listActive(
+    shard: string,
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ storeIds: string[]; cursor?: string }> {
+    const all = [...this.items.values()]
+      .filter((item) => item.activeShard === shard)
+      .sort((a, b) => (a.activeSince ?? 0) - (b.activeSince ?? 0) || a.storeId.localeCompare(b.storeId))
+      .map((item) => item.storeId);
+    const start = cursor ? Number(cursor) : 0;
+    const page = all.slice(start, start + limit);
+    return { storeIds: page, ...(start + limit < all.length ? { cursor: String(start + limit) } : {}) };
+  }
+  async readCursor(id: string): Promise<string | undefined> {
+    return this.cursors.get(id);
+  }
+  async writeCursor(id: string, cursor: string | undefined): Promise<void> {
+    if (cursor === undefined) this.cursors.delete(id);
+    else this.cursors.set(id, cursor);
+  }
+}

@@ -1,0 +1,395 @@
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  DynamoDBDocumentClient,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
+import {
+  decodeCursor,
+  DynamoDispatchState,
+  encodeCursor,
+} from '../../../lambdas/adapters/dynamo-dispatch-state.js';
+import type { DispatchItem } from '../../../lambdas/core/dispatch-model.js';
+import { activeShardOf } from '../../../lambdas/core/names.js';
+import type { Conditional } from '../../../lambdas/core/ports.js';
+import { conditionFailed, T0, TABLES } from '../support/fixtures.js';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const TABLE = TABLES.dispatch;
+const STORE = 'store-1';
+const SHARD = activeShardOf(STORE);
+
+let state: DynamoDispatchState;
+
+beforeEach(() => {
+  ddb.reset();
+  state = new DynamoDispatchState(createAwsClients({ region: 'us-east-1' }).doc, TABLE);
+});
+
+/** The fields every dispatch write carries; each case adds its expressions. */
+const update = (fields: Omit<UpdateCommandInput, 'TableName' | 'Key'>): UpdateCommandInput => ({
+  TableName: TABLE,
+  Key: { storeId: STORE },
+  ReturnValues: 'ALL_NEW',
+  ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  ...fields,
+});
+
+const updateInputs = (): unknown[] => ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+
+/** A dispatch item as DynamoDB holds it while a worker leases slot-a. */
+const leasedItem = {
+  storeId: STORE,
+  enqSeq: 7,
+  fence: 4,
+  slots: { 'slot-a': { s: 'l', at: T0 + 30_000, f: 4 } },
+  activeShard: SHARD,
+  activeSince: T0 - 5_000,
+};
+
+describe('DynamoDispatchState writes', () => {
+  beforeEach(() => {
+    ddb.on(UpdateCommand).resolves({ Attributes: leasedItem });
+  });
+
+  it.each<[string, (s: DynamoDispatchState) => Promise<unknown>, UpdateCommandInput]>([
+    [
+      'ensure initialises slots, fence and enqSeq without touching existing values',
+      (s) => s.ensure(STORE),
+      update({
+        UpdateExpression:
+          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero), enqSeq = if_not_exists(enqSeq, :zero)',
+        ExpressionAttributeValues: { ':empty': {}, ':zero': 0 },
+      }),
+    ],
+    [
+      'recordEnqueued bumps enqSeq by the count and marks the store active on its shard',
+      (s) => s.recordEnqueued(STORE, 3, T0),
+      update({
+        UpdateExpression:
+          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero), activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now) ADD enqSeq :n',
+        ExpressionAttributeValues: { ':empty': {}, ':zero': 0, ':n': 3, ':shard': SHARD, ':now': T0 },
+      }),
+    ],
+    [
+      'issueSlot adds a queued slot only while the store holds fewer than the limit',
+      (s) => s.issueSlot(STORE, 'slot-b', T0 + 1_000, 2, T0),
+      update({
+        UpdateExpression:
+          'SET slots.#id = :slot, activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now)',
+        ConditionExpression: 'attribute_exists(slots) AND size(slots) < :limit',
+        ExpressionAttributeNames: { '#id': 'slot-b' },
+        ExpressionAttributeValues: {
+          ':slot': { s: 'q', at: T0 + 1_000 },
+          ':limit': 2,
+          ':shard': SHARD,
+          ':now': T0,
+        },
+      }),
+    ],
+    [
+      'acquire turns a due queued slot into a lease with the next fencing token, within max',
+      (s) => s.acquire(STORE, 'slot-a', { now: T0, expiresAt: T0 + 35_000, max: 3 }),
+      update({
+        UpdateExpression:
+          'SET slots.#id.#s = :l, slots.#id.#at = :exp, slots.#id.#f = fence + :one, fence = fence + :one',
+        ConditionExpression: 'slots.#id.#s = :q AND slots.#id.#at <= :due AND size(slots) <= :max',
+        ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#at': 'at', '#f': 'f' },
+        ExpressionAttributeValues: {
+          ':q': 'q',
+          ':l': 'l',
+          ':exp': T0 + 35_000,
+          ':one': 1,
+          ':due': T0 + 2_000,
+          ':max': 3,
+        },
+      }),
+    ],
+    [
+      'requeue hands my lease back as a queued slot carrying its pacing and the head age',
+      (s) =>
+        s.requeue(STORE, 'slot-a', 4, { dueAt: T0 + 500, max: 3, nextCallAt: T0 + 200, headSentAt: T0 - 9 }),
+      update({
+        UpdateExpression: 'SET slots.#id = :slot, headSentAt = :head',
+        ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence AND size(slots) <= :max',
+        ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
+        ExpressionAttributeValues: {
+          ':slot': { s: 'q', at: T0 + 500, n: T0 + 200 },
+          ':l': 'l',
+          ':fence': 4,
+          ':max': 3,
+          ':head': T0 - 9,
+        },
+      }),
+    ],
+    [
+      'requeue without a head age leaves headSentAt alone',
+      (s) => s.requeue(STORE, 'slot-a', 4, { dueAt: T0 + 500, max: 3, nextCallAt: T0 + 200 }),
+      update({
+        UpdateExpression: 'SET slots.#id = :slot',
+        ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence AND size(slots) <= :max',
+        ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
+        ExpressionAttributeValues: {
+          ':slot': { s: 'q', at: T0 + 500, n: T0 + 200 },
+          ':l': 'l',
+          ':fence': 4,
+          ':max': 3,
+        },
+      }),
+    ],
+    [
+      'release removes my lease only while I still hold it (fence)',
+      (s) => s.release(STORE, 'slot-a', 4),
+      update({
+        UpdateExpression: 'REMOVE slots.#id',
+        ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence',
+        ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
+        ExpressionAttributeValues: { ':l': 'l', ':fence': 4 },
+      }),
+    ],
+    [
+      'markIdle removes the last slot and the active mark only if nothing was enqueued since and no wake is pending',
+      (s) => s.markIdle(STORE, 'slot-a', 4, { seenSeq: 7, now: T0 }),
+      update({
+        UpdateExpression: 'REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen',
+        ConditionExpression:
+          'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND (attribute_not_exists(wakeAt) OR wakeAt <= :now)',
+        ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
+        ExpressionAttributeValues: { ':l': 'l', ':fence': 4, ':seen': 7, ':one': 1, ':now': T0 },
+      }),
+    ],
+    [
+      'dropQueued removes a slot only while it is queued',
+      (s) => s.dropQueued(STORE, 'slot-b'),
+      update({
+        UpdateExpression: 'REMOVE slots.#id',
+        ConditionExpression: 'slots.#id.#s = :q',
+        ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's' },
+        ExpressionAttributeValues: { ':q': 'q' },
+      }),
+    ],
+    [
+      'dropQueued with ifOver removes it only while the store holds more slots than that',
+      (s) => s.dropQueued(STORE, 'slot-b', 2),
+      update({
+        UpdateExpression: 'REMOVE slots.#id',
+        ConditionExpression: 'slots.#id.#s = :q AND size(slots) > :over',
+        ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's' },
+        ExpressionAttributeValues: { ':q': 'q', ':over': 2 },
+      }),
+    ],
+    [
+      'deferWake only ever moves wakeAt later',
+      (s) => s.deferWake(STORE, T0 + 60_000),
+      update({
+        UpdateExpression: 'SET wakeAt = :until',
+        ConditionExpression: 'attribute_not_exists(wakeAt) OR wakeAt < :until',
+        ExpressionAttributeValues: { ':until': T0 + 60_000 },
+      }),
+    ],
+    [
+      'reclaim turns an expired lease (same fence) back into a queued slot',
+      (s) => s.reclaim(STORE, 'slot-a', 4, T0 + 6_000),
+      update({
+        UpdateExpression: 'SET slots.#id = :slot',
+        ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence',
+        ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
+        ExpressionAttributeValues: { ':slot': { s: 'q', at: T0 + 6_000 }, ':l': 'l', ':fence': 4 },
+      }),
+    ],
+    [
+      'noteResend counts one more resend of a still-queued slot, once per observed count',
+      (s) => s.noteResend(STORE, 'slot-b', 2),
+      update({
+        UpdateExpression: 'SET slots.#id.#r = :next',
+        ConditionExpression:
+          'slots.#id.#s = :q AND (attribute_not_exists(slots.#id.#r) OR slots.#id.#r = :r)',
+        ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's', '#r': 'r' },
+        ExpressionAttributeValues: { ':q': 'q', ':r': 2, ':next': 3 },
+      }),
+    ],
+    [
+      'markActive initialises the item and sets the active mark unconditionally',
+      (s) => s.markActive(STORE, T0),
+      update({
+        UpdateExpression:
+          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero), enqSeq = if_not_exists(enqSeq, :zero), activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now)',
+        ExpressionAttributeValues: { ':empty': {}, ':zero': 0, ':shard': SHARD, ':now': T0 },
+      }),
+    ],
+  ])('%s', async (_name, call, expected) => {
+    await call(state);
+    expect(updateInputs()).toEqual([expected]);
+  });
+
+  it('markActive with a wake time also defers the wake', async () => {
+    await state.markActive(STORE, T0, T0 + 45_000);
+    expect(updateInputs()[1]).toEqual(
+      update({
+        UpdateExpression: 'SET wakeAt = :until',
+        ConditionExpression: 'attribute_not_exists(wakeAt) OR wakeAt < :until',
+        ExpressionAttributeValues: { ':until': T0 + 45_000 },
+      }),
+    );
+  });
+
+  it('a won condition comes back as { ok: true, item } parsed from ALL_NEW', async () => {
+    const result = await state.release(STORE, 'slot-a', 4);
+    expect(result).toEqual<Conditional>({ ok: true, item: leasedItem as DispatchItem });
+  });
+
+  it('recordEnqueued returns the item after the write, with defaults for absent fields', async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: { storeId: STORE, enqSeq: 1 } });
+    await expect(state.recordEnqueued(STORE, 1, T0)).resolves.toEqual({
+      storeId: STORE,
+      enqSeq: 1,
+      fence: 0,
+      slots: {},
+    });
+  });
+});
+
+describe('DynamoDispatchState lost conditions', () => {
+  it('a ConditionalCheckFailedException carrying the old item comes back as { ok: false, current }', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed({ ...leasedItem, enqSeq: 8 }));
+    await expect(state.markIdle(STORE, 'slot-a', 4, { seenSeq: 7, now: T0 })).resolves.toEqual({
+      ok: false,
+      current: { ...leasedItem, enqSeq: 8 },
+    });
+  });
+
+  it('a lost condition on an item that does not exist comes back with current undefined', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    await expect(state.acquire(STORE, 'gone', { now: T0, expiresAt: T0 + 1, max: 1 })).resolves.toEqual({
+      ok: false,
+      current: undefined,
+    });
+  });
+
+  it('any other DynamoDB error is rethrown', async () => {
+    ddb
+      .on(UpdateCommand)
+      .rejects(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }));
+    await expect(state.release(STORE, 'slot-a', 4)).rejects.toThrow('slow down');
+  });
+
+  it('deferWake swallows a lost condition: a later wake is already recorded', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed({ ...leasedItem, wakeAt: T0 + 99_000 }));
+    await expect(state.deferWake(STORE, T0 + 1_000)).resolves.toBeUndefined();
+  });
+
+  it('deferWake rethrows other errors', async () => {
+    ddb.on(UpdateCommand).rejects(new Error('network down'));
+    await expect(state.deferWake(STORE, T0 + 1_000)).rejects.toThrow('network down');
+  });
+
+  it('recordEnqueued treats a lost condition as impossible and throws', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed(leasedItem));
+    await expect(state.recordEnqueued(STORE, 1, T0)).rejects.toThrow(/failed condition/);
+  });
+});
+
+describe('DynamoDispatchState reads', () => {
+  it('read is strongly consistent', async () => {
+    ddb.on(GetCommand).resolves({ Item: leasedItem });
+    await state.read(STORE);
+    expect(ddb.commandCalls(GetCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLE,
+      Key: { storeId: STORE },
+      ConsistentRead: true,
+    });
+  });
+
+  it('read parses the item', async () => {
+    ddb.on(GetCommand).resolves({ Item: leasedItem });
+    await expect(state.read(STORE)).resolves.toEqual(leasedItem);
+  });
+
+  it('read of a missing item is undefined', async () => {
+    ddb.on(GetCommand).resolves({});
+    await expect(state.read(STORE)).resolves.toBeUndefined();
+  });
+
+  it('read rejects an item that is not a dispatch item', async () => {
+    ddb.on(GetCommand).resolves({ Item: { storeId: STORE, slots: { a: { s: 'x', at: 1 } } } });
+    await expect(state.read(STORE)).rejects.toThrow();
+  });
+
+  it('listActive queries one shard of the active index', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    await state.listActive('5', undefined, 100);
+    expect(ddb.commandCalls(QueryCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLE,
+      IndexName: 'active',
+      KeyConditionExpression: '#shard = :shard',
+      ExpressionAttributeNames: { '#shard': 'activeShard' },
+      ExpressionAttributeValues: { ':shard': '5' },
+      Limit: 100,
+    });
+  });
+
+  it('listActive returns the store ids and a cursor that resumes after the last key', async () => {
+    const lastKey = { storeId: 'store-2', activeShard: '5', activeSince: T0 };
+    ddb
+      .on(QueryCommand)
+      .resolves({ Items: [{ storeId: 'store-1' }, { storeId: 'store-2' }], LastEvaluatedKey: lastKey });
+    const page = await state.listActive('5', undefined, 2);
+    await state.listActive('5', page.cursor, 2);
+    expect({
+      storeIds: page.storeIds,
+      next: ddb.commandCalls(QueryCommand)[1]?.args[0].input.ExclusiveStartKey,
+    }).toEqual({ storeIds: ['store-1', 'store-2'], next: lastKey });
+  });
+
+  it('listActive omits the cursor on the last page', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [{ storeId: 'store-1' }] });
+    await expect(state.listActive('0', undefined, 100)).resolves.toEqual({ storeIds: ['store-1'] });
+  });
+
+  it('readCursor reads the cursor item', async () => {
+    ddb.on(GetCommand).resolves({ Item: { storeId: '#sweep-cursor', cursor: 'abc' } });
+    await expect(state.readCursor('#sweep-cursor')).resolves.toBe('abc');
+  });
+
+  it('readCursor is undefined when no cursor is stored', async () => {
+    ddb.on(GetCommand).resolves({ Item: { storeId: '#sweep-cursor' } });
+    await expect(state.readCursor('#sweep-cursor')).resolves.toBeUndefined();
+  });
+
+  it('writeCursor stores the cursor under the reserved id', async () => {
+    await state.writeCursor('#sweep-cursor', 'abc');
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLE,
+      Item: { storeId: '#sweep-cursor', cursor: 'abc' },
+    });
+  });
+
+  it('writeCursor without a cursor clears it (the sweep starts over)', async () => {
+    await state.writeCursor('#sweep-cursor', undefined);
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLE,
+      Item: { storeId: '#sweep-cursor' },
+    });
+  });
+});
+
+describe('cursor encoding', () => {
+  it('round-trips a DynamoDB key', () => {
+    const key = { storeId: 'a/b+c', activeSince: 12 };
+    expect(decodeCursor(encodeCursor(key))).toEqual(key);
+  });
+
+  it('is URL-safe', () => {
+    expect(encodeCursor({ storeId: '\u00ff\u00fe\u00fd???>>>' })).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+
+  it.each([undefined, ''])('decodes %j to undefined', (cursor) => {
+    expect(decodeCursor(cursor)).toBeUndefined();
+  });
+});

@@ -1,0 +1,198 @@
+import { describe, expect, it, vi } from 'vitest';
+import { classify, HttpMarketplace, parseRetryAfter } from '../../../lambdas/adapters/http-marketplace.js';
+import type { DeliveryOutcome, DeliveryRequest } from '../../../lambdas/core/ports.js';
+import { T0 } from '../support/fixtures.js';
+
+const request: DeliveryRequest = {
+  marketplace: 'acme',
+  storeId: 'store-1',
+  idempotencyKey: 'store-1:evt-1',
+  body: { eventId: 'evt-1', type: 'inventory.update', payload: { sku: 'A', quantity: 3 }, version: 2 },
+};
+
+const fakeFetch = (answer: () => Promise<Response>) => vi.fn<typeof fetch>(answer);
+const answering = (status: number, headers: Record<string, string> = {}) =>
+  fakeFetch(async () => new Response(status === 204 ? null : 'body', { status, headers }));
+
+describe('parseRetryAfter', () => {
+  const HTTP_DATE = 'Wed, 21 Oct 2015 07:28:00 GMT';
+  const at = Date.parse(HTTP_DATE);
+
+  it.each<[string | null, number, number | undefined]>([
+    ['7', T0, 7],
+    [' 42 ', T0, 42],
+    ['0', T0, 0],
+    [HTTP_DATE, at - 30_000, 30],
+    [HTTP_DATE, at - 29_500, 30],
+    [HTTP_DATE, at + 5_000, 0],
+    [null, T0, undefined],
+    ['', T0, undefined],
+    ['   ', T0, undefined],
+    ['soon', T0, undefined],
+  ])('reads %j at now=%d as %j', (value, now, expected) => {
+    expect(parseRetryAfter(value, now)).toBe(expected);
+  });
+});
+
+describe('classify', () => {
+  it.each<[number, DeliveryOutcome['kind']]>([
+    [200, 'ok'],
+    [201, 'ok'],
+    [202, 'ok'],
+    [204, 'ok'],
+    [299, 'ok'],
+    [429, 'throttled'],
+    [408, 'transient'],
+    [500, 'transient'],
+    [502, 'transient'],
+    [503, 'transient'],
+    [504, 'transient'],
+    [400, 'permanent'],
+    [401, 'permanent'],
+    [403, 'permanent'],
+    [404, 'permanent'],
+    [409, 'permanent'],
+    [410, 'permanent'],
+    [422, 'permanent'],
+  ])('%d is %s', (status, kind) => {
+    expect(classify(status, null, T0).kind).toBe(kind);
+  });
+
+  it('keeps the status and says what the marketplace answered for a transient failure', () => {
+    expect(classify(503, null, T0)).toEqual({
+      kind: 'transient',
+      status: 503,
+      error: 'marketplace answered 503',
+    });
+  });
+
+  it('keeps the status for a permanent failure', () => {
+    expect(classify(422, null, T0)).toEqual({
+      kind: 'permanent',
+      status: 422,
+      error: 'marketplace answered 422',
+    });
+  });
+
+  it('carries Retry-After seconds on a throttle', () => {
+    expect(classify(429, '12', T0)).toEqual({ kind: 'throttled', status: 429, retryAfterSeconds: 12 });
+  });
+
+  it('carries a Retry-After HTTP date as seconds from now', () => {
+    const date = new Date(T0 + 90_000).toUTCString();
+    expect(classify(429, date, T0)).toEqual({ kind: 'throttled', status: 429, retryAfterSeconds: 90 });
+  });
+
+  it('leaves retryAfterSeconds out when the throttle has no Retry-After', () => {
+    expect(classify(429, null, T0)).toEqual({ kind: 'throttled', status: 429 });
+  });
+});
+
+describe('HttpMarketplace.deliver', () => {
+  it('POSTs to {base}/{marketplace}/stores/{storeId}/tasks, trimming the base’s trailing slashes', async () => {
+    const fetch = answering(202);
+    await new HttpMarketplace('https://mp.example.com/api//', 5_000, fetch).deliver(request);
+    expect(fetch.mock.calls[0]?.[0]).toBe('https://mp.example.com/api/acme/stores/store-1/tasks');
+  });
+
+  it('encodes the path segments', async () => {
+    const fetch = answering(202);
+    await new HttpMarketplace('https://mp.example.com', 5_000, fetch).deliver({
+      ...request,
+      marketplace: 'a/b',
+      storeId: 's 1',
+    });
+    expect(fetch.mock.calls[0]?.[0]).toBe('https://mp.example.com/a%2Fb/stores/s%201/tasks');
+  });
+
+  it('sends the contract’s headers and body', async () => {
+    const fetch = answering(202);
+    await new HttpMarketplace('https://mp.example.com', 5_000, fetch).deliver(request);
+    expect(fetch.mock.calls[0]?.[1]).toMatchObject({
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'Idempotency-Key': 'store-1:evt-1' },
+      body: JSON.stringify(request.body),
+    });
+  });
+
+  it('bounds the call with an abort signal', async () => {
+    const fetch = answering(202);
+    await new HttpMarketplace('https://mp.example.com', 5_000, fetch).deliver(request);
+    expect(fetch.mock.calls[0]?.[1]?.signal).toBeInstanceOf(AbortSignal);
+  });
+
+  it('answers ok for a 2xx', async () => {
+    await expect(
+      new HttpMarketplace('https://mp.example.com', 5_000, answering(204)).deliver(request),
+    ).resolves.toEqual({ kind: 'ok', status: 204 });
+  });
+
+  it('reads Retry-After from a 429', async () => {
+    await expect(
+      new HttpMarketplace('https://mp.example.com', 5_000, answering(429, { 'Retry-After': '30' })).deliver(
+        request,
+      ),
+    ).resolves.toEqual({ kind: 'throttled', status: 429, retryAfterSeconds: 30 });
+  });
+
+  it('answers transient for a 5xx', async () => {
+    await expect(
+      new HttpMarketplace('https://mp.example.com', 5_000, answering(500)).deliver(request),
+    ).resolves.toMatchObject({ kind: 'transient', status: 500 });
+  });
+
+  it('answers permanent for a 4xx other than 408 and 429', async () => {
+    await expect(
+      new HttpMarketplace('https://mp.example.com', 5_000, answering(400)).deliver(request),
+    ).resolves.toMatchObject({ kind: 'permanent', status: 400 });
+  });
+
+  it('drains the response body so the connection can be reused', async () => {
+    const response = new Response('{"ok":true}', { status: 200 });
+    await new HttpMarketplace(
+      'https://mp.example.com',
+      5_000,
+      fakeFetch(async () => response),
+    ).deliver(request);
+    expect(response.bodyUsed).toBe(true);
+  });
+
+  it.each(['TimeoutError', 'AbortError'])('answers transient for a %s', async (name) => {
+    const fetch = fakeFetch(async () => {
+      throw new DOMException('The operation was aborted', name);
+    });
+    await expect(
+      new HttpMarketplace('https://mp.example.com', 5_000, fetch).deliver(request),
+    ).resolves.toEqual({
+      kind: 'transient',
+      error: 'timed out after 5000 ms',
+    });
+  });
+
+  it('answers transient for a connection error', async () => {
+    const fetch = fakeFetch(async () => {
+      throw new TypeError('fetch failed');
+    });
+    await expect(
+      new HttpMarketplace('https://mp.example.com', 5_000, fetch).deliver(request),
+    ).resolves.toEqual({
+      kind: 'transient',
+      error: 'connection failed: fetch failed',
+    });
+  });
+
+  it('gives up on a marketplace that does not answer within the timeout', async () => {
+    const hanging = fakeFetch(
+      (_url, init) =>
+        new Promise<Response>((_resolve, reject) => {
+          init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
+        }),
+    );
+    await expect(
+      new HttpMarketplace('https://mp.example.com', 20, hanging).deliver(request),
+    ).resolves.toEqual({
+      kind: 'transient',
+      error: 'timed out after 20 ms',
+    });
+  });
+});

@@ -1,0 +1,46 @@
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
+import { SqsAttentionPublisher } from '../../../lambdas/adapters/sqs-attention-publisher.js';
+import type { AttentionMessage } from '../../../lambdas/core/messages.js';
+import { ATTENTION_URL, T0 } from '../support/fixtures.js';
+
+const sqs = mockClient(SQSClient);
+const message: AttentionMessage = {
+  v: 1,
+  storeId: 'store-1',
+  slotId: 'slot-a',
+  reason: 'ingest',
+  issuedAt: T0,
+};
+let publisher: SqsAttentionPublisher;
+
+beforeEach(() => {
+  sqs.reset();
+  publisher = new SqsAttentionPublisher(createAwsClients({ region: 'us-east-1' }).sqs, ATTENTION_URL);
+});
+
+describe('SqsAttentionPublisher', () => {
+  it('sends the attention as JSON to the attention queue', async () => {
+    await publisher.publish(message, 0);
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: ATTENTION_URL,
+      MessageBody: JSON.stringify(message),
+    });
+  });
+
+  it('delays the attention when asked', async () => {
+    await publisher.publish(message, 120);
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: ATTENTION_URL,
+      MessageBody: JSON.stringify(message),
+      DelaySeconds: 120,
+    });
+  });
+
+  it('lets a send failure through (the caller decides how to repair)', async () => {
+    sqs.on(SendMessageCommand).rejects(new Error('throttled'));
+    await expect(publisher.publish(message, 0)).rejects.toThrow('throttled');
+  });
+});

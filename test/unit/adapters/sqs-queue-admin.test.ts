@@ -1,0 +1,234 @@
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  QueueDoesNotExist,
+  QueueNameExists,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SetQueueAttributesCommand,
+  SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
+import { SqsQueueAdmin } from '../../../lambdas/adapters/sqs-queue-admin.js';
+import { STORE_QUEUE } from '../../../lambdas/config/topology.js';
+import {
+  answerQueueAttributes,
+  DLQ_ARN,
+  DLQ_URL,
+  QUEUE_ARN,
+  QUEUE_URL,
+  type Depths,
+} from '../support/fixtures.js';
+
+const sqs = mockClient(SQSClient);
+const store = { queueUrl: QUEUE_URL, deadLetterQueueUrl: DLQ_URL };
+const client = () => createAwsClients({ region: 'us-east-1' }).sqs;
+
+const attributes = (depths: Depths) => answerQueueAttributes(sqs, depths);
+
+beforeEach(() => {
+  sqs.reset();
+});
+
+describe('SqsQueueAdmin.createStoreQueues', () => {
+  const tags = { storeId: 'store-1', tenantId: 'tenant-1' };
+  const dlqAttributes = {
+    MessageRetentionPeriod: String(STORE_QUEUE.deadLetterRetentionSeconds),
+    SqsManagedSseEnabled: 'true',
+  };
+  const queueAttributes = {
+    MessageRetentionPeriod: String(STORE_QUEUE.retentionSeconds),
+    VisibilityTimeout: String(STORE_QUEUE.visibilityTimeoutSeconds),
+    SqsManagedSseEnabled: 'true',
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: DLQ_ARN, maxReceiveCount: 100 }),
+  };
+
+  beforeEach(() => {
+    sqs.on(CreateQueueCommand, { QueueName: 'aq-s-store-1-dlq' }).resolves({ QueueUrl: DLQ_URL });
+    sqs.on(CreateQueueCommand, { QueueName: 'aq-s-store-1' }).resolves({ QueueUrl: QUEUE_URL });
+    attributes({});
+  });
+
+  it('creates the DLQ first, then the work queue redriving to it, both encrypted and tagged', async () => {
+    await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
+    expect(sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input)).toEqual([
+      { QueueName: 'aq-s-store-1-dlq', Attributes: dlqAttributes, tags },
+      { QueueName: 'aq-s-store-1', Attributes: queueAttributes, tags },
+    ]);
+  });
+
+  it('asks the DLQ for its ARN', async () => {
+    await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
+    expect(sqs.commandCalls(GetQueueAttributesCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: DLQ_URL,
+      AttributeNames: ['QueueArn'],
+    });
+  });
+
+  it('returns both queue URLs', async () => {
+    await expect(
+      new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags }),
+    ).resolves.toEqual({ queueUrl: QUEUE_URL, deadLetterQueueUrl: DLQ_URL });
+  });
+
+  it.each([
+    ['QueueNameExists', new QueueNameExists({ message: 'exists', $metadata: {} })],
+    [
+      'QueueAlreadyExists (older protocol)',
+      Object.assign(new Error('exists'), { name: 'QueueAlreadyExists' }),
+    ],
+  ])(
+    'keeps an existing queue with other attributes (%s) and updates its attributes',
+    async (_name, error) => {
+      sqs
+        .on(CreateQueueCommand, { QueueName: 'aq-s-store-1', Attributes: queueAttributes })
+        .rejects(error as Error);
+      await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
+      expect(sqs.commandCalls(SetQueueAttributesCommand).map((c) => c.args[0].input)).toEqual([
+        { QueueUrl: QUEUE_URL, Attributes: queueAttributes },
+      ]);
+    },
+  );
+
+  it('lets any other CreateQueue error through', async () => {
+    sqs.on(CreateQueueCommand).rejects(new Error('AccessDenied'));
+    await expect(
+      new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags }),
+    ).rejects.toThrow('AccessDenied');
+  });
+});
+
+describe('SqsQueueAdmin.counts', () => {
+  it('reads visible, in-flight and delayed counts of the queue and the DLQ depth', async () => {
+    attributes({ backlog: 5, inFlight: 2, delayed: 1, deadLetters: 3 });
+    await expect(new SqsQueueAdmin(client(), 'aq').counts(store)).resolves.toEqual({
+      backlog: 5,
+      inFlight: 2,
+      delayed: 1,
+      deadLetters: 3,
+    });
+  });
+
+  it('asks only for the attributes it reads', async () => {
+    attributes({});
+    await new SqsQueueAdmin(client(), 'aq').counts(store);
+    expect(sqs.commandCalls(GetQueueAttributesCommand).map((c) => c.args[0].input)).toEqual([
+      {
+        QueueUrl: QUEUE_URL,
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+        ],
+      },
+      { QueueUrl: DLQ_URL, AttributeNames: ['ApproximateNumberOfMessages'] },
+    ]);
+  });
+
+  it('counts missing attributes as zero', async () => {
+    sqs.on(GetQueueAttributesCommand).resolves({});
+    await expect(new SqsQueueAdmin(client(), 'aq').counts(store)).resolves.toEqual({
+      backlog: 0,
+      inFlight: 0,
+      delayed: 0,
+      deadLetters: 0,
+    });
+  });
+
+  it('lets a missing queue fail the call', async () => {
+    sqs.on(GetQueueAttributesCommand).rejects(new QueueDoesNotExist({ message: 'no queue', $metadata: {} }));
+    await expect(new SqsQueueAdmin(client(), 'aq').counts(store)).rejects.toThrow('no queue');
+  });
+});
+
+describe('SqsQueueAdmin.redrive', () => {
+  it('does nothing when the DLQ is empty', async () => {
+    attributes({ deadLetters: 0 });
+    const result = await new SqsQueueAdmin(client(), 'aq').redrive(store, 5);
+    expect({ result, moves: sqs.commandCalls(StartMessageMoveTaskCommand).length }).toEqual({
+      result: { moving: 0 },
+      moves: 0,
+    });
+  });
+
+  it('starts an SQS move task from the DLQ to the queue at the store’s rate', async () => {
+    attributes({ deadLetters: 4 });
+    await new SqsQueueAdmin(client(), 'aq').redrive(store, 7.9);
+    expect(sqs.commandCalls(StartMessageMoveTaskCommand)[0]?.args[0].input).toEqual({
+      SourceArn: DLQ_ARN,
+      DestinationArn: QUEUE_ARN,
+      MaxNumberOfMessagesPerSecond: 7,
+    });
+  });
+
+  it('never asks for less than one message per second', async () => {
+    attributes({ deadLetters: 4 });
+    await new SqsQueueAdmin(client(), 'aq').redrive(store, 0.5);
+    expect(sqs.commandCalls(StartMessageMoveTaskCommand)[0]?.args[0].input.MaxNumberOfMessagesPerSecond).toBe(
+      1,
+    );
+  });
+
+  it('answers with how many dead letters are being moved', async () => {
+    attributes({ deadLetters: 4 });
+    await expect(new SqsQueueAdmin(client(), 'aq').redrive(store, 5)).resolves.toEqual({ moving: 4 });
+  });
+
+  describe('manual mode (emulator)', () => {
+    beforeEach(() => {
+      attributes({ deadLetters: 2 });
+      sqs
+        .on(ReceiveMessageCommand)
+        .resolvesOnce({
+          Messages: [
+            { MessageId: 'a', ReceiptHandle: 'rh-a', Body: 'task-a' },
+            { MessageId: 'b', ReceiptHandle: 'rh-b', Body: 'task-b' },
+          ],
+        })
+        .resolves({});
+      sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+      sqs.on(DeleteMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+    });
+
+    it('does not start a move task', async () => {
+      await new SqsQueueAdmin(client(), 'aq', 'manual').redrive(store, 1000);
+      await vi.waitFor(() => expect(sqs.commandCalls(ReceiveMessageCommand)).toHaveLength(2));
+      expect(sqs.commandCalls(StartMessageMoveTaskCommand)).toHaveLength(0);
+    });
+
+    it('sends the dead letters back to the work queue', async () => {
+      await new SqsQueueAdmin(client(), 'aq', 'manual').redrive(store, 1000);
+      await vi.waitFor(() => expect(sqs.commandCalls(ReceiveMessageCommand)).toHaveLength(2));
+      expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input).toEqual({
+        QueueUrl: QUEUE_URL,
+        Entries: [
+          { Id: '0', MessageBody: 'task-a' },
+          { Id: '1', MessageBody: 'task-b' },
+        ],
+      });
+    });
+
+    it('deletes them from the DLQ only after sending them', async () => {
+      await new SqsQueueAdmin(client(), 'aq', 'manual').redrive(store, 1000);
+      await vi.waitFor(() => expect(sqs.commandCalls(ReceiveMessageCommand)).toHaveLength(2));
+      const order = sqs.calls().map((c) => c.args[0].constructor.name);
+      expect({
+        delete: sqs.commandCalls(DeleteMessageBatchCommand)[0]?.args[0].input,
+        sentFirst: order.indexOf('SendMessageBatchCommand') < order.indexOf('DeleteMessageBatchCommand'),
+      }).toEqual({
+        delete: {
+          QueueUrl: DLQ_URL,
+          Entries: [
+            { Id: '0', ReceiptHandle: 'rh-a' },
+            { Id: '1', ReceiptHandle: 'rh-b' },
+          ],
+        },
+        sentFirst: true,
+      });
+    });
+  });
+});

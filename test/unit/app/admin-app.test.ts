@@ -1,0 +1,422 @@
+import {
+  CreateQueueCommand,
+  SendMessageCommand,
+  SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
+import { createAdminHandler } from '../../../lambdas/app/admin-app.js';
+import { loadConfig } from '../../../lambdas/config/runtime-config.js';
+import { hashToken } from '../../../lambdas/core/tokens.js';
+import {
+  answerQueueAttributes,
+  apiEvent,
+  ATTENTION_URL,
+  conditionFailed,
+  DLQ_ARN,
+  DLQ_URL,
+  fixedClock,
+  FULL_ENV,
+  QUEUE_ARN,
+  QUEUE_URL,
+  recordingTelemetry,
+  sequentialIds,
+  storeRecord,
+  T0,
+  TABLES,
+} from '../support/fixtures.js';
+
+const sqs = mockClient(SQSClient);
+const ddb = mockClient(DynamoDBDocumentClient);
+const OPERATOR = 'arn:aws:iam::123456789012:user/ops';
+const dispatchItem = { storeId: 'store-1', enqSeq: 3, fence: 2, slots: {} };
+
+const setup = () => {
+  const { telemetry, logs } = recordingTelemetry();
+  const handler = createAdminHandler(loadConfig('admin', FULL_ENV), {
+    clients: createAwsClients({ region: 'us-east-1' }),
+    telemetry,
+    clock: fixedClock(),
+    ids: sequentialIds('slot-1'),
+  });
+  const call = async (event: APIGatewayProxyEvent) => {
+    const result = await handler(event);
+    return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
+  };
+  return { call, telemetry, logs };
+};
+
+const admin = (
+  httpMethod: string,
+  resource: string,
+  pathParameters: Record<string, string>,
+  body?: unknown,
+): APIGatewayProxyEvent =>
+  apiEvent({
+    httpMethod,
+    resource,
+    pathParameters,
+    body: body === undefined ? null : JSON.stringify(body),
+    requestContext: { requestId: 'req-9', identity: { userArn: OPERATOR } } as never,
+  });
+const storeRoute = (method: string, body?: unknown) =>
+  admin(method, '/admin/stores/{storeId}', { storeId: 'store-1' }, body);
+
+const existing = (store = storeRecord()) =>
+  ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: store });
+const sendsTo = (url: string) =>
+  sqs.commandCalls(SendMessageCommand).filter((c) => c.args[0].input.QueueUrl === url);
+const attentions = () => sendsTo(ATTENTION_URL).map((c) => JSON.parse(c.args[0].input.MessageBody ?? ''));
+
+beforeEach(() => {
+  sqs.reset();
+  ddb.reset();
+  ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({});
+  ddb.on(GetCommand, { TableName: TABLES.dispatch }).resolves({ Item: dispatchItem });
+  ddb.on(UpdateCommand).resolves({ Attributes: dispatchItem });
+  sqs.on(CreateQueueCommand, { QueueName: 'aq-s-store-1-dlq' }).resolves({ QueueUrl: DLQ_URL });
+  sqs.on(CreateQueueCommand, { QueueName: 'aq-s-store-1' }).resolves({ QueueUrl: QUEUE_URL });
+  answerQueueAttributes(sqs);
+});
+
+describe('PUT /admin/stores/{storeId}', () => {
+  const body = { tenantId: 'tenant-1', marketplace: 'acme', plan: 'basic' };
+
+  it('answers 201 with the new store’s view', async () => {
+    const { call } = setup();
+    await expect(call(storeRoute('PUT', body))).resolves.toEqual({
+      status: 201,
+      body: {
+        storeId: 'store-1',
+        tenantId: 'tenant-1',
+        marketplace: 'acme',
+        plan: 'basic',
+        status: 'active',
+        policy: { maxConcurrentConsumers: 1, maxMessagesPerSlice: 50, maxSliceSeconds: 20, ratePerSecond: 5 },
+        queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
+        activeConsumers: 0,
+      },
+    });
+  });
+
+  it('creates the store’s queue and DLQ, tagged with store and tenant', async () => {
+    const { call } = setup();
+    await call(storeRoute('PUT', body));
+    expect(
+      sqs.commandCalls(CreateQueueCommand).map((c) => [c.args[0].input.QueueName, c.args[0].input.tags]),
+    ).toEqual([
+      ['aq-s-store-1-dlq', { storeId: 'store-1', tenantId: 'tenant-1' }],
+      ['aq-s-store-1', { storeId: 'store-1', tenantId: 'tenant-1' }],
+    ]);
+  });
+
+  it('creates the store record conditionally, with its queues and timestamps', async () => {
+    const { call } = setup();
+    await call(storeRoute('PUT', body));
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.stores,
+      Item: storeRecord({ createdAt: T0, updatedAt: T0 }),
+      ConditionExpression: 'attribute_not_exists(#key)',
+      ExpressionAttributeNames: { '#key': 'storeId' },
+    });
+  });
+
+  it('initialises the store’s dispatch item', async () => {
+    const { call } = setup();
+    await call(storeRoute('PUT', body));
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      TableName: TABLES.dispatch,
+      Key: { storeId: 'store-1' },
+      UpdateExpression: expect.stringContaining('slots = if_not_exists(slots, :empty)'),
+    });
+  });
+
+  it('answers 200 and keeps createdAt when the store exists', async () => {
+    existing();
+    const { call } = setup();
+    const result = await call(storeRoute('PUT', { ...body, plan: 'pro' }));
+    expect({ status: result.status, put: ddb.commandCalls(PutCommand)[0]?.args[0].input }).toEqual({
+      status: 200,
+      put: { TableName: TABLES.stores, Item: storeRecord({ plan: 'pro', updatedAt: T0 }) },
+    });
+  });
+
+  it('answers 200 when a concurrent PUT created the store first', async () => {
+    ddb
+      .on(PutCommand, { ConditionExpression: 'attribute_not_exists(#key)' })
+      .rejects(conditionFailed(storeRecord()));
+    const { call } = setup();
+    await expect(call(storeRoute('PUT', body))).resolves.toMatchObject({ status: 200 });
+  });
+
+  it('stores and applies policy overrides', async () => {
+    const { call } = setup();
+    const result = await call(storeRoute('PUT', { ...body, overrides: { ratePerSecond: 12 } }));
+    expect(result.body['policy']).toEqual({
+      maxConcurrentConsumers: 1,
+      maxMessagesPerSlice: 50,
+      maxSliceSeconds: 20,
+      ratePerSecond: 12,
+    });
+  });
+
+  it('answers 409 and creates nothing when the store belongs to another tenant', async () => {
+    existing(storeRecord({ tenantId: 'tenant-2' }));
+    const { call } = setup();
+    const result = await call(storeRoute('PUT', body));
+    expect({ result, queues: sqs.commandCalls(CreateQueueCommand).length }).toEqual({
+      result: {
+        status: 409,
+        body: {
+          error: {
+            code: 'tenant_mismatch',
+            message: 'store store-1 belongs to another tenant and cannot be moved',
+          },
+        },
+      },
+      queues: 0,
+    });
+  });
+
+  it.each([
+    ['plan', { ...body, plan: 'platinum' }],
+    ['tenantId', { ...body, tenantId: 'a b' }],
+    ['marketplace', { ...body, marketplace: 'ACME' }],
+    ['overrides.maxConcurrentConsumers', { ...body, overrides: { maxConcurrentConsumers: 0 } }],
+    ['status', { ...body, status: 'gone' }],
+  ])('answers 400 naming %s', async (field, invalid) => {
+    const { call } = setup();
+    await expect(call(storeRoute('PUT', invalid))).resolves.toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_request', message: expect.stringMatching(new RegExp(`^${field}: `)) } },
+    });
+  });
+
+  it('answers 400 for an unknown field', async () => {
+    const { call } = setup();
+    await expect(call(storeRoute('PUT', { ...body, colour: 'red' }))).resolves.toMatchObject({ status: 400 });
+  });
+
+  it('logs who saved the store', async () => {
+    const { call, logs } = setup();
+    await call(storeRoute('PUT', body));
+    expect(logs).toContainEqual({
+      level: 'info',
+      message: 'store saved',
+      fields: { storeId: 'store-1', tenantId: 'tenant-1', plan: 'basic', status: 'active', caller: OPERATOR },
+    });
+  });
+});
+
+describe('GET /admin/stores/{storeId}', () => {
+  it('answers the store with queue depths, live consumers and backlog age', async () => {
+    existing(storeRecord({ plan: 'pro' }));
+    ddb.on(GetCommand, { TableName: TABLES.dispatch }).resolves({
+      Item: {
+        ...dispatchItem,
+        headSentAt: T0 - 90_400,
+        slots: {
+          a: { s: 'l', at: T0 + 10_000, f: 1 },
+          b: { s: 'l', at: T0 - 1, f: 2 },
+          c: { s: 'q', at: T0 },
+        },
+      },
+    });
+    answerQueueAttributes(sqs, { backlog: 7, inFlight: 2, delayed: 1, deadLetters: 4 });
+    const { call } = setup();
+    const result = await call(storeRoute('GET'));
+    expect({
+      status: result.status,
+      queue: result.body['queue'],
+      consumers: result.body['activeConsumers'],
+    }).toEqual({
+      status: 200,
+      queue: { backlog: 7, inFlight: 2, delayed: 1, deadLetters: 4, oldestAgeSeconds: 90 },
+      consumers: 1,
+    });
+  });
+
+  it('answers 404 for an unknown store', async () => {
+    const { call } = setup();
+    await expect(call(storeRoute('GET'))).resolves.toEqual({
+      status: 404,
+      body: { error: { code: 'store_not_found', message: 'store store-1 does not exist' } },
+    });
+  });
+});
+
+describe('PATCH /admin/stores/{storeId}', () => {
+  it('resuming a paused store marks it active and publishes a resume attention', async () => {
+    existing(storeRecord({ status: 'paused' }));
+    const { call } = setup();
+    await call(storeRoute('PATCH', { status: 'active' }));
+    expect(attentions()).toEqual([
+      { v: 1, storeId: 'store-1', slotId: 'slot-1', reason: 'resume', issuedAt: T0 },
+    ]);
+  });
+
+  it('resuming writes the active mark before issuing the slot', async () => {
+    existing(storeRecord({ status: 'paused' }));
+    const { call } = setup();
+    await call(storeRoute('PATCH', { status: 'active' }));
+    expect(ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input.ConditionExpression)).toEqual([
+      undefined,
+      'attribute_exists(slots) AND size(slots) < :limit',
+    ]);
+  });
+
+  it('pausing an active store publishes nothing', async () => {
+    existing();
+    const { call } = setup();
+    const result = await call(storeRoute('PATCH', { status: 'paused' }));
+    expect({ status: result.body['status'], attentions: attentions().length }).toEqual({
+      status: 'paused',
+      attentions: 0,
+    });
+  });
+
+  it('saves the changed store', async () => {
+    existing(storeRecord({ overrides: { ratePerSecond: 2 } }));
+    const { call } = setup();
+    await call(storeRoute('PATCH', { plan: 'enterprise' }));
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.stores,
+      Item: storeRecord({ plan: 'enterprise', overrides: { ratePerSecond: 2 }, updatedAt: T0 }),
+    });
+  });
+
+  it('overrides: null removes the overrides', async () => {
+    existing(storeRecord({ overrides: { ratePerSecond: 2 } }));
+    const { call } = setup();
+    await call(storeRoute('PATCH', { overrides: null }));
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).not.toHaveProperty('overrides');
+  });
+
+  it('answers 400 for an empty change', async () => {
+    existing();
+    const { call } = setup();
+    await expect(call(storeRoute('PATCH', {}))).resolves.toMatchObject({
+      status: 400,
+      body: { error: { message: 'body: give at least one of status, plan, overrides' } },
+    });
+  });
+
+  it('answers 404 for an unknown store', async () => {
+    const { call } = setup();
+    await expect(call(storeRoute('PATCH', { status: 'paused' }))).resolves.toMatchObject({ status: 404 });
+  });
+});
+
+describe('POST /admin/stores/{storeId}/dead-letters/redrive', () => {
+  const redrive = () => admin('POST', '/admin/stores/{storeId}/dead-letters/redrive', { storeId: 'store-1' });
+
+  it('starts moving the dead letters back and answers 202 with how many', async () => {
+    existing();
+    answerQueueAttributes(sqs, { deadLetters: 3 });
+    const { call } = setup();
+    const result = await call(redrive());
+    expect({ result, move: sqs.commandCalls(StartMessageMoveTaskCommand)[0]?.args[0].input }).toEqual({
+      result: { status: 202, body: { storeId: 'store-1', moving: 3 } },
+      move: { SourceArn: DLQ_ARN, DestinationArn: QUEUE_ARN, MaxNumberOfMessagesPerSecond: 5 },
+    });
+  });
+
+  it('keeps the store from going idle until the move should be done', async () => {
+    existing();
+    answerQueueAttributes(sqs, { deadLetters: 3 });
+    const { call } = setup();
+    await call(redrive());
+    // 3 messages at 5/s = 600 ms, plus 30 s of slack.
+    expect(
+      ddb.commandCalls(UpdateCommand, { UpdateExpression: 'SET wakeAt = :until' })[0]?.args[0].input
+        .ExpressionAttributeValues,
+    ).toEqual({ ':until': T0 + 30_600 });
+  });
+
+  it('signals an active store so the moved tasks are consumed', async () => {
+    existing();
+    answerQueueAttributes(sqs, { deadLetters: 3 });
+    const { call } = setup();
+    await call(redrive());
+    expect(attentions()).toEqual([
+      { v: 1, storeId: 'store-1', slotId: 'slot-1', reason: 'redrive', issuedAt: T0 },
+    ]);
+  });
+
+  it('does not signal a paused store', async () => {
+    existing(storeRecord({ status: 'paused' }));
+    answerQueueAttributes(sqs, { deadLetters: 3 });
+    const { call } = setup();
+    await call(redrive());
+    expect(attentions()).toEqual([]);
+  });
+
+  it('does nothing but answer when there are no dead letters', async () => {
+    existing();
+    const { call } = setup();
+    const result = await call(redrive());
+    expect({ result, updates: ddb.commandCalls(UpdateCommand).length }).toEqual({
+      result: { status: 202, body: { storeId: 'store-1', moving: 0 } },
+      updates: 0,
+    });
+  });
+});
+
+describe('POST /admin/tenants/{tenantId}/tokens', () => {
+  const tokenRoute = (body?: unknown, tenantId = 'tenant-1') =>
+    admin('POST', '/admin/tenants/{tenantId}/tokens', { tenantId }, body);
+
+  it('answers 201 with a new token for the tenant', async () => {
+    const { call } = setup();
+    await expect(call(tokenRoute())).resolves.toEqual({
+      status: 201,
+      body: { token: expect.stringMatching(/^aqt_[A-Za-z0-9_-]{43}$/), tenantId: 'tenant-1' },
+    });
+  });
+
+  it('stores only the token’s hash, conditionally', async () => {
+    const { call } = setup();
+    const result = await call(tokenRoute());
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.tokens,
+      Item: { tokenHash: hashToken(result.body['token'] as string), tenantId: 'tenant-1', createdAt: T0 },
+      ConditionExpression: 'attribute_not_exists(#key)',
+      ExpressionAttributeNames: { '#key': 'tokenHash' },
+    });
+  });
+
+  it('accepts an empty JSON object as the body', async () => {
+    const { call } = setup();
+    await expect(call(tokenRoute({}))).resolves.toMatchObject({ status: 201 });
+  });
+
+  it('answers 400 for a body', async () => {
+    const { call } = setup();
+    await expect(call(tokenRoute({ tenantId: 'x' }))).resolves.toMatchObject({
+      status: 400,
+      body: { error: { message: 'body: this route takes no body' } },
+    });
+  });
+
+  it('answers 400 for an invalid tenant id', async () => {
+    const { call } = setup();
+    await expect(call(tokenRoute(undefined, 'a b'))).resolves.toMatchObject({
+      status: 400,
+      body: { error: { message: expect.stringMatching(/^tenantId: /) } },
+    });
+  });
+});
+
+describe('admin routing', () => {
+  it('answers 404 for an integrator route', async () => {
+    const { call } = setup();
+    await expect(call(apiEvent())).resolves.toMatchObject({
+      status: 404,
+      body: { error: { code: 'route_not_found' } },
+    });
+  });
+});

@@ -1,0 +1,138 @@
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
+import {
+  authorizeToken,
+  createAuthorizerHandler,
+  integratorRoutesArn,
+  UNAUTHORIZED,
+} from '../../../lambdas/app/authorizer-app.js';
+import { loadConfig } from '../../../lambdas/config/runtime-config.js';
+import type { TokenStore } from '../../../lambdas/core/ports.js';
+import { hashToken } from '../../../lambdas/core/tokens.js';
+import { FULL_ENV, recordingTelemetry, T0, TABLES } from '../support/fixtures.js';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const TOKEN = 'aqt_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
+const METHOD_ARN = 'arn:aws:execute-api:us-east-1:123456789012:abcdef123/prod/POST/v1/stores/store-1/tasks';
+
+const event = (authorizationToken: string): APIGatewayTokenAuthorizerEvent => ({
+  type: 'TOKEN',
+  authorizationToken,
+  methodArn: METHOD_ARN,
+});
+
+const setup = () => {
+  const { telemetry, logs } = recordingTelemetry();
+  const handler = createAuthorizerHandler(loadConfig('authorizer', FULL_ENV), {
+    clients: createAwsClients({ region: 'us-east-1' }),
+    telemetry,
+  });
+  return { handler, logs };
+};
+
+beforeEach(() => {
+  ddb.reset();
+  ddb.on(GetCommand).resolves({});
+  ddb
+    .on(GetCommand, { Key: { tokenHash: hashToken(TOKEN) } })
+    .resolves({ Item: { tokenHash: hashToken(TOKEN), tenantId: 'tenant-1', createdAt: T0 } });
+});
+
+describe('createAuthorizerHandler', () => {
+  it('allows a known token to invoke the API', async () => {
+    const { handler } = setup();
+    const result = await handler(event(`Bearer ${TOKEN}`));
+    expect(result.policyDocument.Statement).toEqual([
+      expect.objectContaining({ Action: 'execute-api:Invoke', Effect: 'Allow' }),
+    ]);
+  });
+
+  it('passes the tenant to the integration in the context', async () => {
+    const { handler } = setup();
+    const result = await handler(event(`Bearer ${TOKEN}`));
+    expect({ principalId: result.principalId, context: result.context }).toEqual({
+      principalId: 'tenant:tenant-1',
+      context: { tenantId: 'tenant-1' },
+    });
+  });
+
+  it('looks the token up by its SHA-256 hash, never the token itself', async () => {
+    const { handler } = setup();
+    await handler(event(`Bearer ${TOKEN}`));
+    expect(ddb.commandCalls(GetCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.tokens,
+      Key: { tokenHash: hashToken(TOKEN) },
+    });
+  });
+
+  it('accepts the scheme in any case', async () => {
+    const { handler } = setup();
+    await expect(handler(event(`bearer ${TOKEN}`))).resolves.toMatchObject({
+      principalId: 'tenant:tenant-1',
+    });
+  });
+
+  it('refuses an unknown token with exactly "Unauthorized" (API Gateway’s 401)', async () => {
+    const { handler } = setup();
+    await expect(handler(event('Bearer aqt_unknown'))).rejects.toThrow(/^Unauthorized$/);
+  });
+
+  it('logs the refusal', async () => {
+    const { handler, logs } = setup();
+    await handler(event('Bearer aqt_unknown')).catch(() => undefined);
+    expect(logs).toEqual([{ level: 'info', message: 'integrator token refused' }]);
+  });
+
+  it.each([
+    ['no scheme', TOKEN],
+    ['another scheme', `Basic ${TOKEN}`],
+    ['an empty header', ''],
+    ['two tokens', `Bearer ${TOKEN} ${TOKEN}`],
+  ])('refuses %s without a lookup', async (_name, header) => {
+    const { handler } = setup();
+    await expect(handler(event(header))).rejects.toThrow(UNAUTHORIZED);
+    expect(ddb.commandCalls(GetCommand)).toHaveLength(0);
+  });
+
+  it('lets a token-store failure through rather than refusing the caller', async () => {
+    ddb.on(GetCommand).rejects(new Error('DynamoDB unavailable'));
+    const { handler } = setup();
+    await expect(handler(event(`Bearer ${TOKEN}`))).rejects.toThrow('DynamoDB unavailable');
+  });
+});
+
+describe('authorizeToken', () => {
+  const tokens: TokenStore = {
+    put: async () => undefined,
+    get: async (hash) =>
+      hash === hashToken(TOKEN) ? { tokenHash: hash, tenantId: 't9', createdAt: T0 } : undefined,
+  };
+
+  it('answers the tenant of a known token', async () => {
+    await expect(authorizeToken(tokens, `Bearer ${TOKEN}`)).resolves.toBe('t9');
+  });
+
+  it('answers undefined for an unknown token', async () => {
+    await expect(authorizeToken(tokens, 'Bearer nope')).resolves.toBeUndefined();
+  });
+
+  it('answers undefined without a header', async () => {
+    await expect(authorizeToken(tokens, undefined)).resolves.toBeUndefined();
+  });
+});
+
+describe('integratorRoutesArn', () => {
+  // API Gateway caches the decision per token across routes: the policy must not be tied to the called store.
+  it('does not name the store the first call was for', () => {
+    expect(integratorRoutesArn(METHOD_ARN)).not.toContain('store-1');
+  });
+
+  it('stays within the API and stage of the call', () => {
+    expect(integratorRoutesArn(METHOD_ARN)).toMatch(
+      /^arn:aws:execute-api:us-east-1:123456789012:abcdef123\/prod\//,
+    );
+  });
+});

@@ -1,0 +1,400 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
+import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import { createWorkerHandler } from '../../../lambdas/app/worker-app.js';
+import { loadConfig } from '../../../lambdas/config/runtime-config.js';
+import type { AttentionMessage, WorkMessage } from '../../../lambdas/core/messages.js';
+import { MetricNames } from '../../../lambdas/core/names.js';
+import type { DeliveryOutcome, Marketplace } from '../../../lambdas/core/ports.js';
+import {
+  ATTENTION_URL,
+  conditionFailed,
+  DLQ_URL,
+  fixedClock,
+  FULL_ENV,
+  QUEUE_URL,
+  recordingTelemetry,
+  sequentialIds,
+  storeRecord,
+  T0,
+  TABLES,
+} from '../support/fixtures.js';
+
+const sqs = mockClient(SQSClient);
+const ddb = mockClient(DynamoDBDocumentClient);
+
+/** basic plan: lease TTL = 20 s slice + 5 s marketplace timeout + 10 s margin. */
+const LEASE_EXPIRY = T0 + 35_000;
+const attention: AttentionMessage = { v: 1, storeId: 'store-1', slotId: 'slot-a', reason: 'ingest', issuedAt: T0 };
+const leasedItem = {
+  storeId: 'store-1',
+  enqSeq: 4,
+  fence: 1,
+  slots: { 'slot-a': { s: 'l', at: LEASE_EXPIRY, f: 1 } },
+  activeShard: '3',
+  activeSince: T0 - 1_000,
+};
+const work: WorkMessage = {
+  v: 1,
+  storeId: 'store-1',
+  eventId: 'evt-1',
+  type: 'inventory.update',
+  payload: { sku: 'SKU-1', quantity: 2 },
+  acceptedAt: T0 - 500,
+};
+
+const record = (body: string, messageId = 'att-1'): SQSRecord => ({
+  messageId,
+  receiptHandle: `rh-${messageId}`,
+  body,
+  attributes: {
+    ApproximateReceiveCount: '1',
+    SentTimestamp: String(T0),
+    SenderId: 'AIDA',
+    ApproximateFirstReceiveTimestamp: String(T0),
+  },
+  messageAttributes: {},
+  md5OfBody: '',
+  eventSource: 'aws:sqs',
+  eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:aq-attention',
+  awsRegion: 'us-east-1',
+});
+const eventOf = (...records: SQSRecord[]) => ({ Records: records });
+const attentionEvent = (message: Partial<AttentionMessage> = {}) =>
+  eventOf(record(JSON.stringify({ ...attention, ...message })));
+
+const marketplaceAnswering = (outcome: DeliveryOutcome) => {
+  const deliver = vi.fn<Marketplace['deliver']>(async () => outcome);
+  return { deliver };
+};
+
+const setup = (marketplace: Marketplace = marketplaceAnswering({ kind: 'ok', status: 202 })) => {
+  const { telemetry, logs } = recordingTelemetry();
+  const handler = createWorkerHandler(loadConfig('worker', FULL_ENV), {
+    clients: createAwsClients({ region: 'us-east-1' }),
+    telemetry,
+    clock: fixedClock(),
+    ids: sequentialIds('slot-new'),
+    marketplace,
+    random: () => 0.5,
+  });
+  return { handler, telemetry, logs };
+};
+
+/** Which dispatch write an UpdateCommand is, by its expression. */
+const dispatchWrite = (input: UpdateCommandInput): string => {
+  const update = input.UpdateExpression ?? '';
+  if (update.startsWith('SET slots.#id.#s = :l')) return 'acquire';
+  if (update.startsWith('REMOVE slots.#id, activeShard')) return 'markIdle';
+  if (update === 'SET wakeAt = :until') return 'deferWake';
+  if (update.startsWith('SET slots.#id = :slot, activeShard')) return 'issueSlot';
+  if (update.startsWith('SET slots.#id = :slot')) return 'requeue';
+  if (update === 'REMOVE slots.#id') return input.ConditionExpression?.includes(':q') ? 'dropQueued' : 'release';
+  return 'other';
+};
+const writes = () => ddb.commandCalls(UpdateCommand).map((c) => dispatchWrite(c.args[0].input));
+const writeInput = (name: string) =>
+  ddb.commandCalls(UpdateCommand).find((c) => dispatchWrite(c.args[0].input) === name)?.args[0].input;
+const sendsTo = (url: string) =>
+  sqs.commandCalls(SendMessageCommand).filter((c) => c.args[0].input.QueueUrl === url);
+
+beforeEach(() => {
+  sqs.reset();
+  ddb.reset();
+  ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: storeRecord() });
+  ddb.on(GetCommand, { TableName: TABLES.deliveries }).resolves({});
+  ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => ({
+    Attributes: dispatchWrite(input) === 'markIdle' ? { ...leasedItem, slots: {} } : leasedItem,
+  }));
+  sqs.on(ReceiveMessageCommand).resolves({});
+  sqs.on(DeleteMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+  sqs.on(ChangeMessageVisibilityBatchCommand).resolves({ Successful: [], Failed: [] });
+});
+
+describe('createWorkerHandler: records it cannot use', () => {
+  it.each([
+    ['not JSON', 'not json'],
+    ['JSON of another shape', JSON.stringify({ hello: 'world' })],
+    ['an attention of an unknown version', JSON.stringify({ ...attention, v: 2 })],
+    ['an attention with an unknown reason', JSON.stringify({ ...attention, reason: 'because' })],
+  ])('drops %s without failing the record', async (_name, body) => {
+    const { handler } = setup();
+    await expect(handler(eventOf(record(body)))).resolves.toEqual({ batchItemFailures: [] });
+  });
+
+  it('makes no AWS call for a malformed attention', async () => {
+    const { handler } = setup();
+    await handler(eventOf(record('not json')));
+    expect([sqs.calls().length, ddb.calls().length]).toEqual([0, 0]);
+  });
+
+  it('logs the dropped attention', async () => {
+    const { handler, logs } = setup();
+    await handler(eventOf(record('not json', 'm-7')));
+    expect(logs).toContainEqual({
+      level: 'warn',
+      message: 'malformed attention dropped',
+      fields: { messageId: 'm-7' },
+    });
+  });
+});
+
+describe('createWorkerHandler: partial batch failures', () => {
+  it('fails the record whose store could not be looked up, so SQS retries it', async () => {
+    ddb.on(GetCommand, { TableName: TABLES.stores }).rejects(new Error('DynamoDB unavailable'));
+    const { handler } = setup();
+    await expect(handler(attentionEvent())).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'att-1' }] });
+  });
+
+  it('fails only that record in a batch', async () => {
+    ddb
+      .on(GetCommand, { TableName: TABLES.stores, Key: { storeId: 'store-down' } })
+      .rejects(new Error('DynamoDB unavailable'));
+    ddb.on(GetCommand, { TableName: TABLES.stores, Key: { storeId: 'store-gone' } }).resolves({});
+    const { handler } = setup();
+    const result = await handler(
+      eventOf(
+        record(JSON.stringify({ ...attention, storeId: 'store-gone' }), 'ok-1'),
+        record(JSON.stringify({ ...attention, storeId: 'store-down' }), 'bad-1'),
+        record('not json', 'ok-2'),
+      ),
+    );
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'bad-1' }] });
+  });
+
+  it('flushes telemetry after every invocation, failed records included', async () => {
+    ddb.on(GetCommand, { TableName: TABLES.stores }).rejects(new Error('DynamoDB unavailable'));
+    const telemetry = Object.assign(new RecordingTelemetry(), { flush: vi.fn() });
+    const handler = createWorkerHandler(loadConfig('worker', FULL_ENV), {
+      clients: createAwsClients({ region: 'us-east-1' }),
+      telemetry,
+      clock: fixedClock(),
+    });
+    await handler(attentionEvent());
+    expect(telemetry.flush).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('createWorkerHandler: attentions it discards', () => {
+  it('drops the queued slot of an unknown store', async () => {
+    ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({});
+    const { handler } = setup();
+    await handler(attentionEvent());
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      TableName: TABLES.dispatch,
+      Key: { storeId: 'store-1' },
+      UpdateExpression: 'REMOVE slots.#id',
+      ConditionExpression: 'slots.#id.#s = :q',
+      ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's' },
+    });
+  });
+
+  it.each(['paused', 'maintenance', 'disabled'] as const)(
+    'discards the attention of a %s store and holds its backlog',
+    async (status) => {
+      ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: storeRecord({ status }) });
+      const { handler, telemetry } = setup();
+      await handler(attentionEvent());
+      expect({
+        writes: writes(),
+        receives: sqs.commandCalls(ReceiveMessageCommand).length,
+        discarded: telemetry.total(MetricNames.attentionsDiscarded, { reason: status }),
+      }).toEqual({ writes: ['dropQueued'], receives: 0, discarded: 1 });
+    },
+  );
+
+  it('discards a duplicate attention whose slot is already leased', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed(leasedItem));
+    const { handler, telemetry } = setup();
+    await handler(attentionEvent());
+    expect({
+      receives: sqs.commandCalls(ReceiveMessageCommand).length,
+      stale: telemetry.total(MetricNames.attentionsDiscarded, { reason: 'stale' }),
+    }).toEqual({ receives: 0, stale: 1 });
+  });
+});
+
+describe('createWorkerHandler: a slice', () => {
+  it('takes the lease its slot grants, expiring after slice + marketplace timeout + margin', async () => {
+    const { handler } = setup();
+    await handler(attentionEvent());
+    expect(writeInput('acquire')?.ExpressionAttributeValues).toEqual({
+      ':q': 'q',
+      ':l': 'l',
+      ':exp': LEASE_EXPIRY,
+      ':one': 1,
+      ':due': T0 + 2_000,
+      ':max': 1,
+    });
+  });
+
+  it('long-polls the store’s queue, hiding what it receives until past the lease', async () => {
+    const { handler } = setup();
+    await handler(attentionEvent());
+    expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: QUEUE_URL,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 1,
+      VisibilityTimeout: 40,
+      MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
+    });
+  });
+
+  it('marks an empty store idle at the enqueue sequence it saw under its fence', async () => {
+    const { handler } = setup();
+    await handler(attentionEvent());
+    expect(writeInput('markIdle')?.ExpressionAttributeValues).toEqual({
+      ':l': 'l',
+      ':fence': 1,
+      ':seen': 4,
+      ':one': 1,
+      ':now': T0,
+    });
+  });
+
+  it('ends the slice as empty', async () => {
+    const { handler, telemetry } = setup();
+    await handler(attentionEvent());
+    expect(telemetry.total(MetricNames.slicesEnded, { reason: 'empty' })).toBe(1);
+  });
+
+  it('issues a slot itself for an ensure-slot nudge', async () => {
+    const { handler } = setup();
+    await handler(attentionEvent({ slotId: '*', reason: 'repair' }));
+    expect({ writes: writes().slice(0, 2), names: writeInput('issueSlot')?.ExpressionAttributeNames }).toEqual({
+      writes: ['issueSlot', 'acquire'],
+      names: { '#id': 'slot-new' },
+    });
+  });
+
+  describe('with a task in the queue', () => {
+    beforeEach(() => {
+      sqs
+        .on(ReceiveMessageCommand)
+        .resolvesOnce({
+          Messages: [
+            {
+              MessageId: 'm1',
+              ReceiptHandle: 'rh-task',
+              Body: JSON.stringify(work),
+              Attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(T0 - 500) },
+            },
+          ],
+        })
+        .resolves({});
+    });
+
+    it('delivers it to the marketplace with the store’s idempotency key', async () => {
+      const marketplace = marketplaceAnswering({ kind: 'ok', status: 202 });
+      const { handler } = setup(marketplace);
+      await handler(attentionEvent());
+      expect(marketplace.deliver.mock.calls).toEqual([
+        [
+          {
+            marketplace: 'acme',
+            storeId: 'store-1',
+            idempotencyKey: 'store-1:evt-1',
+            body: { eventId: 'evt-1', type: 'inventory.update', payload: { sku: 'SKU-1', quantity: 2 } },
+          },
+        ],
+      ]);
+    });
+
+    it('records the delivery and then deletes the message', async () => {
+      const { handler } = setup();
+      await handler(attentionEvent());
+      const put = ddb.commandCalls(PutCommand)[0];
+      const del = sqs.commandCalls(DeleteMessageBatchCommand)[0];
+      expect({
+        record: put?.args[0].input.Item,
+        deleted: del?.args[0].input.Entries,
+        recordedFirst: put?.calledBefore(del!),
+      }).toEqual({
+        record: expect.objectContaining({ deliveryKey: 'store-1:evt-1', status: 'delivered', attempts: 1 }),
+        deleted: [{ Id: '0', ReceiptHandle: 'rh-task' }],
+        recordedFirst: true,
+      });
+    });
+
+    it('does not call the marketplace again for a task already delivered', async () => {
+      ddb.on(GetCommand, { TableName: TABLES.deliveries }).resolves({
+        Item: { storeId: 'store-1', eventId: 'evt-1', status: 'delivered', updatedAt: T0 - 10 },
+      });
+      const marketplace = marketplaceAnswering({ kind: 'ok', status: 202 });
+      const { handler } = setup(marketplace);
+      await handler(attentionEvent());
+      expect({
+        calls: marketplace.deliver.mock.calls.length,
+        deleted: sqs.commandCalls(DeleteMessageBatchCommand).length,
+      }).toEqual({ calls: 0, deleted: 1 });
+    });
+
+    it('dead-letters a task the marketplace rejects', async () => {
+      const { handler } = setup(
+        marketplaceAnswering({ kind: 'permanent', status: 422, error: 'marketplace answered 422' }),
+      );
+      await handler(attentionEvent());
+      expect(sendsTo(DLQ_URL)[0]?.args[0].input).toMatchObject({
+        MessageBody: JSON.stringify(work),
+        MessageAttributes: expect.objectContaining({
+          errorCode: { DataType: 'String', StringValue: 'marketplace_rejected' },
+          lastStatus: { DataType: 'Number', StringValue: '422' },
+        }),
+      });
+    });
+
+    describe('when the marketplace throttles the store', () => {
+      const throttled = () => setup(marketplaceAnswering({ kind: 'throttled', status: 429, retryAfterSeconds: 30 }));
+
+      it('forbids idling until Retry-After, then hides the message as long', async () => {
+        const { handler } = throttled();
+        await handler(attentionEvent());
+        expect({
+          wake: writeInput('deferWake')?.ExpressionAttributeValues,
+          hidden: sqs.commandCalls(ChangeMessageVisibilityBatchCommand)[0]?.args[0].input.Entries,
+        }).toEqual({
+          wake: { ':until': T0 + 30_000 },
+          hidden: [{ Id: '0', ReceiptHandle: 'rh-task', VisibilityTimeout: 30 }],
+        });
+      });
+
+      it('hands its slot back due at Retry-After and re-announces it with that delay', async () => {
+        const { handler } = throttled();
+        await handler(attentionEvent());
+        expect({
+          slot: writeInput('requeue')?.ExpressionAttributeValues?.[':slot'],
+          attention: sendsTo(ATTENTION_URL)[0]?.args[0].input,
+        }).toEqual({
+          slot: { s: 'q', at: T0 + 30_000, n: T0 + 200 },
+          attention: {
+            QueueUrl: ATTENTION_URL,
+            MessageBody: JSON.stringify({ v: 1, storeId: 'store-1', slotId: 'slot-a', reason: 'requeue', issuedAt: T0 }),
+            DelaySeconds: 30,
+          },
+        });
+      });
+
+      it('does not mark the store idle', async () => {
+        const { handler } = throttled();
+        await handler(attentionEvent());
+        expect(writes()).not.toContain('markIdle');
+      });
+    });
+  });
+});
