@@ -1,0 +1,141 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import type { AttentionMessage } from '../../../lambdas/core/messages.js';
+import { reconcile, type ReconcilerDeps } from '../../../lambdas/core/reconcile.js';
+import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
+import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+
+const T0 = 1_800_000_000_000;
+const storeOf = (storeId: string, status: StoreStatus = 'active'): StoreRecord => ({
+  storeId,
+  tenantId: 't',
+  marketplace: 'amazon',
+  plan: 'basic',
+  status,
+  queueUrl: `q-${storeId}`,
+  deadLetterQueueUrl: `dlq-${storeId}`,
+  createdAt: T0,
+  updatedAt: T0,
+});
+
+describe('reconcile', () => {
+  let dispatch: MemoryDispatchState;
+  let stores: Map<string, StoreRecord>;
+  let pending: Map<string, number>;
+  let published: { message: AttentionMessage; delay: number }[];
+  let now: number;
+  let deps: ReconcilerDeps;
+
+  beforeEach(() => {
+    now = T0;
+    dispatch = new MemoryDispatchState();
+    stores = new Map();
+    pending = new Map();
+    published = [];
+    let ids = 0;
+    deps = {
+      dispatch,
+      stores: {
+        get: async (id) => stores.get(id),
+        create: vi.fn(),
+        put: vi.fn(),
+        scan: async (cursor, limit) => {
+          const all = [...stores.values()];
+          const start = Number(cursor ?? 0);
+          return {
+            stores: all.slice(start, start + limit),
+            ...(start + limit < all.length ? { cursor: String(start + limit) } : {}),
+          };
+        },
+      },
+      queues: {
+        createStoreQueues: vi.fn(),
+        counts: vi.fn(),
+        redrive: vi.fn(),
+        pending: async (url) => pending.get(url) ?? 0,
+      },
+      attention: { publish: async (message, delay) => void published.push({ message, delay }) },
+      clock: { now: () => now, sleep: async () => undefined },
+      ids: { next: () => `new-${ids++}` },
+      telemetry: new RecordingTelemetry(),
+      settings: { attentionGraceMs: 20_000, sweepStoresPerRun: 10 },
+    };
+  });
+
+  it('reclaims an expired lease, due after its messages become visible again', async () => {
+    stores.set('s1', storeOf('s1'));
+    await dispatch.recordEnqueued('s1', 1, T0);
+    await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+    await dispatch.acquire('s1', 'a', { now: T0, expiresAt: T0 + 35_000, max: 1 });
+    now = T0 + 37_001;
+    const report = await reconcile(deps);
+    expect(report.repairs.reclaim).toBe(1);
+    expect((await dispatch.read('s1'))?.slots['a']).toEqual({ s: 'q', at: T0 + 41_000 });
+    expect(published).toEqual([
+      { message: expect.objectContaining({ slotId: 'a', reason: 'reclaim' }), delay: 4 },
+    ]);
+  });
+
+  it('leaves a live lease alone', async () => {
+    stores.set('s1', storeOf('s1'));
+    await dispatch.recordEnqueued('s1', 1, T0);
+    await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+    await dispatch.acquire('s1', 'a', { now: T0, expiresAt: T0 + 35_000, max: 1 });
+    now = T0 + 36_000;
+    expect((await reconcile(deps)).repairs).toEqual({ reclaim: 0, resend: 0, repair: 0, sweep: 0 });
+    expect(published).toEqual([]);
+  });
+
+  it('re-announces a queued slot after the grace, then only after twice the grace', async () => {
+    stores.set('s1', storeOf('s1'));
+    await dispatch.recordEnqueued('s1', 1, T0);
+    await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+    now = T0 + 20_001;
+    await reconcile(deps);
+    now = T0 + 30_000;
+    await reconcile(deps);
+    now = T0 + 40_001;
+    await reconcile(deps);
+    expect(published.map((p) => [p.message.slotId, p.message.reason])).toEqual([
+      ['a', 'resend'],
+      ['a', 'resend'],
+    ]);
+  });
+
+  it('gives a busy store with no slot one slot and one attention', async () => {
+    stores.set('s1', storeOf('s1'));
+    await dispatch.recordEnqueued('s1', 1, T0);
+    const report = await reconcile(deps);
+    expect(report.repairs.repair).toBe(1);
+    expect(Object.keys((await dispatch.read('s1'))?.slots ?? {})).toEqual(['new-0']);
+  });
+
+  it('skips paused stores', async () => {
+    stores.set('s1', storeOf('s1', 'paused'));
+    await dispatch.recordEnqueued('s1', 1, T0);
+    expect((await reconcile(deps)).checked).toBe(0);
+    expect(published).toEqual([]);
+  });
+
+  it('reads nothing but the index for idle stores', async () => {
+    stores.set('idle', storeOf('idle'));
+    await dispatch.ensure('idle');
+    const get = vi.spyOn(deps.stores, 'get');
+    deps.settings.sweepStoresPerRun = 0;
+    expect((await reconcile(deps)).checked).toBe(0);
+    expect(get).not.toHaveBeenCalled();
+  });
+
+  it('sweeps a page of stores per run and signals an untracked backlog', async () => {
+    for (const id of ['a', 'b', 'c']) stores.set(id, storeOf(id));
+    for (const id of ['a', 'b', 'c']) await dispatch.ensure(id);
+    pending.set('q-b', 4);
+    deps.settings.sweepStoresPerRun = 2;
+    const first = await reconcile(deps);
+    const second = await reconcile(deps);
+    expect([first.swept, second.swept]).toEqual([2, 1]);
+    expect(first.repairs.sweep + second.repairs.sweep).toBe(1);
+    expect(published.map((p) => [p.message.storeId, p.message.reason])).toEqual([['b', 'sweep']]);
+    expect((await dispatch.read('b'))?.activeShard).toBeDefined();
+  });
+});
