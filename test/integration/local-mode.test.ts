@@ -1,0 +1,121 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/** `npm start` as a person runs it: the real entry point, its children, Ctrl-C, DATA_DIR, a missing Java. */
+const TSX = join('node_modules', 'tsx', 'dist', 'cli.mjs');
+const ADMIN = 'local-mode-test-admin-token';
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+const start = async (env: Record<string, string>): Promise<Running> => {
+  const child = spawn(process.execPath, [TSX, 'bin/local.ts'], {
+    env: { ...process.env, PORT: '0', ADMIN_TOKEN: ADMIN, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const match = /running at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+    if (match?.[1]) return { child, url: match[1], output: () => output };
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`local mode did not start:\n${output}`);
+};
+
+/** Every process below `pid` (tsx runs the entry point in a child of its own). */
+const descendantsOf = (pid: number): number[] => {
+  const direct = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .map((s) => Number(s.trim()))
+    .filter((n) => n > 0);
+  return direct.flatMap((child) => [child, ...descendantsOf(child)]);
+};
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const interrupt = (run: Running): Promise<number | null> =>
+  new Promise((resolve) => {
+    run.child.once('exit', (code) => resolve(code));
+    run.child.kill('SIGINT');
+  });
+
+describe('local mode (npm start)', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'aq-local-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('answers /health, and Ctrl-C stops it and every child process', async () => {
+    const run = await start({ DATA_DIR: dataDir });
+    const health = await fetch(`${run.url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const children = descendantsOf(run.child.pid as number);
+    const commands = children.map(
+      (pid) => spawnSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }).stdout,
+    );
+    expect(commands.some((c) => c.includes('DynamoDBLocal.jar'))).toBe(true);
+    expect(commands.some((c) => c.includes('fauxqs'))).toBe(true);
+    expect(await interrupt(run)).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(children.filter(alive)).toEqual([]);
+  });
+
+  it('keeps stores in DATA_DIR across a restart and recreates their queues', async () => {
+    const first = await start({ DATA_DIR: dataDir });
+    const headers = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
+    const put = await fetch(`${first.url}/admin/stores/kept`, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({ tenantId: 'acme', marketplace: 'amazon', plan: 'basic' }),
+    });
+    expect(put.status).toBe(201);
+    expect(await interrupt(first)).toBe(0);
+
+    const second = await start({ DATA_DIR: dataDir });
+    const token = (await (
+      await fetch(`${second.url}/admin/tenants/acme/tokens`, { method: 'POST', headers })
+    ).json()) as { token: string };
+    const accepted = await fetch(`${second.url}/v1/stores/kept/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        eventId: 'after-restart',
+        type: 'inventory.update',
+        payload: { sku: 'A', quantity: 1 },
+      }),
+    });
+    expect(accepted.status).toBe(202);
+    expect(await interrupt(second)).toBe(0);
+  });
+
+  it('says plainly that Java is missing, without a stack trace', () => {
+    const bin = mkdtempSync(join(tmpdir(), 'aq-nojava-'));
+    symlinkSync(process.execPath, join(bin, 'node'));
+    const result = spawnSync(process.execPath, [TSX, 'bin/local.ts'], {
+      env: { PATH: bin, HOME: process.env['HOME'] ?? '/tmp', PORT: '0', DATA_DIR: dataDir },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    rmSync(bin, { recursive: true, force: true });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('Java 17 or newer is required');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});
