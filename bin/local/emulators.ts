@@ -77,6 +77,11 @@ const stopChild = (child: ChildProcess): Promise<void> =>
 
 const children = new Set<ChildProcess>();
 let exitHookInstalled = false;
+/**
+ * Emulators run in their own process groups (`detached`), so a terminal's Ctrl-C reaches only local
+ * mode, which then stops its API and workers before the emulators under them; the exit hook below
+ * makes sure none outlives this process.
+ */
 const track = (child: ChildProcess): void => {
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -160,6 +165,7 @@ export const startFauxqs = async (opts: { port?: number } = {}): Promise<Emulato
   const child = spawn(process.execPath, [cli], {
     env: { ...process.env, FAUXQS_PORT: String(port), FAUXQS_HOST: 'localhost', FAUXQS_LOGGER: 'false' },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   track(child);
   const output = collectOutput(child);

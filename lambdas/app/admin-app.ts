@@ -3,6 +3,7 @@ import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { DynamoTokenStore } from '../adapters/dynamo-token-store.js';
 import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
 import { EnvNames } from '../config/env-names.js';
+import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import {
   createToken,
@@ -25,7 +26,7 @@ export const composeAdmin = (
   overrides: RuntimeOverrides = {},
 ): AdminDeps & { telemetry: FlushableTelemetry } => {
   const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor('admin', overrides);
+  const telemetry = telemetryFor(FUNCTIONS.admin.serviceName, overrides);
   return {
     ...signalDepsFor(config, clients, telemetry, overrides),
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),

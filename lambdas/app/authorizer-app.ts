@@ -1,6 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { DynamoTokenStore } from '../adapters/dynamo-token-store.js';
 import { EnvNames } from '../config/env-names.js';
+import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import type { TokenStore } from '../core/ports.js';
 import { bearerToken, hashToken } from '../core/tokens.js';
@@ -32,7 +33,7 @@ export const createAuthorizerHandler = (
   overrides: RuntimeOverrides = {},
 ) => {
   const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor('authorizer', overrides);
+  const telemetry = telemetryFor(FUNCTIONS.authorizer.serviceName, overrides);
   const tokens = new DynamoTokenStore(clients.doc, config[EnvNames.tokensTable]);
   return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
     const tenantId = await authorizeToken(tokens, event.authorizationToken);

@@ -3,6 +3,7 @@ import { DynamoDeliveryLog } from '../adapters/dynamo-delivery-log.js';
 import { CachedStoreRegistry, DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { SqsTaskQueues } from '../adapters/sqs-task-queues.js';
 import { EnvNames } from '../config/env-names.js';
+import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { submitBatch, submitTask, taskStatus, type IngestDeps } from '../core/ingest.js';
 import {
@@ -18,7 +19,7 @@ export const composeIngest = (
   overrides: RuntimeOverrides = {},
 ): IngestDeps & { telemetry: FlushableTelemetry } => {
   const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor('ingest', overrides);
+  const telemetry = telemetryFor(FUNCTIONS.ingest.serviceName, overrides);
   const registry = new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]);
   const cacheSeconds = config[EnvNames.storeCacheSeconds];
   return {

@@ -1,6 +1,7 @@
 import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
 import { EnvNames } from '../config/env-names.js';
+import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { reconcile, type ReconcileReport, type ReconcilerDeps } from '../core/reconcile.js';
 import {
@@ -16,7 +17,7 @@ export const composeReconciler = (
   overrides: RuntimeOverrides = {},
 ): ReconcilerDeps & { telemetry: FlushableTelemetry } => {
   const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor('reconciler', overrides);
+  const telemetry = telemetryFor(FUNCTIONS.reconciler.serviceName, overrides);
   return {
     ...signalDepsFor(config, clients, telemetry, overrides),
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),

@@ -5,6 +5,7 @@ import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { HttpMarketplace } from '../adapters/http-marketplace.js';
 import { SqsTaskQueues } from '../adapters/sqs-task-queues.js';
 import { EnvNames } from '../config/env-names.js';
+import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { handleAttention, type WorkerDeps } from '../core/attention.js';
 import { AttentionMessageSchema } from '../core/messages.js';
@@ -21,7 +22,7 @@ export const composeWorker = (
   overrides: RuntimeOverrides = {},
 ): WorkerDeps & { telemetry: FlushableTelemetry } => {
   const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor('attention-worker', overrides);
+  const telemetry = telemetryFor(FUNCTIONS.worker.serviceName, overrides);
   return {
     ...signalDepsFor(config, clients, telemetry, overrides),
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),

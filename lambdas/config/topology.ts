@@ -12,28 +12,45 @@ import { FunctionEnv, type FunctionName } from './runtime-config.js';
 export interface FunctionSpec {
   /** Source file under lambdas/handlers, exporting `handler`. */
   entry: string;
+  /** Powertools service name (logs, the `service` metric dimension); the stack sets POWERTOOLS_SERVICE_NAME to it. */
+  serviceName: string;
   timeoutSeconds: number;
   memoryMb: number;
   env: readonly string[];
 }
 
 export const FUNCTIONS: Readonly<Record<FunctionName, FunctionSpec>> = {
-  ingest: { entry: 'lambdas/handlers/ingest.ts', timeoutSeconds: 10, memoryMb: 512, env: FunctionEnv.ingest },
-  admin: { entry: 'lambdas/handlers/admin.ts', timeoutSeconds: 30, memoryMb: 256, env: FunctionEnv.admin },
+  ingest: {
+    entry: 'lambdas/handlers/ingest.ts',
+    serviceName: 'ingest',
+    timeoutSeconds: 10,
+    memoryMb: 512,
+    env: FunctionEnv.ingest,
+  },
+  admin: {
+    entry: 'lambdas/handlers/admin.ts',
+    serviceName: 'admin',
+    timeoutSeconds: 30,
+    memoryMb: 256,
+    env: FunctionEnv.admin,
+  },
   authorizer: {
     entry: 'lambdas/handlers/authorizer.ts',
+    serviceName: 'authorizer',
     timeoutSeconds: 5,
     memoryMb: 256,
     env: FunctionEnv.authorizer,
   },
   worker: {
     entry: 'lambdas/handlers/attention-worker.ts',
+    serviceName: 'attention-worker',
     timeoutSeconds: workerTimeoutSeconds(),
     memoryMb: 512,
     env: FunctionEnv.worker,
   },
   reconciler: {
     entry: 'lambdas/handlers/reconciler.ts',
+    serviceName: 'reconciler',
     timeoutSeconds: 300,
     memoryMb: 256,
     env: FunctionEnv.reconciler,

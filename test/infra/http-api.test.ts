@@ -32,8 +32,19 @@ const methodsInTemplate = resourcesOfType(template, 'AWS::ApiGateway::Method').m
 );
 
 describe('HTTP API routes', () => {
-  it('has exactly one method per route', () => {
-    template.resourceCountIs('AWS::ApiGateway::Method', ROUTES.length);
+  it('has exactly one method per route, plus the catch-all on /{proxy+} and on / (CDK mirrors it at the root)', () => {
+    template.resourceCountIs('AWS::ApiGateway::Method', ROUTES.length + 2);
+  });
+
+  it('sends every other path (ANY /{proxy+}) to the admin function, which answers 404', () => {
+    expect(methodsInTemplate).toEqual(expect.arrayContaining(['ANY /{proxy+}', 'ANY /']));
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'ANY',
+      AuthorizationType: 'NONE',
+      Integration: Match.objectLike({
+        Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([functionArn.admin])]) }),
+      }),
+    });
   });
 
   describe.each(ROUTES)('$method $resource', (route) => {
@@ -163,6 +174,17 @@ describe('API stage', () => {
 });
 
 describe('gateway responses', () => {
+  it.each(['MISSING_AUTHENTICATION_TOKEN', 'INVALID_SIGNATURE', 'EXPIRED_TOKEN'])(
+    'answers %s as the contract 401 unauthorized',
+    (responseType) => {
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: responseType,
+        StatusCode: '401',
+        ResponseTemplates: { 'application/json': gatewayErrorTemplate('unauthorized') },
+      });
+    },
+  );
+
   it.each([
     ['UNAUTHORIZED', 'unauthorized'],
     ['ACCESS_DENIED', 'forbidden'],

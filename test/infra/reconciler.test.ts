@@ -70,4 +70,8 @@ describe('reconciler', () => {
       FUNCTIONS.reconciler.timeoutSeconds,
     );
   });
+
+  it('runs one at a time (reserved concurrency 1)', () => {
+    expect(resourceById(template, logicalIdOf(reconciler)).Properties?.ReservedConcurrentExecutions).toBe(1);
+  });
 });

@@ -1,0 +1,54 @@
+import { Duration } from 'aws-cdk-lib';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
+import { Construct } from 'constructs';
+import { RECONCILER_SCHEDULE } from '../../lambdas/config/topology.js';
+import { grantStoreQueues } from '../store-queue-access.js';
+import { ServiceFunction } from './lambda-function.js';
+import type { ServiceWiring } from './service-wiring.js';
+
+export type ReconcilerProps = ServiceWiring;
+
+/**
+ * The reconciler: repairs lost attentions and stranded backlogs, run by EventBridge Scheduler every
+ * RECONCILER_SCHEDULE.rateMinutes.
+ */
+export class Reconciler extends Construct {
+  public readonly function: NodejsFunction;
+  public readonly logGroup: LogGroup;
+  public readonly schedule: Schedule;
+
+  constructor(scope: Construct, id: string, props: ReconcilerProps) {
+    super(scope, id);
+
+    const reconciler = new ServiceFunction(this, 'Reconciler', {
+      name: 'reconciler',
+      environment: props.environment,
+      logRetention: props.logRetention,
+      logRemovalPolicy: props.logRemovalPolicy,
+      // The next tick is the retry: re-running a failed or stale tick only overlaps with a fresh one.
+      retryAttempts: 0,
+      maxEventAge: Duration.minutes(RECONCILER_SCHEDULE.rateMinutes),
+      // One run at a time: overlapping runs are safe (every repair is a conditional write) but only
+      // duplicate each other's reads; a tick that finds a run still going is throttled and dropped.
+      reservedConcurrentExecutions: 1,
+    });
+    this.function = reconciler.function;
+    this.logGroup = reconciler.logGroup;
+
+    const { tables } = props;
+    tables.stores.grantReadData(this.function);
+    tables.dispatch.grantReadWriteData(this.function);
+    props.attentionQueue.grantSendMessages(this.function);
+    grantStoreQueues(this, this.function, props.queuePrefix, 'reconciler');
+
+    this.schedule = new Schedule(this, 'Schedule', {
+      description: 'Attention Queue reconciler tick',
+      schedule: ScheduleExpression.rate(Duration.minutes(RECONCILER_SCHEDULE.rateMinutes)),
+      // Same reasoning as retryAttempts above: a tick that cannot be delivered is superseded by the next.
+      target: new LambdaInvoke(this.function, { retryAttempts: 0, maxEventAge: Duration.minutes(1) }),
+    });
+  }
+}

@@ -1,0 +1,59 @@
+import { ArnFormat, Stack } from 'aws-cdk-lib';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import type { IConstruct } from 'constructs';
+import type { FunctionName } from '../lambdas/config/runtime-config.js';
+import { QueueNames } from '../lambdas/core/names.js';
+
+/**
+ * Store queues (and their DLQs) are created at run time by the admin function, so no template can
+ * name them. IAM names their pattern instead — `arn:…:sqs:<region>:<account>:<prefix>-s-*` — which
+ * covers every store's queue and DLQ of this deployment and nothing else.
+ */
+export const storeQueuesArn = (scope: IConstruct, queuePrefix: string): string =>
+  Stack.of(scope).formatArn({
+    service: 'sqs',
+    resource: QueueNames.storeQueuePattern(queuePrefix),
+    arnFormat: ArnFormat.NO_RESOURCE_NAME,
+  });
+
+/** What each function does to store queues, and nothing more (no sqs:*, no DeleteQueue, no PurgeQueue). */
+export const StoreQueueActions = {
+  admin: [
+    'sqs:CreateQueue',
+    'sqs:GetQueueUrl',
+    'sqs:GetQueueAttributes',
+    'sqs:SetQueueAttributes',
+    // CreateQueue with tags needs TagQueue too.
+    'sqs:TagQueue',
+    // A dead-letter redrive (StartMessageMoveTask) needs receive/delete on the DLQ and send on the queue.
+    'sqs:ReceiveMessage',
+    'sqs:DeleteMessage',
+    'sqs:SendMessage',
+    'sqs:StartMessageMoveTask',
+    'sqs:ListMessageMoveTasks',
+  ],
+  ingest: ['sqs:SendMessage'],
+  worker: [
+    'sqs:ReceiveMessage',
+    'sqs:DeleteMessage',
+    'sqs:ChangeMessageVisibility',
+    // Permanent failures are sent to the store's DLQ by the worker itself.
+    'sqs:SendMessage',
+    'sqs:GetQueueAttributes',
+  ],
+  reconciler: ['sqs:GetQueueAttributes'],
+} as const satisfies Partial<Record<FunctionName, readonly string[]>>;
+
+export type StoreQueueRole = keyof typeof StoreQueueActions;
+
+export const grantStoreQueues = (
+  scope: IConstruct,
+  grantee: IGrantable,
+  queuePrefix: string,
+  role: StoreQueueRole,
+): Grant =>
+  Grant.addToPrincipal({
+    grantee,
+    actions: [...StoreQueueActions[role]],
+    resourceArns: [storeQueuesArn(scope, queuePrefix)],
+  });
