@@ -11,7 +11,7 @@ import { createReconcilerHandler } from '../../lambdas/app/reconciler-app.js';
 import type { RuntimeOverrides } from '../../lambdas/app/runtime.js';
 import { createWorkerHandler } from '../../lambdas/app/worker-app.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
-import { loadConfig } from '../../lambdas/config/runtime-config.js';
+import { loadConfig, type FunctionName } from '../../lambdas/config/runtime-config.js';
 import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { MAX_RECEIVE_COUNT } from '../../lambdas/core/plans.js';
 import type { ReconcileReport } from '../../lambdas/core/reconcile.js';
@@ -47,6 +47,8 @@ export interface LocalStackOptions {
 
 export interface LocalStack {
   url: string;
+  /** The handlers local mode wired, one per function of the topology. */
+  handlers: Record<FunctionName, unknown>;
   adminToken: string;
   prefix: string;
   env: Record<string, string>;
@@ -62,6 +64,30 @@ export interface LocalStack {
   startWorkers(): void;
   stop(): Promise<void>;
 }
+
+/**
+ * The environment local mode gives the functions: what the stack sets on AWS (table names, the attention
+ * queue URL, prefix, marketplace URL), plus the emulator endpoints. Each function parses only its part.
+ */
+export const localEnvironment = (args: {
+  prefix: string;
+  resources: LocalResources;
+  endpoints: { dynamo: string; sqs: string };
+  marketplaceBaseUrl: string;
+  settings: Partial<Record<string, string>>;
+}): Record<string, string> => ({
+  [EnvNames.region]: 'us-east-1',
+  [EnvNames.queuePrefix]: args.prefix,
+  [EnvNames.storesTable]: args.resources.tables.stores,
+  [EnvNames.dispatchTable]: args.resources.tables.dispatch,
+  [EnvNames.tokensTable]: args.resources.tables.tokens,
+  [EnvNames.deliveriesTable]: args.resources.tables.deliveries,
+  [EnvNames.attentionQueueUrl]: args.resources.attentionQueueUrl,
+  [EnvNames.marketplaceBaseUrl]: args.marketplaceBaseUrl,
+  [EnvNames.sqsEndpoint]: args.endpoints.sqs,
+  [EnvNames.dynamoEndpoint]: args.endpoints.dynamo,
+  ...(Object.fromEntries(Object.entries(args.settings).filter(([, v]) => v !== undefined)) as Record<string, string>),
+});
 
 /** SQS messages live only in the emulator's memory: after a restart, recreate every known store's queues. */
 const restoreStoreQueues = async (
@@ -121,32 +147,22 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       marketplaceBaseUrl = marketplace.url;
     }
 
-    const env: Record<string, string> = {
-      [EnvNames.region]: 'us-east-1',
-      [EnvNames.queuePrefix]: prefix,
-      [EnvNames.storesTable]: resources.tables.stores,
-      [EnvNames.dispatchTable]: resources.tables.dispatch,
-      [EnvNames.tokensTable]: resources.tables.tokens,
-      [EnvNames.deliveriesTable]: resources.tables.deliveries,
-      [EnvNames.attentionQueueUrl]: resources.attentionQueueUrl,
-      [EnvNames.marketplaceBaseUrl]: marketplaceBaseUrl,
-      [EnvNames.sqsEndpoint]: endpoints.sqs,
-      [EnvNames.dynamoEndpoint]: endpoints.dynamo,
-      ...(Object.fromEntries(
-        Object.entries(options.settings ?? {}).filter(([, v]) => v !== undefined),
-      ) as Record<string, string>),
-    };
+    const env = localEnvironment({ prefix, resources, endpoints, marketplaceBaseUrl, settings: options.settings ?? {} });
     const telemetry = new RecordingTelemetry(
       options.log ??
         ((r) =>
           process.stderr.write(`[${r.level}] ${r.message} ${r.fields ? JSON.stringify(r.fields) : ''}\n`)),
     );
     const shared: RuntimeOverrides = { clients, telemetry, redriveMode: 'manual' };
-    const ingest = createIngestHandler(loadConfig('ingest', env), shared);
-    const admin = createAdminHandler(loadConfig('admin', env), shared);
-    const authorizer = createAuthorizerHandler(loadConfig('authorizer', env), shared);
-    const worker = createWorkerHandler(loadConfig('worker', env), { ...shared, ...options.workerOverrides });
-    const reconciler = createReconcilerHandler(loadConfig('reconciler', env), shared);
+    // The same composition roots the Lambda entry points call, each with the variables it would get on AWS.
+    const handlers = {
+      ingest: createIngestHandler(loadConfig('ingest', env), shared),
+      admin: createAdminHandler(loadConfig('admin', env), shared),
+      authorizer: createAuthorizerHandler(loadConfig('authorizer', env), shared),
+      worker: createWorkerHandler(loadConfig('worker', env), { ...shared, ...options.workerOverrides }),
+      reconciler: createReconcilerHandler(loadConfig('reconciler', env), shared),
+    } satisfies Record<FunctionName, unknown>;
+    const { ingest, admin, authorizer, worker, reconciler } = handlers;
 
     const queueArn = await clients.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: resources.attentionQueueUrl, AttributeNames: ['QueueArn'] }),
@@ -198,6 +214,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     };
     return {
       url: api.url,
+      handlers,
       adminToken,
       prefix,
       env,

@@ -49,7 +49,7 @@ export class SqsEventSource {
   constructor(
     private readonly sqs: SQSClient,
     private readonly handler: SqsHandler,
-    private readonly options: EventSourceOptions,
+    readonly options: EventSourceOptions,
   ) {}
 
   start(): void {

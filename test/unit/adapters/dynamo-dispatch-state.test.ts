@@ -204,12 +204,21 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
-      'noteResend counts one more resend of a still-queued slot, once per observed count',
+      'noteResend marks the first resend of a slot never re-announced',
+      (s) => s.noteResend(STORE, 'slot-b', 0),
+      update({
+        UpdateExpression: 'SET slots.#id.#r = :next',
+        ConditionExpression: 'slots.#id.#s = :q AND attribute_not_exists(slots.#id.#r)',
+        ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's', '#r': 'r' },
+        ExpressionAttributeValues: { ':q': 'q', ':next': 1 },
+      }),
+    ],
+    [
+      'noteResend counts a further resend only at the count the caller saw',
       (s) => s.noteResend(STORE, 'slot-b', 2),
       update({
         UpdateExpression: 'SET slots.#id.#r = :next',
-        ConditionExpression:
-          'slots.#id.#s = :q AND (attribute_not_exists(slots.#id.#r) OR slots.#id.#r = :r)',
+        ConditionExpression: 'slots.#id.#s = :q AND slots.#id.#r = :r',
         ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's', '#r': 'r' },
         ExpressionAttributeValues: { ':q': 'q', ':r': 2, ':next': 3 },
       }),

@@ -10,7 +10,7 @@ const request: DeliveryRequest = {
   body: { eventId: 'evt-1', type: 'inventory.update', payload: { sku: 'A', quantity: 3 }, version: 2 },
 };
 
-const fakeFetch = (answer: () => Promise<Response>) => vi.fn<typeof fetch>(answer);
+const fakeFetch = (answer: typeof fetch) => vi.fn<typeof fetch>(answer);
 const answering = (status: number, headers: Record<string, string> = {}) =>
   fakeFetch(async () => new Response(status === 204 ? null : 'body', { status, headers }));
 

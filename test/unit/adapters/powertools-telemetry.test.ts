@@ -9,9 +9,9 @@ const quietTelemetry = () => {
   return {
     telemetry,
     single,
-    addMetric: vi.spyOn(telemetry.metrics, 'addMetric').mockImplementation(() => undefined),
+    addMetric: vi.spyOn(telemetry.metrics, 'addMetric').mockReturnThis(),
     singleMetric: vi.spyOn(telemetry.metrics, 'singleMetric').mockReturnValue(single as unknown as Metrics),
-    publish: vi.spyOn(telemetry.metrics, 'publishStoredMetrics').mockImplementation(() => undefined),
+    publish: vi.spyOn(telemetry.metrics, 'publishStoredMetrics').mockReturnThis(),
     info: vi.spyOn(telemetry.logger, 'info').mockImplementation(() => undefined),
     warn: vi.spyOn(telemetry.logger, 'warn').mockImplementation(() => undefined),
     error: vi.spyOn(telemetry.logger, 'error').mockImplementation(() => undefined),

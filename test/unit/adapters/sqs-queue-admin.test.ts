@@ -145,6 +145,33 @@ describe('SqsQueueAdmin.counts', () => {
   });
 });
 
+describe('SqsQueueAdmin.pending', () => {
+  it('adds up visible, in-flight and delayed messages of the work queue', async () => {
+    attributes({ backlog: 5, inFlight: 2, delayed: 1, deadLetters: 9 });
+    await expect(new SqsQueueAdmin(client(), 'aq').pending(QUEUE_URL)).resolves.toBe(8);
+  });
+
+  it('makes one request, to the work queue only', async () => {
+    attributes({});
+    await new SqsQueueAdmin(client(), 'aq').pending(QUEUE_URL);
+    expect(sqs.commandCalls(GetQueueAttributesCommand).map((c) => c.args[0].input)).toEqual([
+      {
+        QueueUrl: QUEUE_URL,
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+        ],
+      },
+    ]);
+  });
+
+  it('counts missing attributes as zero', async () => {
+    sqs.on(GetQueueAttributesCommand).resolves({});
+    await expect(new SqsQueueAdmin(client(), 'aq').pending(QUEUE_URL)).resolves.toBe(0);
+  });
+});
+
 describe('SqsQueueAdmin.redrive', () => {
   it('does nothing when the DLQ is empty', async () => {
     attributes({ deadLetters: 0 });

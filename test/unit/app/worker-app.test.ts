@@ -41,7 +41,13 @@ const ddb = mockClient(DynamoDBDocumentClient);
 
 /** basic plan: lease TTL = 20 s slice + 5 s marketplace timeout + 10 s margin. */
 const LEASE_EXPIRY = T0 + 35_000;
-const attention: AttentionMessage = { v: 1, storeId: 'store-1', slotId: 'slot-a', reason: 'ingest', issuedAt: T0 };
+const attention: AttentionMessage = {
+  v: 1,
+  storeId: 'store-1',
+  slotId: 'slot-a',
+  reason: 'ingest',
+  issuedAt: T0,
+};
 const leasedItem = {
   storeId: 'store-1',
   enqSeq: 4,
@@ -105,7 +111,8 @@ const dispatchWrite = (input: UpdateCommandInput): string => {
   if (update === 'SET wakeAt = :until') return 'deferWake';
   if (update.startsWith('SET slots.#id = :slot, activeShard')) return 'issueSlot';
   if (update.startsWith('SET slots.#id = :slot')) return 'requeue';
-  if (update === 'REMOVE slots.#id') return input.ConditionExpression?.includes(':q') ? 'dropQueued' : 'release';
+  if (update === 'REMOVE slots.#id')
+    return input.ConditionExpression?.includes(':q') ? 'dropQueued' : 'release';
   return 'other';
 };
 const writes = () => ddb.commandCalls(UpdateCommand).map((c) => dispatchWrite(c.args[0].input));
@@ -159,7 +166,9 @@ describe('createWorkerHandler: partial batch failures', () => {
   it('fails the record whose store could not be looked up, so SQS retries it', async () => {
     ddb.on(GetCommand, { TableName: TABLES.stores }).rejects(new Error('DynamoDB unavailable'));
     const { handler } = setup();
-    await expect(handler(attentionEvent())).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'att-1' }] });
+    await expect(handler(attentionEvent())).resolves.toEqual({
+      batchItemFailures: [{ itemIdentifier: 'att-1' }],
+    });
   });
 
   it('fails only that record in a batch', async () => {
@@ -277,7 +286,10 @@ describe('createWorkerHandler: a slice', () => {
   it('issues a slot itself for an ensure-slot nudge', async () => {
     const { handler } = setup();
     await handler(attentionEvent({ slotId: '*', reason: 'repair' }));
-    expect({ writes: writes().slice(0, 2), names: writeInput('issueSlot')?.ExpressionAttributeNames }).toEqual({
+    expect({
+      writes: writes().slice(0, 2),
+      names: writeInput('issueSlot')?.ExpressionAttributeNames,
+    }).toEqual({
       writes: ['issueSlot', 'acquire'],
       names: { '#id': 'slot-new' },
     });
@@ -360,7 +372,8 @@ describe('createWorkerHandler: a slice', () => {
     });
 
     describe('when the marketplace throttles the store', () => {
-      const throttled = () => setup(marketplaceAnswering({ kind: 'throttled', status: 429, retryAfterSeconds: 30 }));
+      const throttled = () =>
+        setup(marketplaceAnswering({ kind: 'throttled', status: 429, retryAfterSeconds: 30 }));
 
       it('forbids idling until Retry-After, then hides the message as long', async () => {
         const { handler } = throttled();
@@ -384,7 +397,13 @@ describe('createWorkerHandler: a slice', () => {
           slot: { s: 'q', at: T0 + 30_000, n: T0 + 200 },
           attention: {
             QueueUrl: ATTENTION_URL,
-            MessageBody: JSON.stringify({ v: 1, storeId: 'store-1', slotId: 'slot-a', reason: 'requeue', issuedAt: T0 }),
+            MessageBody: JSON.stringify({
+              v: 1,
+              storeId: 'store-1',
+              slotId: 'slot-a',
+              reason: 'requeue',
+              issuedAt: T0,
+            }),
             DelaySeconds: 30,
           },
         });

@@ -1,0 +1,316 @@
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
+import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import { createReconcilerHandler } from '../../../lambdas/app/reconciler-app.js';
+import { loadConfig } from '../../../lambdas/config/runtime-config.js';
+import { ACTIVE_SHARDS, activeShardOf } from '../../../lambdas/core/names.js';
+import type { FlushableTelemetry } from '../../../lambdas/app/runtime.js';
+import {
+  answerQueueAttributes,
+  ATTENTION_URL,
+  fixedClock,
+  FULL_ENV,
+  QUEUE_URL,
+  recordingTelemetry,
+  sequentialIds,
+  storeRecord,
+  T0,
+  TABLES,
+} from '../support/fixtures.js';
+
+const sqs = mockClient(SQSClient);
+const ddb = mockClient(DynamoDBDocumentClient);
+const NO_SWEEP = { AQ_SWEEP_STORES_PER_RUN: '0' };
+
+const setup = (env: Record<string, string> = NO_SWEEP, telemetry?: FlushableTelemetry) => {
+  const recorded = recordingTelemetry();
+  const handler = createReconcilerHandler(loadConfig('reconciler', { ...FULL_ENV, ...env }), {
+    clients: createAwsClients({ region: 'us-east-1' }),
+    telemetry: telemetry ?? recorded.telemetry,
+    clock: fixedClock(),
+    ids: sequentialIds('slot-new'),
+  });
+  return { handler, ...recorded };
+};
+
+/** The active index lists these stores, each on its own shard. */
+const activeStores = (...storeIds: string[]) =>
+  ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => ({
+    Items: storeIds
+      .filter((id) => activeShardOf(id) === input.ExpressionAttributeValues?.[':shard'])
+      .map((storeId) => ({ storeId })),
+  }));
+const dispatchItem = (slots: Record<string, unknown>, storeId = 'store-1') =>
+  ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId } }).resolves({
+    Item: { storeId, enqSeq: 5, fence: 3, slots, activeShard: activeShardOf(storeId), activeSince: T0 },
+  });
+const attentions = () =>
+  sqs
+    .commandCalls(SendMessageCommand)
+    .filter((c) => c.args[0].input.QueueUrl === ATTENTION_URL)
+    .map((c) => ({ ...JSON.parse(c.args[0].input.MessageBody ?? ''), delay: c.args[0].input.DelaySeconds }));
+
+beforeEach(() => {
+  sqs.reset();
+  ddb.reset();
+  ddb.on(QueryCommand).resolves({ Items: [] });
+  ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: storeRecord() });
+  ddb.on(UpdateCommand).resolves({ Attributes: { storeId: 'store-1', slots: {} } });
+});
+
+describe('createReconcilerHandler', () => {
+  it('reads every shard of the active index', async () => {
+    const { handler } = setup();
+    await handler();
+    expect(
+      ddb.commandCalls(QueryCommand).map((c) => c.args[0].input.ExpressionAttributeValues?.[':shard']),
+    ).toEqual(Array.from({ length: ACTIVE_SHARDS }, (_, i) => String(i)));
+  });
+
+  it('touches nothing else when no store is active (idle costs nothing)', async () => {
+    const { handler } = setup();
+    await handler();
+    expect({ sqs: sqs.calls().length, other: ddb.calls().length - ACTIVE_SHARDS }).toEqual({
+      sqs: 0,
+      other: 0,
+    });
+  });
+
+  it('reclaims an expired lease with the same fence', async () => {
+    activeStores('store-1');
+    dispatchItem({ a: { s: 'l', at: T0 - 3_000, f: 3 } });
+    const { handler } = setup();
+    await handler();
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      UpdateExpression: 'SET slots.#id = :slot',
+      ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence',
+      ExpressionAttributeNames: { '#id': 'a', '#s': 's', '#f': 'f' },
+      // Due once the dead worker's messages are visible again (lease + 5 s margin + 1 s).
+      ExpressionAttributeValues: { ':slot': { s: 'q', at: T0 + 3_000 }, ':l': 'l', ':fence': 3 },
+    });
+  });
+
+  it('re-announces a reclaimed slot when it is due', async () => {
+    activeStores('store-1');
+    dispatchItem({ a: { s: 'l', at: T0 - 3_000, f: 3 } });
+    const { handler } = setup();
+    await handler();
+    expect(attentions()).toEqual([
+      { v: 1, storeId: 'store-1', slotId: 'a', reason: 'reclaim', issuedAt: T0, delay: 3 },
+    ]);
+  });
+
+  it('leaves a lease alone within the clock-skew allowance', async () => {
+    activeStores('store-1');
+    dispatchItem({ a: { s: 'l', at: T0 - 1_999, f: 3 } });
+    const { handler } = setup();
+    await handler();
+    expect([ddb.commandCalls(UpdateCommand).length, attentions().length]).toEqual([0, 0]);
+  });
+
+  it('resends the attention of a queued slot past its grace period', async () => {
+    activeStores('store-1');
+    dispatchItem({ q: { s: 'q', at: T0 - 20_001 } });
+    const { handler } = setup();
+    await handler();
+    expect({
+      noted: ddb.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues,
+      attentions: attentions(),
+    }).toEqual({
+      noted: { ':q': 'q', ':next': 1 },
+      attentions: [{ v: 1, storeId: 'store-1', slotId: 'q', reason: 'resend', issuedAt: T0 }],
+    });
+  });
+
+  it('waits twice as long before each further resend', async () => {
+    activeStores('store-1');
+    dispatchItem({ q: { s: 'q', at: T0 - 40_000, r: 1 } });
+    const { handler } = setup();
+    await handler();
+    expect(attentions()).toEqual([]);
+  });
+
+  it('gives a store with no slot at all a new one', async () => {
+    activeStores('store-1');
+    dispatchItem({});
+    const { handler } = setup();
+    const report = await handler();
+    expect({ report: report.repairs, attentions: attentions() }).toEqual({
+      report: { reclaim: 0, resend: 0, repair: 1, sweep: 0 },
+      attentions: [{ v: 1, storeId: 'store-1', slotId: 'slot-new', reason: 'repair', issuedAt: T0 }],
+    });
+  });
+
+  it('skips a store that is not active', async () => {
+    activeStores('store-1');
+    dispatchItem({});
+    ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: storeRecord({ status: 'paused' }) });
+    const { handler } = setup();
+    const report = await handler();
+    expect({ checked: report.checked, attentions: attentions().length }).toEqual({
+      checked: 0,
+      attentions: 0,
+    });
+  });
+
+  it('carries on with the other stores when one cannot be checked', async () => {
+    activeStores('store-1', 'store-2');
+    dispatchItem({});
+    ddb
+      .on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: 'store-2' } })
+      .rejects(new Error('throttled'));
+    const { handler, logs } = setup();
+    const report = await handler();
+    expect({ repaired: report.repairs.repair, logged: logs.filter((l) => l.level === 'error') }).toEqual({
+      repaired: 1,
+      logged: [
+        {
+          level: 'error',
+          message: 'reconciler could not check a store',
+          fields: { storeId: 'store-2', error: 'Error: throttled' },
+        },
+      ],
+    });
+  });
+
+  it('follows the active index’s pages', async () => {
+    const shard = activeShardOf('store-1');
+    ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => {
+      if (input.ExpressionAttributeValues?.[':shard'] !== shard) return { Items: [] };
+      return input.ExclusiveStartKey
+        ? { Items: [{ storeId: 'store-2' }] }
+        : { Items: [{ storeId: 'store-1' }], LastEvaluatedKey: { storeId: 'store-1', activeShard: shard } };
+    });
+    dispatchItem({});
+    dispatchItem({}, 'store-2');
+    const { handler } = setup();
+    const report = await handler();
+    expect(report.checked).toBe(2);
+  });
+
+  it('logs its report', async () => {
+    const { handler, logs } = setup();
+    await handler();
+    expect(logs).toContainEqual({
+      level: 'info',
+      message: 'reconciler run',
+      fields: { checked: 0, repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 }, swept: 0 },
+    });
+  });
+
+  it('flushes telemetry even when the run fails', async () => {
+    ddb.on(QueryCommand).rejects(new Error('DynamoDB unavailable'));
+    const telemetry = Object.assign(new RecordingTelemetry(), { flush: vi.fn() });
+    const { handler } = setup(NO_SWEEP, telemetry);
+    await expect(handler()).rejects.toThrow('DynamoDB unavailable');
+    expect(telemetry.flush).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('createReconcilerHandler: the sweep', () => {
+  const SWEEP = { AQ_SWEEP_STORES_PER_RUN: '2' };
+
+  beforeEach(() => {
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: '#sweep-cursor' } }).resolves({
+      Item: { storeId: '#sweep-cursor', cursor: 'eyJzdG9yZUlkIjoic3RvcmUtMCJ9' },
+    });
+    ddb.on(ScanCommand).resolves({ Items: [storeRecord()], LastEvaluatedKey: { storeId: 'store-1' } });
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: 'store-1' } }).resolves({
+      Item: { storeId: 'store-1', enqSeq: 9, fence: 0, slots: {} },
+    });
+  });
+
+  it('scans the configured number of stores from where the last run stopped', async () => {
+    answerQueueAttributes(sqs);
+    const { handler } = setup(SWEEP);
+    await handler();
+    expect(ddb.commandCalls(ScanCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.stores,
+      Limit: 2,
+      ExclusiveStartKey: { storeId: 'store-0' },
+    });
+  });
+
+  it('saves where it stopped for the next run', async () => {
+    answerQueueAttributes(sqs);
+    const { handler } = setup(SWEEP);
+    await handler();
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.dispatch,
+      Item: { storeId: '#sweep-cursor', cursor: 'eyJzdG9yZUlkIjoic3RvcmUtMSJ9' },
+    });
+  });
+
+  it('signals a store with an untracked backlog', async () => {
+    answerQueueAttributes(sqs, { backlog: 4 });
+    const { handler } = setup(SWEEP);
+    const report = await handler();
+    expect({ sweep: report.repairs.sweep, attentions: attentions() }).toEqual({
+      sweep: 1,
+      attentions: [{ v: 1, storeId: 'store-1', slotId: 'slot-new', reason: 'sweep', issuedAt: T0 }],
+    });
+  });
+
+  it('marks the found store active first, so the reconciler tracks it from then on', async () => {
+    answerQueueAttributes(sqs, { backlog: 4 });
+    const { handler } = setup(SWEEP);
+    await handler();
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toContain(
+      'activeShard = if_not_exists(activeShard, :shard)',
+    );
+  });
+
+  it('asks only the store’s work queue for its depth', async () => {
+    answerQueueAttributes(sqs, { backlog: 4 });
+    const { handler } = setup(SWEEP);
+    await handler();
+    expect(sqs.commandCalls(GetQueueAttributesCommand).map((c) => c.args[0].input.QueueUrl)).toEqual([
+      QUEUE_URL,
+    ]);
+  });
+
+  it('counts in-flight and delayed messages as backlog', async () => {
+    answerQueueAttributes(sqs, { inFlight: 1, delayed: 1 });
+    const { handler } = setup(SWEEP);
+    const report = await handler();
+    expect(report.repairs.sweep).toBe(1);
+  });
+
+  it('leaves a store with an empty queue alone', async () => {
+    answerQueueAttributes(sqs, { deadLetters: 8 });
+    const { handler } = setup(SWEEP);
+    const report = await handler();
+    expect({ swept: report.swept, updates: ddb.commandCalls(UpdateCommand).length }).toEqual({
+      swept: 1,
+      updates: 0,
+    });
+  });
+
+  it('leaves a store the active index already tracks to the active pass', async () => {
+    answerQueueAttributes(sqs, { backlog: 4 });
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: 'store-1' } }).resolves({
+      Item: { storeId: 'store-1', enqSeq: 9, fence: 0, slots: {}, activeShard: '1', activeSince: T0 },
+    });
+    const { handler } = setup(SWEEP);
+    await handler();
+    expect(attentions()).toEqual([]);
+  });
+
+  it('does not read the queues of a store that is not active', async () => {
+    ddb.on(ScanCommand).resolves({ Items: [storeRecord({ status: 'paused' })] });
+    const { handler } = setup(SWEEP);
+    await handler();
+    expect(sqs.calls()).toHaveLength(0);
+  });
+});
