@@ -6,15 +6,13 @@ import { QueueNames } from '../lambdas/core/names.js';
 
 /**
  * Store queues (and their DLQs) are created at run time by the admin function, so no template can
- * name them. IAM names their pattern instead — `arn:…:sqs:<region>:<account>:<prefix>-s-*` — which
- * covers every store's queue and DLQ of this deployment and nothing else.
+ * name them. IAM names their patterns instead — `arn:…:sqs:<region>:<account>:<prefix>-s-*` and `…-d-*` —
+ * which cover every store's queue and DLQ of this deployment and nothing else.
  */
-export const storeQueuesArn = (scope: IConstruct, queuePrefix: string): string =>
-  Stack.of(scope).formatArn({
-    service: 'sqs',
-    resource: QueueNames.storeQueuePattern(queuePrefix),
-    arnFormat: ArnFormat.NO_RESOURCE_NAME,
-  });
+export const storeQueuesArns = (scope: IConstruct, queuePrefix: string): string[] =>
+  QueueNames.storeQueuePatterns(queuePrefix).map((pattern) =>
+    Stack.of(scope).formatArn({ service: 'sqs', resource: pattern, arnFormat: ArnFormat.NO_RESOURCE_NAME }),
+  );
 
 /** What each function does to store queues, and nothing more (no sqs:*, no DeleteQueue, no PurgeQueue). */
 export const StoreQueueActions = {
@@ -55,5 +53,5 @@ export const grantStoreQueues = (
   Grant.addToPrincipal({
     grantee,
     actions: [...StoreQueueActions[role]],
-    resourceArns: [storeQueuesArn(scope, queuePrefix)],
+    resourceArns: storeQueuesArns(scope, queuePrefix),
   });

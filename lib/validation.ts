@@ -21,7 +21,7 @@ export const requireQueuePrefix = (name: string, prefix: string): string => {
   requireLiteral(name, prefix);
   if (!QUEUE_PREFIX_PATTERN.test(prefix)) {
     throw new InvalidPropError(
-      `${name} must match ${String(QUEUE_PREFIX_PATTERN)} (lowercase letters, digits and '-', starting with a letter, at most 16 characters); got '${prefix}'`,
+      `${name} must match ${String(QUEUE_PREFIX_PATTERN)} (lowercase letters and digits, starting with a letter, at most 16 characters); got '${prefix}'`,
     );
   }
   return prefix;

@@ -102,8 +102,11 @@ export const startApiServer = async (
             methodArn: `${LOCAL_ARN}/${method}${url.pathname}`,
           });
           Object.assign(authorizer, decision.context ?? {}, { principalId: decision.principalId });
-        } catch {
-          return send(401, errorBody('unauthorized', 'missing or invalid credential'));
+        } catch (error) {
+          // As API Gateway: the authorizer's "Unauthorized" is a 401; any other failure is AUTHORIZER_FAILURE (503 here and in the stack).
+          if ((error as Error).message === 'Unauthorized')
+            return send(401, errorBody('unauthorized', 'missing or invalid credential'));
+          return send(503, errorBody('dependency_unavailable', 'the credential could not be checked; retry'));
         }
       } else if (route.auth === 'iam') {
         const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];

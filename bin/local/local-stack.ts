@@ -86,7 +86,10 @@ export const localEnvironment = (args: {
   [EnvNames.marketplaceBaseUrl]: args.marketplaceBaseUrl,
   [EnvNames.sqsEndpoint]: args.endpoints.sqs,
   [EnvNames.dynamoEndpoint]: args.endpoints.dynamo,
-  ...(Object.fromEntries(Object.entries(args.settings).filter(([, v]) => v !== undefined)) as Record<string, string>),
+  ...(Object.fromEntries(Object.entries(args.settings).filter(([, v]) => v !== undefined)) as Record<
+    string,
+    string
+  >),
 });
 
 /** SQS messages live only in the emulator's memory: after a restart, recreate every known store's queues. */
@@ -147,7 +150,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       marketplaceBaseUrl = marketplace.url;
     }
 
-    const env = localEnvironment({ prefix, resources, endpoints, marketplaceBaseUrl, settings: options.settings ?? {} });
+    const env = localEnvironment({
+      prefix,
+      resources,
+      endpoints,
+      marketplaceBaseUrl,
+      settings: options.settings ?? {},
+    });
     const telemetry = new RecordingTelemetry(
       options.log ??
         ((r) =>

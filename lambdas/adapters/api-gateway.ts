@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { AppError, DependencyError } from '../core/errors.js';
 import { errorBody, errorResponse, json, type HttpRequest, type HttpResponse } from '../core/http.js';
 import type { RouteId } from '../core/routes.js';
 import { ROUTES } from '../core/routes.js';
@@ -38,6 +39,19 @@ export const toProxyResult = (response: HttpResponse): APIGatewayProxyResult => 
   body: JSON.stringify(response.body),
 });
 
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND']);
+
+/**
+ * An AWS SDK error (service fault or throttling, carrying `$metadata`) or a network failure on the way to
+ * SQS or DynamoDB: the contract's 503, not a 500. Use cases wrap the calls whose failure they can explain;
+ * this catches the rest, so admin routes answer like ingest does.
+ */
+export const isDependencyFailure = (error: unknown): boolean => {
+  if (typeof error !== 'object' || error === null || error instanceof AppError) return false;
+  const e = error as { $metadata?: unknown; code?: string; name?: string };
+  return e.$metadata !== undefined || NETWORK_CODES.has(e.code ?? '') || e.name === 'TimeoutError';
+};
+
 export type RouteHandlers = Partial<Record<RouteId, (request: HttpRequest) => Promise<HttpResponse>>>;
 
 /** A Lambda proxy handler that dispatches on the API Gateway resource + method to the route's use case. */
@@ -57,7 +71,11 @@ export const createApiHandler =
       try {
         response = await handle(request);
       } catch (error) {
-        response = errorResponse(error);
+        response = errorResponse(
+          isDependencyFailure(error)
+            ? new DependencyError('a dependency failed; nothing was changed', error)
+            : error,
+        );
         if (response.status >= 500) {
           telemetry.error('request failed', {
             route: route?.id,

@@ -58,7 +58,7 @@ export class DynamoStoreRegistry implements StoreRegistry {
 
 /** Ingest reads the store on every request; a short cache (off by default) trades status freshness for reads. */
 export class CachedStoreRegistry implements StoreRegistry {
-  private readonly cache = new Map<string, { at: number; value: StoreRecord | undefined }>();
+  private readonly cache = new Map<string, { at: number; value: StoreRecord }>();
   constructor(
     private readonly inner: StoreRegistry,
     private readonly ttlMs: number,
@@ -70,7 +70,8 @@ export class CachedStoreRegistry implements StoreRegistry {
     if (hit && this.now() - hit.at < this.ttlMs) return hit.value;
     const value = await this.inner.get(storeId);
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(storeId, { at: this.now(), value });
+    // A miss is not cached: a store created a moment ago must be usable at once.
+    if (value) this.cache.set(storeId, { at: this.now(), value });
     return value;
   }
   create(record: StoreRecord) {

@@ -1,10 +1,14 @@
 import type { DeliveryOutcome, DeliveryRequest, Marketplace } from '../core/ports.js';
 
 /** Retry-After is delta-seconds or an HTTP date (RFC 9110); anything else is ignored. */
+/** IMF-fixdate, the HTTP-date form senders must use (RFC 9110 §5.6.7); Date.parse alone accepts "1.5". */
+const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
 export const parseRetryAfter = (value: string | null, now: number): number | undefined => {
-  if (value === null || value.trim() === '') return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const date = Date.parse(value);
+  const trimmed = value?.trim() ?? '';
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  if (!HTTP_DATE.test(trimmed)) return undefined;
+  const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 };
 

@@ -15,8 +15,9 @@ export const UNAUTHORIZED = 'Unauthorized';
  * token and reuses it across routes; ownership of the store is checked by the ingest function.
  */
 export const integratorRoutesArn = (methodArn: string): string => {
-  const [arnPrefix, apiId, stage] = methodArn.split('/') as [string, string?, string?];
-  return `${arnPrefix}/${apiId ?? '*'}/${stage ?? '*'}/*/v1/*`;
+  // arn:aws:execute-api:{region}:{account}:{apiId}/{stage}/{METHOD}/{path…}
+  const [apiArn, stage] = methodArn.split('/') as [string, string?];
+  return `${apiArn}/${stage ?? '*'}/*/v1/*`;
 };
 
 export const authorizeToken = async (

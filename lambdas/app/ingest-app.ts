@@ -22,9 +22,13 @@ export const composeIngest = (
   const telemetry = telemetryFor(FUNCTIONS.ingest.serviceName, overrides);
   const registry = new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]);
   const cacheSeconds = config[EnvNames.storeCacheSeconds];
+  const signal = signalDepsFor(config, clients, telemetry, overrides);
   return {
-    ...signalDepsFor(config, clients, telemetry, overrides),
-    stores: cacheSeconds > 0 ? new CachedStoreRegistry(registry, cacheSeconds * 1000) : registry,
+    ...signal,
+    stores:
+      cacheSeconds > 0
+        ? new CachedStoreRegistry(registry, cacheSeconds * 1000, () => signal.clock.now())
+        : registry,
     tasks: new SqsTaskQueues(clients.sqs),
     deliveries: new DynamoDeliveryLog(clients.doc, config[EnvNames.deliveriesTable]),
   };

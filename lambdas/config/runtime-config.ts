@@ -14,7 +14,7 @@ const FullConfigSchema = z.object({
   [EnvNames.region]: z.string().min(1).default('us-east-1'),
   [EnvNames.queuePrefix]: z
     .string()
-    .regex(QUEUE_PREFIX_PATTERN, 'lowercase, starts with a letter, ≤ 16 chars'),
+    .regex(QUEUE_PREFIX_PATTERN, 'lowercase letters and digits, starting with a letter, ≤ 16 chars'),
   [EnvNames.storesTable]: z.string().min(1),
   [EnvNames.dispatchTable]: z.string().min(1),
   [EnvNames.tokensTable]: z.string().min(1),

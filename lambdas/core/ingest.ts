@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { ConflictError, DependencyError, ForbiddenError, NotFoundError, ValidationError } from './errors.js';
+import {
+  ConflictError,
+  DependencyError,
+  ForbiddenError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ValidationError,
+} from './errors.js';
 import {
   json,
   MAX_BATCH_BODY_BYTES,
@@ -126,6 +133,9 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
   const seen = new Set<string>();
   rawTasks.forEach((raw, index) => {
     try {
+      if (Buffer.byteLength(JSON.stringify(raw), 'utf8') > MAX_TASK_BODY_BYTES) {
+        throw new PayloadTooLargeError(MAX_TASK_BODY_BYTES);
+      }
       const task = validate(TaskSchema, raw, ['tasks', index]);
       if (seen.has(task.eventId)) {
         throw new ValidationError(`tasks[${index}].eventId: duplicates an earlier task in this batch`);
@@ -133,7 +143,7 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
       seen.add(task.eventId);
       valid.push({ task, index });
     } catch (error) {
-      const err = error as ValidationError;
+      const err = error as ValidationError | PayloadTooLargeError;
       rejected.push({ eventId: eventIdOf(raw, index), error: { code: err.code, message: err.message } });
     }
   });

@@ -5,17 +5,22 @@
 
 /** Store ids become part of SQS queue names (≤ 80 chars of [A-Za-z0-9_-]). */
 export const STORE_ID_PATTERN = /^[A-Za-z0-9_-]{1,48}$/;
-/** Queue prefixes are short so that prefix + store id + suffix stays within SQS's 80 characters. */
-export const QUEUE_PREFIX_PATTERN = /^[a-z][a-z0-9-]{0,15}$/;
+/**
+ * Queue prefixes are short (prefix + marker + store id stays within SQS's 80 characters) and contain no
+ * '-', so one deployment's IAM pattern (`aq-s-*`) can never cover another's queues (`aq-s-…` of prefix `aqs`
+ * is `aqs-s-…`).
+ */
+export const QUEUE_PREFIX_PATTERN = /^[a-z][a-z0-9]{0,15}$/;
 
 export const QueueNames = {
   storeQueue: (prefix: string, storeId: string): string => `${prefix}-s-${storeId}`,
-  storeDeadLetterQueue: (prefix: string, storeId: string): string => `${prefix}-s-${storeId}-dlq`,
+  /** Its own marker, not a suffix: no store id can produce another store's DLQ name. */
+  storeDeadLetterQueue: (prefix: string, storeId: string): string => `${prefix}-d-${storeId}`,
   /** Used by local mode; the stack lets CloudFormation name the attention queues. */
   attentionQueue: (prefix: string): string => `${prefix}-attention`,
   attentionDeadLetterQueue: (prefix: string): string => `${prefix}-attention-dlq`,
-  /** IAM grants SQS actions on this name pattern only. */
-  storeQueuePattern: (prefix: string): string => `${prefix}-s-*`,
+  /** IAM grants SQS actions on these name patterns only (store queues, store DLQs). */
+  storeQueuePatterns: (prefix: string): string[] => [`${prefix}-s-*`, `${prefix}-d-*`],
 } as const;
 
 /** Table logical ids and key attribute names. Physical names are CloudFormation's (AWS) or prefixed (local). */

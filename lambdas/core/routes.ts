@@ -71,8 +71,12 @@ export const matchRoute = (method: string, path: string): RouteMatch => {
     pathMatched = true;
     if (route.method !== method) continue;
     const pathParameters: Record<string, string> = {};
-    for (const [key, value] of Object.entries(m.groups ?? {}))
-      pathParameters[key] = decodeURIComponent(value);
+    try {
+      for (const [key, value] of Object.entries(m.groups ?? {}))
+        pathParameters[key] = decodeURIComponent(value);
+    } catch {
+      return { kind: 'not_found' }; // malformed percent-encoding names no resource
+    }
     return { kind: 'match', route, pathParameters };
   }
   return pathMatched ? { kind: 'method_not_allowed' } : { kind: 'not_found' };

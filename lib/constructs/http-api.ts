@@ -76,6 +76,8 @@ const GATEWAY_ERRORS: readonly { type: ResponseType; code: string; statusCode?: 
   { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, code: 'unauthorized', statusCode: '401' },
   { type: ResponseType.INVALID_SIGNATURE, code: 'unauthorized', statusCode: '401' },
   { type: ResponseType.EXPIRED_TOKEN, code: 'unauthorized', statusCode: '401' },
+  // The authorizer failed (e.g. DynamoDB unreachable), which is not the caller's fault.
+  { type: ResponseType.AUTHORIZER_FAILURE, code: 'dependency_unavailable', statusCode: '503' },
   { type: ResponseType.THROTTLED, code: 'throttled' },
   { type: ResponseType.REQUEST_TOO_LARGE, code: 'payload_too_large' },
   { type: ResponseType.DEFAULT_4XX, code: 'bad_request' },

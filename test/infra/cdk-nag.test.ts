@@ -11,8 +11,9 @@ import { buildStack } from './synth-stack.js';
 const ACCEPTED: readonly { finding: RegExp; reason: string }[] = [
   {
     finding:
-      /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:[a-z0-9-]+-s-\*\]$/,
-    reason: 'store queues are created at run time; their name pattern is the narrowest grant possible',
+      /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:[a-z0-9]+-[sd]-\*\]$/,
+    reason:
+      'store queues and DLQs are created at run time; their name patterns are the narrowest grant possible',
   },
   {
     finding: /^AwsSolutions-IAM5\[Resource::<Tables\w+\.Arn>\/index\/\*\]$/,

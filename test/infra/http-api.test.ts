@@ -174,6 +174,14 @@ describe('API stage', () => {
 });
 
 describe('gateway responses', () => {
+  it('answers an authorizer failure (not a refusal) as the contract 503', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'AUTHORIZER_FAILURE',
+      StatusCode: '503',
+      ResponseTemplates: { 'application/json': gatewayErrorTemplate('dependency_unavailable') },
+    });
+  });
+
   it.each(['MISSING_AUTHENTICATION_TOKEN', 'INVALID_SIGNATURE', 'EXPIRED_TOKEN'])(
     'answers %s as the contract 401 unauthorized',
     (responseType) => {

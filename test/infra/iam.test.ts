@@ -22,7 +22,7 @@ const allStatements: PolicyStatement[] = resourcesOfType(template, 'AWS::IAM::Po
 );
 const isDataAction = (action: string): boolean => action.startsWith('sqs:') || action.startsWith('dynamodb:');
 
-const storeQueuesArn = {
+const patternArn = (pattern: string) => ({
   'Fn::Join': [
     '',
     [
@@ -32,10 +32,12 @@ const storeQueuesArn = {
       { Ref: 'AWS::Region' },
       ':',
       { Ref: 'AWS::AccountId' },
-      `:${QueueNames.storeQueuePattern(DEFAULT_QUEUE_PREFIX)}`,
+      `:${pattern}`,
     ],
   ],
-};
+});
+/** Store queues (`aq-s-*`) and store DLQs (`aq-d-*`). */
+const storeQueuesArns = QueueNames.storeQueuePatterns(DEFAULT_QUEUE_PREFIX).map(patternArn);
 const attentionQueueArn = arnOf(stack.attention.queue);
 
 describe('no broad grants', () => {
@@ -54,7 +56,7 @@ describe('no broad grants', () => {
   });
 
   it('SQS actions name only the attention queue or the store-queue pattern', () => {
-    const allowed = [JSON.stringify(attentionQueueArn), JSON.stringify(storeQueuesArn)];
+    const allowed = [attentionQueueArn, ...storeQueuesArns].map((arn) => JSON.stringify(arn));
     const others = allStatements
       .filter((s) => asArray(s.Action).some((a) => a.startsWith('sqs:')))
       .flatMap((s) => asArray(s.Resource))
@@ -89,8 +91,16 @@ describe('store queues (created at run time, granted by name pattern)', () => {
     authorizer: [],
   };
 
-  it.each(FUNCTION_NAMES)('%s gets exactly its store-queue actions on the pattern', (fn) => {
-    expect(actionsAllowedOn(template, roleOf(fn), storeQueuesArn).sort()).toEqual([...expected[fn]].sort());
+  it.each(FUNCTION_NAMES)('%s gets exactly its store-queue actions on the queue pattern', (fn) => {
+    expect(actionsAllowedOn(template, roleOf(fn), storeQueuesArns[0]).sort()).toEqual(
+      [...expected[fn]].sort(),
+    );
+  });
+
+  it.each(FUNCTION_NAMES)('%s gets exactly the same actions on the DLQ pattern', (fn) => {
+    expect(actionsAllowedOn(template, roleOf(fn), storeQueuesArns[1]).sort()).toEqual(
+      [...expected[fn]].sort(),
+    );
   });
 });
 

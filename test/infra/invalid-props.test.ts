@@ -5,7 +5,7 @@ import { buildStack } from './synth-stack.js';
 
 // Construction only: each stack is rejected (or accepted) before anything is synthesized.
 describe('invalid props are rejected before synth', () => {
-  it.each(['AQ', '1aq', '', 'a'.repeat(17), 'aq_1', 'aq.s'])("queuePrefix '%s'", (queuePrefix) => {
+  it.each(['AQ', '1aq', '', 'a'.repeat(17), 'aq_1', 'aq.s', 'aq-s'])("queuePrefix '%s'", (queuePrefix) => {
     expect(() => buildStack({ queuePrefix })).toThrow(/queuePrefix must match/);
   });
 
@@ -60,7 +60,7 @@ describe('boundary props are accepted', () => {
     },
   );
 
-  it.each(['a', 'a'.repeat(16), 'prod-eu-1'])("queuePrefix '%s'", (queuePrefix) => {
+  it.each(['a', 'a'.repeat(16), 'prodeu1'])("queuePrefix '%s'", (queuePrefix) => {
     expect(() => buildStack({ queuePrefix })).not.toThrow();
   });
 });

@@ -166,6 +166,21 @@ describe('createApiHandler', () => {
       'the store queue is unavailable',
     ],
     [new Error('secret internals'), 500, 'internal_error', 'an unexpected error occurred'],
+    [
+      Object.assign(new Error('Rate exceeded'), {
+        name: 'ThrottlingException',
+        $metadata: { httpStatusCode: 400 },
+      }),
+      503,
+      'dependency_unavailable',
+      'a dependency failed; nothing was changed',
+    ],
+    [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' }),
+      503,
+      'dependency_unavailable',
+      'a dependency failed; nothing was changed',
+    ],
   ])('turns %s into %d with the contract’s error body', async (error, status, code, message) => {
     const { telemetry } = recordingTelemetry();
     const failing = vi.fn(async () => {

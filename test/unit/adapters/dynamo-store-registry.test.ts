@@ -156,13 +156,13 @@ describe('CachedStoreRegistry', () => {
     expect(inner.get.mock.calls).toEqual([['store-1'], ['store-2']]);
   });
 
-  it('caches an unknown store too (for the TTL)', async () => {
+  it('does not cache an unknown store: one created a moment later is usable at once', async () => {
     const inner = fakeInner();
-    inner.get.mockResolvedValue(undefined);
+    inner.get.mockResolvedValueOnce(undefined);
     const cached = new CachedStoreRegistry(inner, 5_000, clock);
-    await cached.get('nope');
-    await cached.get('nope');
-    expect(inner.get).toHaveBeenCalledTimes(1);
+    await expect(cached.get('store-1')).resolves.toBeUndefined();
+    await expect(cached.get('store-1')).resolves.toEqual(store);
+    expect(inner.get).toHaveBeenCalledTimes(2);
   });
 
   it('does not cache a failed read', async () => {

@@ -29,6 +29,9 @@ describe('parseRetryAfter', () => {
     ['', T0, undefined],
     ['   ', T0, undefined],
     ['soon', T0, undefined],
+    // Date.parse would read these as dates in 2001; they are neither delta-seconds nor an HTTP-date.
+    ['1.5', T0, undefined],
+    ['-5', T0, undefined],
   ])('reads %j at now=%d as %j', (value, now, expected) => {
     expect(parseRetryAfter(value, now)).toBe(expected);
   });

@@ -48,7 +48,7 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
   };
 
   beforeEach(() => {
-    sqs.on(CreateQueueCommand, { QueueName: 'aq-s-store-1-dlq' }).resolves({ QueueUrl: DLQ_URL });
+    sqs.on(CreateQueueCommand, { QueueName: 'aq-d-store-1' }).resolves({ QueueUrl: DLQ_URL });
     sqs.on(CreateQueueCommand, { QueueName: 'aq-s-store-1' }).resolves({ QueueUrl: QUEUE_URL });
     attributes({});
   });
@@ -56,7 +56,7 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
   it('creates the DLQ first, then the work queue redriving to it, both encrypted and tagged', async () => {
     await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
     expect(sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input)).toEqual([
-      { QueueName: 'aq-s-store-1-dlq', Attributes: dlqAttributes, tags },
+      { QueueName: 'aq-d-store-1', Attributes: dlqAttributes, tags },
       { QueueName: 'aq-s-store-1', Attributes: queueAttributes, tags },
     ]);
   });

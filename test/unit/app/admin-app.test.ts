@@ -78,7 +78,7 @@ beforeEach(() => {
   ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({});
   ddb.on(GetCommand, { TableName: TABLES.dispatch }).resolves({ Item: dispatchItem });
   ddb.on(UpdateCommand).resolves({ Attributes: dispatchItem });
-  sqs.on(CreateQueueCommand, { QueueName: 'aq-s-store-1-dlq' }).resolves({ QueueUrl: DLQ_URL });
+  sqs.on(CreateQueueCommand, { QueueName: 'aq-d-store-1' }).resolves({ QueueUrl: DLQ_URL });
   sqs.on(CreateQueueCommand, { QueueName: 'aq-s-store-1' }).resolves({ QueueUrl: QUEUE_URL });
   answerQueueAttributes(sqs);
 });
@@ -109,7 +109,7 @@ describe('PUT /admin/stores/{storeId}', () => {
     expect(
       sqs.commandCalls(CreateQueueCommand).map((c) => [c.args[0].input.QueueName, c.args[0].input.tags]),
     ).toEqual([
-      ['aq-s-store-1-dlq', { storeId: 'store-1', tenantId: 'tenant-1' }],
+      ['aq-d-store-1', { storeId: 'store-1', tenantId: 'tenant-1' }],
       ['aq-s-store-1', { storeId: 'store-1', tenantId: 'tenant-1' }],
     ]);
   });

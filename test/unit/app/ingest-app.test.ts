@@ -346,6 +346,22 @@ describe('POST /v1/stores/{storeId}/tasks/batch', () => {
     });
   });
 
+  it('rejects a single task over the 64 KiB task limit without sending it', async () => {
+    const { call } = setup();
+    const huge = { ...task2, payload: { ...task2.payload, sku: 'x'.repeat(70_000) } };
+    const result = await call(batch([task, huge]));
+    expect(result.body).toEqual({
+      accepted: ['evt-1'],
+      rejected: [
+        {
+          eventId: 'evt-2',
+          error: { code: 'payload_too_large', message: 'request body exceeds 65536 bytes' },
+        },
+      ],
+    });
+    expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries).toHaveLength(1);
+  });
+
   it('names a task without an eventId by its position', async () => {
     const { call } = setup();
     const result = await call(batch([task, { type: 'orders.sync' }]));

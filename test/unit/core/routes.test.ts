@@ -16,6 +16,10 @@ describe('matchRoute', () => {
     expect(matchRoute(method, path)).toEqual({ kind: 'match', route: routeById(id), pathParameters });
   });
 
+  it('treats malformed percent-encoding as no route, rather than throwing', () => {
+    expect(matchRoute('GET', '/admin/stores/%E0%A4%A')).toEqual({ kind: 'not_found' });
+  });
+
   it('decodes percent-encoded parameters', () => {
     expect(matchRoute('GET', '/v1/stores/s1/tasks/a%3Ab')).toMatchObject({
       pathParameters: { storeId: 's1', eventId: 'a:b' },
