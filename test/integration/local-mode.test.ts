@@ -42,13 +42,10 @@ const descendantsOf = (pid: number): number[] => {
   return direct.flatMap((child) => [child, ...descendantsOf(child)]);
 };
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+/** Running, as opposed to gone or a zombie awaiting its reaper (it has stopped all the same). */
+const running = (pid: number): boolean => {
+  const stat = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim();
+  return stat !== '' && !stat.startsWith('Z');
 };
 
 const interrupt = (run: Running): Promise<number | null> =>
@@ -73,8 +70,9 @@ describe('local mode (npm start)', () => {
     expect(commands.some((c) => c.includes('DynamoDBLocal.jar'))).toBe(true);
     expect(commands.some((c) => c.includes('fauxqs'))).toBe(true);
     expect(await interrupt(run)).toBe(0);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(children.filter(alive)).toEqual([]);
+    // Local mode waits for its children before exiting; allow the OS a moment to reap them.
+    for (let i = 0; i < 50 && children.some(running); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(children.filter(running)).toEqual([]);
   });
 
   it('keeps stores in DATA_DIR across a restart and recreates their queues', async () => {
