@@ -7,6 +7,8 @@ export default defineConfig({
     env,
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env } },
+      // The deterministic simulation's fixed seed set and its broken variants (sim/): CPU-bound, < 1 min.
+      { test: { name: 'sim', include: ['test/sim/**/*.test.ts'], env, testTimeout: 120_000 } },
       {
         test: {
           name: 'infra',

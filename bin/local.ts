@@ -36,6 +36,7 @@ const main = async (): Promise<void> => {
     [
       '',
       `Attention Queue running at ${u}  (GET ${u}/health)`,
+      `Dashboard: ${u}/dashboard  (metrics as JSON: ${u}/metrics)`,
       `Admin token: ${stack.adminToken}${env.ADMIN_TOKEN ? ' (from ADMIN_TOKEN)' : ' (generated; set ADMIN_TOKEN to choose one)'}`,
       `Marketplace: ${env.MARKETPLACE_BASE_URL ?? `simulated at ${stack.marketplace?.url} (latency ${env.SIM_MARKETPLACE_LATENCY_MS} ms)`}`,
       `Data: ${env.DATA_DIR} (DynamoDB tables survive restarts; SQS messages do not)`,
@@ -49,17 +50,30 @@ const main = async (): Promise<void> => {
       '',
     ].join('\n'),
   );
-  let last = { delivered: 0, at: Date.now() };
-  const status = setInterval(() => {
+  // One status line: rewritten in place on a terminal; otherwise one line every 30 s, only when it changed.
+  const statusLine = (): string => {
     const t = stack.telemetry;
-    const delivered = t.total(MetricNames.tasksDelivered);
-    const now = Date.now();
-    const rate = ((delivered - last.delivered) * 1000) / Math.max(1, now - last.at);
-    last = { delivered, at: now };
+    const stores = stack.monitor.latestStores();
+    const active = stores ? `${stores.active}${stores.activeCapped ? '+' : ''}` : '…';
+    const backlog = stores ? stores.backlog.toLocaleString('en-US') : '…';
+    const rate = stack.monitor.ratePerSecond(MetricNames.tasksDelivered).toFixed(1);
+    return [
+      `active stores ${active}`,
+      `backlog ${backlog}`,
+      `${rate} deliveries/s`,
+      `dead letters ${t.total(MetricNames.tasksDeadLettered)}`,
+      `accepted ${t.total(MetricNames.tasksAccepted)}`,
+      `dashboard ${u}/dashboard`,
+    ].join(' · ');
+  };
+  let lastPrinted = { line: '', at: 0 };
+  const status = setInterval(() => {
+    const line = statusLine();
     if (process.stdout.isTTY) {
-      process.stdout.write(
-        `\raccepted ${t.total(MetricNames.tasksAccepted)}  delivered ${delivered} (${rate.toFixed(1)}/s)  dead-lettered ${t.total(MetricNames.tasksDeadLettered)}  slices ${t.total(MetricNames.slicesStarted)}   `,
-      );
+      process.stdout.write(`\r\x1b[K${line.slice(0, Math.max(20, (process.stdout.columns ?? 120) - 1))}`);
+    } else if (Date.now() - lastPrinted.at >= 30_000 && line !== lastPrinted.line) {
+      process.stdout.write(`${line}\n`);
+      lastPrinted = { line, at: Date.now() };
     }
   }, 1000);
   let stopping = false;

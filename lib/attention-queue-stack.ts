@@ -8,6 +8,7 @@ import { AttentionQueue } from './constructs/attention-queue.js';
 import { AttentionWorkers } from './constructs/attention-workers.js';
 import { DataTables } from './constructs/data-tables.js';
 import { HttpApi, type ApiThrottling } from './constructs/http-api.js';
+import { Monitoring, type AlarmThresholds } from './constructs/monitoring.js';
 import { Reconciler } from './constructs/reconciler.js';
 import type { ServiceWiring } from './constructs/service-wiring.js';
 import {
@@ -64,6 +65,16 @@ export interface AttentionQueueStackProps extends StackProps {
    * @default - the runtime's defaults
    */
   readonly runtimeSettings?: RuntimeSettings;
+  /**
+   * Email address subscribed to the alarm topic.
+   * @default - no subscription
+   */
+  readonly alarmEmail?: string;
+  /**
+   * Alarm thresholds; fields left out keep their defaults.
+   * @default DEFAULT_ALARM_THRESHOLDS
+   */
+  readonly alarmThresholds?: Partial<AlarmThresholds>;
 }
 
 /** The Attention Queue service. This class only wires the constructs together. */
@@ -74,6 +85,7 @@ export class AttentionQueueStack extends Stack {
   public readonly httpApi: HttpApi;
   public readonly workers: AttentionWorkers;
   public readonly reconciler: Reconciler;
+  public readonly monitoring: Monitoring;
   /** Every function of the stack, by its topology name. */
   public readonly functions: Readonly<Record<FunctionName, NodejsFunction>>;
 
@@ -114,6 +126,19 @@ export class AttentionQueueStack extends Stack {
     });
     this.workers = new AttentionWorkers(this, 'Workers', { ...wiring, poolSize: props.workerPoolSize });
     this.reconciler = new Reconciler(this, 'Reconciler', wiring);
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      queuePrefix: this.queuePrefix,
+      attentionQueue: this.attention.queue,
+      attentionDeadLetterQueue: this.attention.deadLetterQueue,
+      functions: {
+        ingest: this.httpApi.ingestFunction,
+        worker: this.workers.function,
+        reconciler: this.reconciler.function,
+      },
+      api: this.httpApi.api,
+      alarmEmail: props.alarmEmail,
+      alarmThresholds: props.alarmThresholds,
+    });
 
     this.functions = {
       ingest: this.httpApi.ingestFunction,

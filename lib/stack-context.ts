@@ -13,6 +13,7 @@ export const ContextKeys = {
   apiRateLimit: 'apiRateLimit',
   apiBurstLimit: 'apiBurstLimit',
   apiTracing: 'apiTracing',
+  alarmEmail: 'alarmEmail',
 } as const;
 
 export const DEFAULT_STACK_NAME = 'AttentionQueue';
@@ -77,6 +78,7 @@ export const stackFromContext = (node: Node): StackFromContext => {
         burstLimit: optionalNumber(node, ContextKeys.apiBurstLimit),
       },
       apiTracingEnabled: optionalBoolean(node, ContextKeys.apiTracing),
+      alarmEmail: optionalString(node, ContextKeys.alarmEmail),
     },
   };
 };

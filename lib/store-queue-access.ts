@@ -14,7 +14,7 @@ export const storeQueuesArns = (scope: IConstruct, queuePrefix: string): string[
     Stack.of(scope).formatArn({ service: 'sqs', resource: pattern, arnFormat: ArnFormat.NO_RESOURCE_NAME }),
   );
 
-/** What each function does to store queues, and nothing more (no sqs:*, no DeleteQueue, no PurgeQueue). */
+/** What each function does to store queues, and nothing more (no sqs:*, no DeleteQueue; PurgeQueue for the admin's controlled discard only). */
 export const StoreQueueActions = {
   admin: [
     'sqs:CreateQueue',
@@ -29,6 +29,8 @@ export const StoreQueueActions = {
     'sqs:SendMessage',
     'sqs:StartMessageMoveTask',
     'sqs:ListMessageMoveTasks',
+    // The operator's controlled discard (POST /admin/stores/{storeId}/queue/purge).
+    'sqs:PurgeQueue',
   ],
   ingest: ['sqs:SendMessage'],
   worker: [

@@ -7,6 +7,7 @@ import type {
   APIGatewayProxyResult,
   APIGatewayTokenAuthorizerEvent,
 } from 'aws-lambda';
+import { INTEGRATOR_API } from '../../lambdas/config/topology.js';
 import { errorBody } from '../../lambdas/core/http.js';
 import { matchRoute, type RouteFunction } from '../../lambdas/core/routes.js';
 
@@ -22,7 +23,71 @@ export interface ApiServerOptions {
   authorizer: (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
   isReady: () => boolean;
   /** Extra read-only routes (status pages); return undefined to fall through. */
-  extra?: (method: string, path: string) => { status: number; body: unknown } | undefined;
+  extra?: (
+    method: string,
+    path: string,
+  ) => { status: number; body: unknown; headers?: Record<string, string> } | undefined;
+  /** How long an authorizer decision is reused, as API Gateway does (default INTEGRATOR_API's); 0 disables. */
+  authorizerCacheSeconds?: number;
+  /** Per-tenant token bucket on integrator routes (default INTEGRATOR_API's); null disables. */
+  tenantThrottle?: { ratePerSecond: number; burst: number } | null;
+}
+
+type Decision = Pick<APIGatewayAuthorizerResult, 'principalId' | 'context'>;
+
+/**
+ * API Gateway's authorizer cache: an Allow is reused per Authorization header value for the TTL, so a
+ * revoked token keeps working until its entry expires. Refusals are not cached (a new token works at once).
+ */
+export class AuthorizerCache {
+  private readonly entries = new Map<string, { decision: Decision; until: number }>();
+  constructor(
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(key: string): Decision | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.until > this.now()) return entry.decision;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, decision: Decision): void {
+    if (this.ttlMs <= 0) return;
+    if (this.entries.size >= this.maxEntries) {
+      const now = this.now();
+      for (const [k, e] of this.entries) if (e.until <= now) this.entries.delete(k);
+      if (this.entries.size >= this.maxEntries) this.entries.clear();
+    }
+    this.entries.set(key, { decision, until: this.now() + this.ttlMs });
+  }
+}
+
+/** Per-tenant token buckets: the local equivalent of the deployed per-credential rate rule. */
+export class TenantThrottle {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(
+    private readonly ratePerSecond: number,
+    private readonly burst: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** undefined when the request may pass, else the seconds to wait (for Retry-After). */
+  take(tenantId: string): number | undefined {
+    const now = this.now();
+    const bucket = this.buckets.get(tenantId) ?? { tokens: this.burst, at: now };
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.ratePerSecond);
+    bucket.at = now;
+    this.buckets.set(tenantId, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return undefined;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.ratePerSecond));
+  }
 }
 
 /** API Gateway's own ceiling on a request body. */
@@ -58,6 +123,16 @@ const LOCAL_ARN = 'arn:aws:execute-api:local:000000000000:local/local';
 export const startApiServer = async (
   options: ApiServerOptions,
 ): Promise<{ url: string; server: Server; stop(): Promise<void> }> => {
+  const authorizerCache = new AuthorizerCache(
+    (options.authorizerCacheSeconds ?? INTEGRATOR_API.authorizerCacheSeconds) * 1000,
+  );
+  const throttleSettings =
+    options.tenantThrottle === undefined
+      ? { ratePerSecond: INTEGRATOR_API.tenantRatePerSecond, burst: INTEGRATOR_API.tenantBurst }
+      : options.tenantThrottle;
+  const throttle = throttleSettings
+    ? new TenantThrottle(throttleSettings.ratePerSecond, throttleSettings.burst)
+    : undefined;
   const server = createServer((req, res) => {
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       if (res.headersSent) return;
@@ -66,13 +141,19 @@ export const startApiServer = async (
         .end(typeof body === 'string' ? body : JSON.stringify(body));
     };
     void (async () => {
-      const url = new URL(req.url ?? '/', 'http://localhost');
       const method = req.method ?? 'GET';
+      // Not `new URL(req.url, base)`: a path such as `//x` would parse as a host and throw.
+      let url: URL;
+      try {
+        url = new URL(`http://localhost${req.url?.startsWith('/') ? req.url : '/'}`);
+      } catch {
+        return send(400, errorBody('bad_request', 'malformed request target'));
+      }
       if (url.pathname === '/health' && method === 'GET') {
         return options.isReady() ? send(200, { status: 'ok' }) : send(503, { status: 'starting' });
       }
       const extra = options.extra?.(method, url.pathname);
-      if (extra) return send(extra.status, extra.body);
+      if (extra) return send(extra.status, extra.body, extra.headers);
       if (!options.isReady()) return send(503, errorBody('not_ready', 'the local stack is still starting'));
       const match = matchRoute(method, url.pathname);
       if (match.kind === 'not_found')
@@ -96,17 +177,27 @@ export const startApiServer = async (
       if (route.auth === 'tenant') {
         if (!authorization) return send(401, errorBody('unauthorized', 'missing credential'));
         try {
-          const decision = await options.authorizer({
-            type: 'TOKEN',
-            authorizationToken: authorization,
-            methodArn: `${LOCAL_ARN}/${method}${url.pathname}`,
-          });
+          let decision = authorizerCache.get(authorization);
+          if (!decision) {
+            decision = await options.authorizer({
+              type: 'TOKEN',
+              authorizationToken: authorization,
+              methodArn: `${LOCAL_ARN}/${method}${url.pathname}`,
+            });
+            authorizerCache.set(authorization, decision);
+          }
           Object.assign(authorizer, decision.context ?? {}, { principalId: decision.principalId });
         } catch (error) {
           // As API Gateway: the authorizer's "Unauthorized" is a 401; any other failure is AUTHORIZER_FAILURE (503 here and in the stack).
           if ((error as Error).message === 'Unauthorized')
             return send(401, errorBody('unauthorized', 'missing or invalid credential'));
           return send(503, errorBody('dependency_unavailable', 'the credential could not be checked; retry'));
+        }
+        const wait = throttle?.take(String(authorizer['tenantId']));
+        if (wait !== undefined) {
+          return send(429, errorBody('throttled', 'too many requests for this tenant; retry later'), {
+            'retry-after': String(wait),
+          });
         }
       } else if (route.auth === 'iam') {
         const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];

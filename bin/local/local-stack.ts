@@ -4,7 +4,7 @@ import { createAwsClients, type AwsClients } from '../../lambdas/adapters/aws-cl
 import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { RecordingTelemetry, type LogRecord } from '../../lambdas/adapters/recording-telemetry.js';
 import { SqsQueueAdmin } from '../../lambdas/adapters/sqs-queue-admin.js';
-import { createAdminHandler } from '../../lambdas/app/admin-app.js';
+import { composeAdmin, createAdminHandler } from '../../lambdas/app/admin-app.js';
 import { createAuthorizerHandler } from '../../lambdas/app/authorizer-app.js';
 import { createIngestHandler } from '../../lambdas/app/ingest-app.js';
 import { createReconcilerHandler } from '../../lambdas/app/reconciler-app.js';
@@ -17,6 +17,7 @@ import { MAX_RECEIVE_COUNT } from '../../lambdas/core/plans.js';
 import type { ReconcileReport } from '../../lambdas/core/reconcile.js';
 import { startApiServer } from './api-server.js';
 import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators.js';
+import { LocalMonitor } from './monitor.js';
 import { startMarketplaceSim, type MarketplaceSim, type MarketplaceSimOptions } from './marketplace-sim.js';
 import { provision, type LocalResources } from './provision.js';
 import { SqsEventSource } from './sqs-event-source.js';
@@ -43,6 +44,9 @@ export interface LocalStackOptions {
   log?: (record: LogRecord) => void;
   /** Test hooks: replace the worker's marketplace, clock, … */
   workerOverrides?: RuntimeOverrides;
+  /** The local API Gateway's authorizer cache TTL and per-tenant throttle (defaults: INTEGRATOR_API). */
+  authorizerCacheSeconds?: number;
+  tenantThrottle?: { ratePerSecond: number; burst: number } | null;
 }
 
 export interface LocalStack {
@@ -55,6 +59,8 @@ export interface LocalStack {
   resources: LocalResources;
   clients: AwsClients;
   telemetry: RecordingTelemetry;
+  /** GET /metrics and GET /dashboard: the local CloudWatch. */
+  monitor: LocalMonitor;
   marketplace: MarketplaceSim | undefined;
   eventSource: SqsEventSource;
   endpoints: { dynamo: string; sqs: string };
@@ -203,6 +209,15 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       await reconciling?.catch(() => undefined);
     });
 
+    // Reads only (the operator listing + queue counts), with the admin function's adapters and clients.
+    const monitor = new LocalMonitor(
+      telemetry,
+      composeAdmin(loadConfig('admin', env), shared),
+      clients.sqs,
+      resources.attentionQueueUrl,
+    );
+    stops.push(async () => monitor.stop());
+
     const adminToken = options.adminToken ?? randomBytes(24).toString('base64url');
     const api = await startApiServer({
       port: options.port ?? 0,
@@ -210,6 +225,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       handlers: { ingest, admin },
       authorizer,
       isReady: () => ready,
+      extra: (method, path) => monitor.route(method, path),
+      ...(options.authorizerCacheSeconds === undefined
+        ? {}
+        : { authorizerCacheSeconds: options.authorizerCacheSeconds }),
+      ...(options.tenantThrottle === undefined ? {} : { tenantThrottle: options.tenantThrottle }),
     });
     stops.unshift(() => api.stop());
     ready = true;
@@ -230,6 +250,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       resources,
       clients,
       telemetry,
+      monitor,
       marketplace,
       eventSource,
       endpoints,

@@ -46,8 +46,13 @@ export interface MarketplaceSim {
   calls: MarketplaceCall[];
   /** Highest number of simultaneous calls seen per store. */
   maxConcurrency: Map<string, number>;
-  /** Calls answered 2xx per idempotency key. */
+  /** Calls answered 2xx per idempotency key (raw calls, duplicates included). */
   successes: Map<string, number>;
+  /**
+   * Effects applied per idempotency key. Like real marketplace APIs, the simulator honours
+   * Idempotency-Key: a repeated successful call is answered from its first result and applies nothing.
+   */
+  effects: Map<string, number>;
   totals: { calls: number; ok: number; throttled: number; failed: number };
   /** Replace the answer policy while running (tests); undefined restores the configured rates. */
   setResponder(respond: MarketplaceSimOptions['respond']): void;
@@ -69,6 +74,7 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
   const maxConcurrency = new Map<string, number>();
   const inFlight = new Map<string, number>();
   const successes = new Map<string, number>();
+  const effects = new Map<string, number>();
   const totals = { calls: 0, ok: 0, throttled: 0, failed: 0 };
   const hung = new Set<ServerResponse>();
   const maxRecorded = options.maxRecorded ?? 100_000;
@@ -113,7 +119,10 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
       }
       if (response.status >= 200 && response.status < 300) {
         totals.ok++;
-        if (idempotencyKey) successes.set(idempotencyKey, (successes.get(idempotencyKey) ?? 0) + 1);
+        if (idempotencyKey) {
+          successes.set(idempotencyKey, (successes.get(idempotencyKey) ?? 0) + 1);
+          if (!effects.has(idempotencyKey)) effects.set(idempotencyKey, 1);
+        }
       } else if (response.status === 429) totals.throttled++;
       else totals.failed++;
       calls.push({
@@ -139,6 +148,7 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
     calls,
     maxConcurrency,
     successes,
+    effects,
     totals,
     setResponder: (next) => {
       respond = next;

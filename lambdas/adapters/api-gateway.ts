@@ -21,12 +21,16 @@ export const toHttpRequest = (event: APIGatewayProxyEvent): HttpRequest => {
   const pathParameters: Record<string, string> = {};
   for (const [key, value] of Object.entries(event.pathParameters ?? {}))
     if (value !== undefined) pathParameters[key] = value;
+  const query: Record<string, string> = {};
+  for (const [key, value] of Object.entries(event.queryStringParameters ?? {}))
+    if (value !== undefined) query[key] = value;
   return {
     method: event.httpMethod,
     resource: event.resource,
     pathParameters,
     headers,
     body,
+    ...(Object.keys(query).length > 0 ? { query } : {}),
     requestId: event.requestContext?.requestId ?? 'unknown',
     ...(typeof tenantId === 'string' ? { tenantId } : {}),
     ...(typeof caller === 'string' ? { caller } : {}),

@@ -1,8 +1,15 @@
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { deliveryKey, Tables } from '../core/names.js';
-import { DELIVERY_STATUSES, type DeliveryLog, type DeliveryRecord } from '../core/ports.js';
+import { deliveryKey, entityVersionKey, Tables } from '../core/names.js';
+import {
+  DELIVERY_STATUSES,
+  type Claim,
+  type DeliveryLog,
+  type DeliveryRecord,
+  type DeliveryStatus,
+} from '../core/ports.js';
 import { DELIVERY_RECORD_TTL_SECONDS } from '../config/topology.js';
+import { conditional } from './dynamo-conditional.js';
 
 const DeliveryRecordSchema = z.object({
   storeId: z.string(),
@@ -10,36 +17,151 @@ const DeliveryRecordSchema = z.object({
   status: z.enum(DELIVERY_STATUSES),
   attempts: z.number().optional(),
   lastError: z.string().optional(),
+  lastStatus: z.number().optional(),
+  firstAttemptAt: z.number().optional(),
+  lastAttemptAt: z.number().optional(),
+  holder: z.string().optional(),
+  claimUntil: z.number().optional(),
   updatedAt: z.number(),
 });
 
+const KEY = Tables.deliveries.partitionKey;
+const TTL = Tables.deliveries.ttlAttribute;
+const expiry = (now: number): number => Math.floor(now / 1000) + DELIVERY_RECORD_TTL_SECONDS;
+
+/**
+ * Effect-once records in DynamoDB, written by hand rather than with Powertools' idempotency utility: a
+ * task needs more states than "in progress / completed" (dead-lettered and redriven, stale, attempts and
+ * errors for the status route), its in-progress claim must expire with the marketplace call rather than
+ * with the Lambda invocation (one invocation runs a whole slice), and the per-entity version check shares
+ * the table. Each transition is one conditional write.
+ */
 export class DynamoDeliveryLog implements DeliveryLog {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
+  private parse(item: Record<string, unknown> | undefined): DeliveryRecord | undefined {
+    return item ? DeliveryRecordSchema.parse(item) : undefined;
+  }
+
   async get(storeId: string, eventId: string): Promise<DeliveryRecord | undefined> {
     const out = await this.doc.send(
       new GetCommand({
         TableName: this.tableName,
-        Key: { [Tables.deliveries.partitionKey]: deliveryKey(storeId, eventId) },
+        Key: { [KEY]: deliveryKey(storeId, eventId) },
         ConsistentRead: true,
       }),
     );
-    return out.Item ? DeliveryRecordSchema.parse(out.Item) : undefined;
+    return this.parse(out.Item);
   }
 
-  async record(record: DeliveryRecord): Promise<void> {
-    await this.doc.send(
-      new PutCommand({
+  async claim(
+    storeId: string,
+    eventId: string,
+    opts: { holder: string; now: number; until: number },
+  ): Promise<Claim> {
+    const result = await conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [KEY]: deliveryKey(storeId, eventId) },
+          UpdateExpression:
+            'SET storeId = :store, eventId = :event, #status = :processing, holder = :holder, claimUntil = :until, ' +
+            'firstAttemptAt = if_not_exists(firstAttemptAt, :now), lastAttemptAt = :now, updatedAt = :now, #ttl = :ttl',
+          // Free (never tried, retrying, dead-lettered and redriven) or a crashed attempt's claim has expired.
+          ConditionExpression:
+            'attribute_not_exists(#key) OR #status IN (:pending, :dead) OR (#status = :processing AND claimUntil < :now)',
+          ExpressionAttributeNames: { '#key': KEY, '#status': 'status', '#ttl': TTL },
+          ExpressionAttributeValues: {
+            ':store': storeId,
+            ':event': eventId,
+            ':processing': 'processing',
+            ':pending': 'pending',
+            ':dead': 'dead_lettered',
+            ':holder': opts.holder,
+            ':until': opts.until,
+            ':now': opts.now,
+            ':ttl': expiry(opts.now),
+          },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+    if (result.ok) return { ok: true, record: this.parse(result.value.Attributes) as DeliveryRecord };
+    return { ok: false, record: this.parse(result.current) };
+  }
+
+  async settle(
+    storeId: string,
+    eventId: string,
+    holder: string,
+    outcome: {
+      status: Exclude<DeliveryStatus, 'processing'>;
+      now: number;
+      countAttempt: boolean;
+      lastError?: string;
+      lastStatus?: number;
+    },
+  ): Promise<boolean> {
+    const sets = ['#status = :status', 'updatedAt = :now', '#ttl = :ttl'];
+    const values: Record<string, unknown> = {
+      ':status': outcome.status,
+      ':now': outcome.now,
+      ':ttl': expiry(outcome.now),
+      ':holder': holder,
+      ...(outcome.countAttempt ? { ':one': 1 } : {}),
+    };
+    if (outcome.lastError !== undefined) {
+      sets.push('lastError = :error');
+      values[':error'] = outcome.lastError;
+    }
+    if (outcome.lastStatus !== undefined) {
+      sets.push('lastStatus = :lastStatus');
+      values[':lastStatus'] = outcome.lastStatus;
+    }
+    const result = await conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [KEY]: deliveryKey(storeId, eventId) },
+          UpdateExpression: `SET ${sets.join(', ')} REMOVE holder, claimUntil${outcome.countAttempt ? ' ADD attempts :one' : ''}`,
+          ConditionExpression: 'holder = :holder',
+          ExpressionAttributeNames: { '#status': 'status', '#ttl': TTL },
+          ExpressionAttributeValues: values,
+        }),
+      ),
+    );
+    return result.ok;
+  }
+
+  async deliveredVersion(storeId: string, entityId: string): Promise<number | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
         TableName: this.tableName,
-        Item: {
-          [Tables.deliveries.partitionKey]: deliveryKey(record.storeId, record.eventId),
-          ...record,
-          [Tables.deliveries.ttlAttribute]: Math.floor(record.updatedAt / 1000) + DELIVERY_RECORD_TTL_SECONDS,
-        },
+        Key: { [KEY]: entityVersionKey(storeId, entityId) },
+        ConsistentRead: true,
       }),
+    );
+    const version = out.Item?.['version'];
+    return typeof version === 'number' ? version : undefined;
+  }
+
+  async noteDeliveredVersion(storeId: string, entityId: string, version: number, now: number): Promise<void> {
+    // Losing the condition means a higher version is already recorded: nothing to do.
+    await conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [KEY]: entityVersionKey(storeId, entityId) },
+          UpdateExpression: 'SET version = :v, updatedAt = :now, #ttl = :ttl',
+          ConditionExpression: 'attribute_not_exists(version) OR version < :v',
+          ExpressionAttributeNames: { '#ttl': TTL },
+          ExpressionAttributeValues: { ':v': version, ':now': now, ':ttl': expiry(now) },
+        }),
+      ),
     );
   }
 }

@@ -161,12 +161,12 @@ export class DynamoDispatchState implements DispatchState {
     });
   }
 
-  release(storeId: string, slotId: string, fence: number): Promise<Conditional> {
+  release(storeId: string, slotId: string, fence: number, tat?: number): Promise<Conditional> {
     return this.update(storeId, {
-      update: 'REMOVE slots.#id',
+      update: `REMOVE slots.#id${tat === undefined ? '' : ' SET tat = :tat'}`,
       condition: isMyLease,
       names: { '#id': slotId },
-      values: { ':l': 'l', ':fence': fence },
+      values: { ':l': 'l', ':fence': fence, ...(tat === undefined ? {} : { ':tat': tat }) },
     });
   }
 
@@ -174,13 +174,51 @@ export class DynamoDispatchState implements DispatchState {
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { seenSeq: number; now: number },
+    opts: { seenSeq: number; now: number; tat?: number },
   ): Promise<Conditional> {
     return this.update(storeId, {
-      update: 'REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen',
+      update: `REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen${opts.tat === undefined ? '' : ', tat = :tat'}`,
       condition: `${isMyLease} AND enqSeq = :seen AND size(slots) = :one AND (attribute_not_exists(wakeAt) OR wakeAt <= :now)`,
       names: { '#id': slotId },
-      values: { ':l': 'l', ':fence': fence, ':seen': opts.seenSeq, ':one': 1, ':now': opts.now },
+      values: {
+        ':l': 'l',
+        ':fence': fence,
+        ':seen': opts.seenSeq,
+        ':one': 1,
+        ':now': opts.now,
+        ...(opts.tat === undefined ? {} : { ':tat': opts.tat }),
+      },
+    });
+  }
+
+  async restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean> {
+    const result = await this.update(storeId, {
+      update: 'SET tat = :next',
+      condition: 'attribute_not_exists(tat) OR tat <= :now',
+      values: { ':next': now + intervalMs, ':now': now },
+    });
+    return result.ok;
+  }
+
+  async advanceTat(storeId: string, intervalMs: number): Promise<number> {
+    // Unconditional ADD: every consumer of the store gets its own instant, with no lost races to retry.
+    const out = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { [KEY]: storeId },
+        UpdateExpression: 'ADD tat :interval',
+        ExpressionAttributeValues: { ':interval': intervalMs },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(out.Attributes?.['tat'] ?? intervalMs);
+  }
+
+  reserveCall(storeId: string, expectTat: number | undefined, newTat: number): Promise<Conditional> {
+    return this.update(storeId, {
+      update: 'SET tat = :new',
+      condition: expectTat === undefined ? 'attribute_not_exists(tat)' : 'tat = :expect',
+      values: { ':new': newTat, ...(expectTat === undefined ? {} : { ':expect': expectTat }) },
     });
   }
 

@@ -11,9 +11,17 @@ export interface LogRecord {
  * Telemetry that keeps counters in memory: local mode's status output and the tests read it.
  * `sink` receives log records at or above `level` (local mode prints warnings and errors).
  */
+export type MetricObservation = {
+  kind: 'count' | 'timing';
+  name: MetricName;
+  dimensions?: Record<string, string>;
+  value: number;
+};
+
 export class RecordingTelemetry implements Telemetry {
   readonly counters = new Map<string, number>();
   readonly timings = new Map<string, number[]>();
+  private readonly listeners = new Set<(observation: MetricObservation) => void>();
   private readonly order = { info: 0, warn: 1, error: 2 } as const;
 
   constructor(
@@ -28,15 +36,28 @@ export class RecordingTelemetry implements Telemetry {
     return dims ? `${name}{${dims}}` : name;
   }
 
+  /** Every metric as it is recorded, with its dimensions (what one EMF record carries); returns the unsubscribe. */
+  subscribe(listener: (observation: MetricObservation) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  private notify(observation: MetricObservation): void {
+    for (const listener of this.listeners) listener(observation);
+  }
+
   count(name: MetricName, value = 1, dimensions?: Record<string, string>): void {
     const key = RecordingTelemetry.key(name, dimensions);
     this.counters.set(key, (this.counters.get(key) ?? 0) + value);
     if (dimensions) this.counters.set(name, (this.counters.get(name) ?? 0) + value);
+    if (this.listeners.size > 0)
+      this.notify({ kind: 'count', name, value, ...(dimensions ? { dimensions } : {}) });
   }
-  timing(name: MetricName, milliseconds: number): void {
+  timing(name: MetricName, milliseconds: number, dimensions?: Record<string, string>): void {
     const list = this.timings.get(name) ?? [];
     if (list.length < 100_000) list.push(milliseconds);
     this.timings.set(name, list);
+    if (this.listeners.size > 0)
+      this.notify({ kind: 'timing', name, value: milliseconds, ...(dimensions ? { dimensions } : {}) });
   }
   /** The counter's total, or the total for one dimension set. */
   total(name: MetricName, dimensions?: Record<string, string>): number {

@@ -2,6 +2,8 @@ import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
+  PurgeQueueCommand,
+  PurgeQueueInProgress,
   QueueNameExists,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -21,6 +23,22 @@ type QueuePair = Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl'>;
  * it, a rate-limited receive → send → delete loop run in the background (local mode only).
  */
 export type RedriveMode = 'move-task' | 'manual';
+
+/** The queue policy CDK's `enforceSSL` gives the attention queue, for the queues created at run time. */
+export const tlsOnlyPolicy = (queueArn: string): string =>
+  JSON.stringify({
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Sid: 'DenyInsecureTransport',
+        Effect: 'Deny',
+        Principal: { AWS: '*' },
+        Action: 'sqs:*',
+        Resource: queueArn,
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      },
+    ],
+  });
 
 export class SqsQueueAdmin implements QueueAdmin {
   constructor(
@@ -71,13 +89,23 @@ export class SqsQueueAdmin implements QueueAdmin {
       opts.tags,
     );
     const deadLetterTargetArn = await this.arnOf(deadLetterQueueUrl);
+    // The DLQ's ARN only exists once it does; its policy follows, and the main queue's is known up front.
+    await this.sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: deadLetterQueueUrl,
+        Attributes: { Policy: tlsOnlyPolicy(deadLetterTargetArn) },
+      }),
+    );
+    const queueName = QueueNames.storeQueue(this.prefix, storeId);
+    const queueArn = `${deadLetterTargetArn.slice(0, deadLetterTargetArn.lastIndexOf(':') + 1)}${queueName}`;
     const queueUrl = await this.createOrUpdate(
-      QueueNames.storeQueue(this.prefix, storeId),
+      queueName,
       {
         MessageRetentionPeriod: String(STORE_QUEUE.retentionSeconds),
         VisibilityTimeout: String(STORE_QUEUE.visibilityTimeoutSeconds),
         SqsManagedSseEnabled: 'true',
         RedrivePolicy: JSON.stringify({ deadLetterTargetArn, maxReceiveCount: opts.maxReceiveCount }),
+        Policy: tlsOnlyPolicy(queueArn),
       },
       opts.tags,
     );
@@ -147,6 +175,18 @@ export class SqsQueueAdmin implements QueueAdmin {
       );
     }
     return { moving: deadLetters };
+  }
+
+  async purge(queueUrl: string): Promise<'purged' | 'in_progress'> {
+    try {
+      await this.sqs.send(new PurgeQueueCommand({ QueueUrl: queueUrl }));
+      return 'purged';
+    } catch (error) {
+      // SQS allows one purge per queue per 60 s; the earlier one is still deleting.
+      if (error instanceof PurgeQueueInProgress || (error as Error).name === 'PurgeQueueInProgress')
+        return 'in_progress';
+      throw error;
+    }
   }
 
   /** Emulator stand-in for StartMessageMoveTask: same observable effect, same rate cap, at-least-once. */

@@ -143,8 +143,38 @@ export class SqsTaskQueues implements TaskQueues {
           ...(reason.lastStatus === undefined
             ? {}
             : { lastStatus: { DataType: 'Number', StringValue: String(reason.lastStatus) } }),
+          ...(reason.firstAttemptAt === undefined
+            ? {}
+            : { firstAttemptAt: attr(new Date(reason.firstAttemptAt).toISOString()) }),
+          ...(reason.lastAttemptAt === undefined
+            ? {}
+            : { lastAttemptAt: attr(new Date(reason.lastAttemptAt).toISOString()) }),
         },
       }),
     );
+  }
+
+  async resend(
+    queueUrl: string,
+    messages: { receiptHandle: string; body: string }[],
+    delaySeconds: number,
+  ): Promise<void> {
+    // Copies first, originals after: a crash in between leaves a duplicate (deduplicated), never a loss.
+    for (const batch of chunk(messages, SQS_BATCH_LIMIT)) {
+      const out = await this.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.body, DelaySeconds: delaySeconds })),
+        }),
+      );
+      const failed = new Set((out.Failed ?? []).map((f) => f.Id));
+      // A copy that was not sent keeps its original, which reappears when its visibility ends.
+      const sent = batch.filter((_, i) => !failed.has(String(i)));
+      if (sent.length > 0)
+        await this.deleteBatch(
+          queueUrl,
+          sent.map((m) => m.receiptHandle),
+        );
+    }
   }
 }

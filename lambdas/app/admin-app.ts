@@ -1,18 +1,14 @@
 import { createApiHandler } from '../adapters/api-gateway.js';
+import { DynamoActiveIndex } from '../adapters/dynamo-active-index.js';
 import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { DynamoTokenStore } from '../adapters/dynamo-token-store.js';
 import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
 import { EnvNames } from '../config/env-names.js';
 import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
-import {
-  createToken,
-  getStore,
-  patchStore,
-  putStore,
-  redriveDeadLetters,
-  type AdminDeps,
-} from '../core/admin.js';
+import { getStore, patchStore, putStore, redriveDeadLetters } from '../core/admin.js';
+import { listBacklog, purgeStoreQueue, storeMeasures, type OperationsDeps } from '../core/operations.js';
+import { createToken, listTokens, revokeToken, rotateToken } from '../core/tenant-tokens.js';
 import {
   clientsFor,
   signalDepsFor,
@@ -24,7 +20,7 @@ import {
 export const composeAdmin = (
   config: FunctionConfig<'admin'>,
   overrides: RuntimeOverrides = {},
-): AdminDeps & { telemetry: FlushableTelemetry } => {
+): OperationsDeps & { telemetry: FlushableTelemetry } => {
   const clients = clientsFor(config, overrides);
   const telemetry = telemetryFor(FUNCTIONS.admin.serviceName, overrides);
   return {
@@ -36,6 +32,7 @@ export const composeAdmin = (
       overrides.redriveMode ?? 'move-task',
     ),
     tokens: new DynamoTokenStore(clients.doc, config[EnvNames.tokensTable]),
+    activeIndex: new DynamoActiveIndex(clients.doc, config[EnvNames.dispatchTable]),
   };
 };
 
@@ -49,6 +46,12 @@ export const createAdminHandler = (config: FunctionConfig<'admin'>, overrides: R
       patchStore: (request) => patchStore(deps, request),
       redriveDeadLetters: (request) => redriveDeadLetters(deps, request),
       createToken: (request) => createToken(deps, request),
+      listTokens: (request) => listTokens(deps, request),
+      revokeToken: (request) => revokeToken(deps, request),
+      rotateToken: (request) => rotateToken(deps, request),
+      listBacklog: (request) => listBacklog(deps, request),
+      purgeStoreQueue: (request) => purgeStoreQueue(deps, request),
+      storeMeasures: (request) => storeMeasures(deps, request),
     },
     deps.telemetry,
     () => deps.telemetry.flush?.(),

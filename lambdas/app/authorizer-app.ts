@@ -4,7 +4,7 @@ import { EnvNames } from '../config/env-names.js';
 import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import type { TokenStore } from '../core/ports.js';
-import { bearerToken, hashToken } from '../core/tokens.js';
+import { bearerToken, hashToken, isUsable, tokenStatus } from '../core/tokens.js';
 import { clientsFor, telemetryFor, type RuntimeOverrides } from './runtime.js';
 
 /** API Gateway turns this exact message into a 401 (the gateway response then carries the contract's JSON). */
@@ -20,13 +20,16 @@ export const integratorRoutesArn = (methodArn: string): string => {
   return `${apiArn}/${stage ?? '*'}/*/v1/*`;
 };
 
+/** The tenant of a usable token (not revoked, not past a rotation's overlap window), else undefined. */
 export const authorizeToken = async (
   tokens: TokenStore,
   header: string | undefined,
+  now: number = Date.now(),
 ): Promise<string | undefined> => {
   const token = bearerToken(header);
   if (!token) return undefined;
-  return (await tokens.get(hashToken(token)))?.tenantId;
+  const record = await tokens.get(hashToken(token));
+  return record && isUsable(tokenStatus(record, now)) ? record.tenantId : undefined;
 };
 
 export const createAuthorizerHandler = (
@@ -36,8 +39,9 @@ export const createAuthorizerHandler = (
   const clients = clientsFor(config, overrides);
   const telemetry = telemetryFor(FUNCTIONS.authorizer.serviceName, overrides);
   const tokens = new DynamoTokenStore(clients.doc, config[EnvNames.tokensTable]);
+  const clock = (): number => overrides.clock?.now() ?? Date.now();
   return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
-    const tenantId = await authorizeToken(tokens, event.authorizationToken);
+    const tenantId = await authorizeToken(tokens, event.authorizationToken, clock());
     if (!tenantId) {
       telemetry.info('integrator token refused');
       throw new Error(UNAUTHORIZED);

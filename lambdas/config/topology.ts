@@ -129,3 +129,18 @@ export const RECONCILER_SCHEDULE = { rateMinutes: 1 } as const;
 /** Delivery records outlive any redelivery: queue retention + DLQ retention (a redrive) + a day. */
 export const DELIVERY_RECORD_TTL_SECONDS =
   STORE_QUEUE.retentionSeconds + STORE_QUEUE.deadLetterRetentionSeconds + 24 * 3600;
+
+/**
+ * The integrator API's credential cache and per-tenant throttle, shared by the stack (API Gateway's
+ * authorizer cache, the WAF rate rule) and local mode (api-server.ts emulates both).
+ */
+export const INTEGRATOR_API = {
+  /** API Gateway reuses an authorizer decision for this long: a revoked token works at most this much longer. */
+  authorizerCacheSeconds: 60,
+  /** Per-credential request rate: requests per second, averaged over the rate rule's window. */
+  tenantRatePerSecond: 50,
+  /** The window the deployed rate rule counts over (WAF allows 60, 120, 300, 600). */
+  rateWindowSeconds: 60,
+  /** Local mode's token bucket depth (the deployed rule has no burst: it counts per window). */
+  tenantBurst: 100,
+} as const;

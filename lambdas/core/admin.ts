@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConflictError, NotFoundError, ValidationError } from './errors.js';
+import { ConflictError, NotFoundError } from './errors.js';
 import { json, parseJsonBody, validate, type HttpRequest, type HttpResponse } from './http.js';
 import { liveLeases } from './dispatch-model.js';
 import { STORE_ID_PATTERN } from './names.js';
@@ -7,7 +7,6 @@ import { MAX_RECEIVE_COUNT, OverridesSchema, PLAN_NAMES } from './plans.js';
 import type { QueueAdmin, StoreRegistry, TokenStore } from './ports.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import { isConsumable, policyOf, STORE_STATUSES, type StoreRecord } from './store-model.js';
-import { hashToken, newToken } from './tokens.js';
 
 export interface AdminDeps extends SignalDeps {
   stores: StoreRegistry;
@@ -171,13 +170,4 @@ export const redriveDeadLetters = async (deps: AdminDeps, request: HttpRequest):
   return json(202, { storeId: store.storeId, moving });
 };
 
-export const createToken = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> => {
-  const tenantId = validate(TenantId, request.pathParameters['tenantId'], ['tenantId']);
-  if (request.body !== undefined && request.body.trim() !== '' && request.body.trim() !== '{}') {
-    throw new ValidationError('body: this route takes no body');
-  }
-  const token = newToken();
-  await deps.tokens.put({ tokenHash: hashToken(token), tenantId, createdAt: deps.clock.now() });
-  deps.telemetry.info('tenant token created', { tenantId, caller: request.caller });
-  return json(201, { token, tenantId });
-};
+// Tenant tokens (create, list, revoke, rotate) live in tenant-tokens.ts.

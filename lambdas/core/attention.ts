@@ -58,7 +58,7 @@ const acquireLease = async (
           seenSeq: result.item.enqSeq,
           startedAt: now,
           expiresAt,
-          nextCallAt: Math.max(now, slot.n ?? now),
+          nextCallAt: Math.max(now, slot.n ?? result.item.tat ?? now),
           slotsAtStart: Object.keys(result.item.slots).length,
         },
       };

@@ -1,7 +1,16 @@
 import { WorkMessageSchema, type WorkMessage } from './messages.js';
 import { deliveryKey, MetricNames } from './names.js';
-import type { Clock, DeliveryLog, Marketplace, ReceivedMessage, TaskQueues, Telemetry } from './ports.js';
-import { MAX_DELIVERY_ATTEMPTS } from './plans.js';
+import type { Policy } from './plans.js';
+import type {
+  Clock,
+  DeliveryLog,
+  DeliveryRecord,
+  IdGenerator,
+  Marketplace,
+  ReceivedMessage,
+  TaskQueues,
+  Telemetry,
+} from './ports.js';
 import type { StoreRecord } from './store-model.js';
 import { MAX_DELAY_SECONDS } from './timing.js';
 
@@ -10,49 +19,29 @@ export interface DeliverDeps {
   marketplace: Marketplace;
   deliveries: DeliveryLog;
   clock: Clock;
+  ids: IdGenerator;
   telemetry: Telemetry;
   random: () => number;
+  settings: { marketplaceTimeoutMs: number };
 }
 
 /** What the slice does with the message next. */
 export type TaskResult =
-  | { kind: 'done'; as: 'delivered' | 'duplicate' | 'dead_lettered' }
+  | { kind: 'done'; as: 'delivered' | 'duplicate' | 'dead_lettered' | 'stale' }
+  /** The rate left no call slot before the slice deadline: the task was not tried (its claim is released). */
+  | { kind: 'not_started' }
   | { kind: 'retry'; afterSeconds: number }
   | { kind: 'throttled'; afterSeconds: number };
 
 /** Transient failures back off exponentially with full jitter, from 2 s up to SQS's 900 s visibility hop. */
 const BACKOFF_BASE_SECONDS = 2;
 export const DEFAULT_RETRY_AFTER_SECONDS = 10;
+/** A claim outlives its marketplace call by this much before another attempt may take the task over. */
+const CLAIM_MARGIN_MS = 2_000;
 
 export const backoffSeconds = (attempt: number, random: () => number): number => {
   const ceiling = Math.min(MAX_DELAY_SECONDS, BACKOFF_BASE_SECONDS * 2 ** Math.max(0, attempt - 1));
   return Math.max(1, Math.ceil(random() * ceiling));
-};
-
-const deadLetter = async (
-  deps: DeliverDeps,
-  store: StoreRecord,
-  message: ReceivedMessage,
-  eventId: string | undefined,
-  reason: { code: string; message: string; lastStatus?: number },
-): Promise<TaskResult> => {
-  await deps.tasks.deadLetter(store.deadLetterQueueUrl, message.body, {
-    ...reason,
-    attempts: message.receiveCount,
-  });
-  if (eventId !== undefined) {
-    await deps.deliveries.record({
-      storeId: store.storeId,
-      eventId,
-      status: 'dead_lettered',
-      attempts: message.receiveCount,
-      lastError: `${reason.code}: ${reason.message}`,
-      updatedAt: deps.clock.now(),
-    });
-  }
-  deps.telemetry.count(MetricNames.tasksDeadLettered, 1, { code: reason.code });
-  deps.telemetry.warn('task dead-lettered', { storeId: store.storeId, eventId, ...reason });
-  return { kind: 'done', as: 'dead_lettered' };
 };
 
 const parseWork = (body: string): WorkMessage | undefined => {
@@ -64,24 +53,101 @@ const parseWork = (body: string): WorkMessage | undefined => {
   }
 };
 
-/** One task: check it was not already done, call the marketplace once, classify the answer (contract). */
-export const deliverTask = async (
+interface Reason {
+  code: string;
+  message: string;
+  lastStatus?: number;
+}
+
+const deadLetter = async (
   deps: DeliverDeps,
   store: StoreRecord,
   message: ReceivedMessage,
+  reason: Reason,
+  attempt?: { eventId: string; holder: string; record: DeliveryRecord; attempts: number },
+): Promise<TaskResult> => {
+  // The DLQ message comes first: if the settle below is lost, a redrive still finds the task.
+  await deps.tasks.deadLetter(store.deadLetterQueueUrl, message.body, {
+    ...reason,
+    attempts: attempt?.attempts ?? 0,
+    ...(attempt?.record.firstAttemptAt === undefined
+      ? {}
+      : { firstAttemptAt: attempt.record.firstAttemptAt }),
+    ...(attempt?.record.lastAttemptAt === undefined ? {} : { lastAttemptAt: attempt.record.lastAttemptAt }),
+  });
+  if (attempt) {
+    await deps.deliveries.settle(store.storeId, attempt.eventId, attempt.holder, {
+      status: 'dead_lettered',
+      now: deps.clock.now(),
+      lastError: `${reason.code}: ${reason.message}`,
+      ...(reason.lastStatus === undefined ? {} : { lastStatus: reason.lastStatus }),
+      countAttempt: true,
+    });
+  }
+  deps.telemetry.count(MetricNames.tasksDeadLettered, 1, { code: reason.code });
+  deps.telemetry.warn('task dead-lettered', { storeId: store.storeId, eventId: attempt?.eventId, ...reason });
+  return { kind: 'done', as: 'dead_lettered' };
+};
+
+/**
+ * One task, effect once: claim it (refused if already delivered or stale, or while another attempt's
+ * claim is live), drop it as stale if a newer version of its entity was delivered, call the marketplace
+ * with the Idempotency-Key, then settle the claim with the outcome (contract classification).
+ */
+export const deliverTask = async (
+  deps: DeliverDeps,
+  store: StoreRecord,
+  policy: Pick<Policy, 'maxAttempts'>,
+  message: ReceivedMessage,
+  /** Waits for the store's rate to allow the call; false when no call may start before the slice deadline. */
+  pace: () => Promise<boolean> = async () => true,
 ): Promise<TaskResult> => {
   const work = parseWork(message.body);
   if (!work || work.storeId !== store.storeId) {
-    return deadLetter(deps, store, message, work?.eventId, {
-      code: 'invalid_message',
-      message: 'not a valid task message',
-    });
+    return deadLetter(deps, store, message, { code: 'invalid_message', message: 'not a valid task message' });
   }
-  const previous = await deps.deliveries.get(store.storeId, work.eventId);
-  // Only a completed effect is final: a dead-lettered task comes back through a redrive and must be tried again.
-  if (previous?.status === 'delivered' || previous?.status === 'stale') {
+  const now = deps.clock.now();
+  const holder = deps.ids.next();
+  const claim = await deps.deliveries.claim(store.storeId, work.eventId, {
+    holder,
+    now,
+    until: now + deps.settings.marketplaceTimeoutMs + CLAIM_MARGIN_MS,
+  });
+  if (!claim.ok) {
+    const current = claim.record;
+    if (current?.status === 'processing' && current.claimUntil !== undefined) {
+      // Another attempt holds this task right now (a duplicate delivery): look again after its claim.
+      return { kind: 'retry', afterSeconds: Math.max(1, Math.ceil((current.claimUntil - now) / 1000)) };
+    }
     deps.telemetry.count(MetricNames.tasksDuplicate);
     return { kind: 'done', as: 'duplicate' };
+  }
+  const record = claim.record;
+  const attempts = (record.attempts ?? 0) + 1;
+  const attempt = { eventId: work.eventId, holder, record, attempts };
+
+  if (work.entityId !== undefined && work.version !== undefined) {
+    const delivered = await deps.deliveries.deliveredVersion(store.storeId, work.entityId);
+    if (delivered !== undefined && work.version < delivered) {
+      await deps.deliveries.settle(store.storeId, work.eventId, holder, {
+        status: 'stale',
+        now: deps.clock.now(),
+        lastError: `version ${work.version} is older than delivered version ${delivered}`,
+        countAttempt: false,
+      });
+      deps.telemetry.count(MetricNames.tasksStale);
+      return { kind: 'done', as: 'stale' };
+    }
+  }
+
+  // Paced right before the call, so the marketplace sees the store's calls spaced as reserved.
+  if (!(await pace())) {
+    await deps.deliveries.settle(store.storeId, work.eventId, holder, {
+      status: 'pending',
+      now: deps.clock.now(),
+      countAttempt: false,
+    });
+    return { kind: 'not_started' };
   }
   const started = deps.clock.now();
   const outcome = await deps.marketplace.deliver({
@@ -100,25 +166,46 @@ export const deliverTask = async (
     outcome.kind === 'transient' && outcome.status === undefined
       ? 'network'
       : `${Math.floor((outcome.status ?? 0) / 100)}xx`;
-  deps.telemetry.timing(MetricNames.marketplaceLatency, deps.clock.now() - started, { statusClass });
+  deps.telemetry.timing(MetricNames.marketplaceLatency, deps.clock.now() - started);
+  const settle = (
+    status: 'delivered' | 'pending',
+    extra: { lastError?: string; lastStatus?: number; countAttempt: boolean },
+  ) =>
+    deps.deliveries.settle(store.storeId, work.eventId, holder, { status, now: deps.clock.now(), ...extra });
+
   switch (outcome.kind) {
     case 'ok':
-      await deps.deliveries.record({
-        storeId: store.storeId,
-        eventId: work.eventId,
-        status: 'delivered',
-        attempts: message.receiveCount,
-        updatedAt: deps.clock.now(),
-      });
+      if (!(await settle('delivered', { countAttempt: true }))) {
+        deps.telemetry.warn('delivery claim was taken over during the call', {
+          storeId: store.storeId,
+          eventId: work.eventId,
+        });
+      }
+      if (work.entityId !== undefined && work.version !== undefined) {
+        await deps.deliveries.noteDeliveredVersion(
+          store.storeId,
+          work.entityId,
+          work.version,
+          deps.clock.now(),
+        );
+      }
       deps.telemetry.count(MetricNames.tasksDelivered);
       return { kind: 'done', as: 'delivered' };
     case 'permanent':
-      return deadLetter(deps, store, message, work.eventId, {
-        code: 'marketplace_rejected',
-        message: outcome.error,
-        lastStatus: outcome.status,
-      });
+      return deadLetter(
+        deps,
+        store,
+        message,
+        { code: 'marketplace_rejected', message: outcome.error, lastStatus: outcome.status },
+        attempt,
+      );
     case 'throttled':
+      // Not an attempt against the task: the store was busy. The claim is released for the retry.
+      await settle('pending', {
+        lastError: 'throttled (429)',
+        lastStatus: outcome.status,
+        countAttempt: false,
+      });
       deps.telemetry.count(MetricNames.marketplaceThrottled);
       return {
         kind: 'throttled',
@@ -129,13 +216,24 @@ export const deliverTask = async (
       };
     case 'transient':
       deps.telemetry.count(MetricNames.tasksFailed, 1, { statusClass });
-      if (message.receiveCount >= MAX_DELIVERY_ATTEMPTS) {
-        return deadLetter(deps, store, message, work.eventId, {
-          code: 'retries_exhausted',
-          message: outcome.error,
-          ...(outcome.status === undefined ? {} : { lastStatus: outcome.status }),
-        });
+      if (attempts >= policy.maxAttempts) {
+        return deadLetter(
+          deps,
+          store,
+          message,
+          {
+            code: 'retries_exhausted',
+            message: outcome.error,
+            ...(outcome.status === undefined ? {} : { lastStatus: outcome.status }),
+          },
+          attempt,
+        );
       }
-      return { kind: 'retry', afterSeconds: backoffSeconds(message.receiveCount, deps.random) };
+      await settle('pending', {
+        lastError: outcome.error,
+        ...(outcome.status === undefined ? {} : { lastStatus: outcome.status }),
+        countAttempt: true,
+      });
+      return { kind: 'retry', afterSeconds: backoffSeconds(attempts, deps.random) };
   }
 };

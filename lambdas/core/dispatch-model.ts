@@ -33,6 +33,8 @@ export const DispatchItemSchema = z.object({
   /** SentTimestamp of the oldest message seen at the last slice end: the backlog age estimate. */
   headSentAt: z.number().optional(),
   idleSeq: z.number().int().optional(),
+  /** Rate limiting: the store's theoretical arrival time, the earliest its next marketplace call may start. */
+  tat: z.number().optional(),
 });
 export type DispatchItem = z.infer<typeof DispatchItemSchema>;
 

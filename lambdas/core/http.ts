@@ -6,6 +6,8 @@ export interface HttpRequest {
   method: string;
   resource: string;
   pathParameters: Record<string, string>;
+  /** Query string parameters (absent when the request had none). */
+  query?: Record<string, string>;
   headers: Record<string, string>;
   body: string | undefined;
   /** Set by the authorizer for integrator routes. */
@@ -49,11 +51,40 @@ export const parseJsonBody = (request: HttpRequest, limitBytes: number): unknown
     throw new AppError(415, 'unsupported_media_type', 'content-type must be application/json');
   }
   if (raw.trim() === '') throw new ValidationError('body: a JSON object is required');
+  let parsed: unknown;
   try {
-    return JSON.parse(raw) as unknown;
+    parsed = JSON.parse(raw) as unknown;
   } catch {
     throw new ValidationError('body: not valid JSON');
   }
+  // Every route's body is an object; say so plainly rather than through a schema's "expected object".
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ValidationError('body: must be a JSON object');
+  }
+  if (depthExceeds(parsed, MAX_JSON_DEPTH)) {
+    throw new ValidationError(`body: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  return parsed;
+};
+
+/**
+ * JSON.parse copes with any nesting, but JSON.stringify (the work message, the per-task size check) recurses
+ * and would overflow the stack on a hostile body such as 500,000 nested arrays: refuse it up front.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/** Iterative, so the check itself cannot overflow. */
+const depthExceeds = (root: unknown, max: number): boolean => {
+  const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 1 }];
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(value)) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1 });
+    }
+  }
+  return false;
 };
 
 export const headerOf = (request: Pick<HttpRequest, 'headers'>, name: string): string | undefined => {

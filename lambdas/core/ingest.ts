@@ -3,7 +3,6 @@ import {
   ConflictError,
   DependencyError,
   ForbiddenError,
-  NotFoundError,
   PayloadTooLargeError,
   ValidationError,
 } from './errors.js';
@@ -44,8 +43,8 @@ const wrapDependency = async <T>(what: string, fn: () => Promise<T>): Promise<T>
 const storeForTenant = async (deps: IngestDeps, request: HttpRequest): Promise<StoreRecord> => {
   const storeId = validate(StoreIdParam, request.pathParameters['storeId'], ['storeId']);
   const store = await wrapDependency('the store registry', () => deps.stores.get(storeId));
-  if (!store) throw new NotFoundError('store_not_found', `store ${storeId} does not exist`);
-  if (store.tenantId !== request.tenantId) throw new ForbiddenError();
+  // One answer for "unknown" and "another tenant's": a 404 would tell integrators which store ids exist.
+  if (!store || store.tenantId !== request.tenantId) throw new ForbiddenError();
   return store;
 };
 

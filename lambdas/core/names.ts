@@ -60,6 +60,8 @@ export const SWEEP_CURSOR_ID = '#sweep-cursor';
 
 /** The marketplace's idempotency key for one task of one store (contract: `{storeId}:{eventId}`). */
 export const deliveryKey = (storeId: string, eventId: string): string => `${storeId}:${eventId}`;
+/** Highest delivered version of one entity of one store. `#` never occurs in a store id, so no delivery key collides. */
+export const entityVersionKey = (storeId: string, entityId: string): string => `v#${storeId}#${entityId}`;
 
 export const METRICS_NAMESPACE = 'AttentionQueue';
 
@@ -70,6 +72,8 @@ export const MetricNames = {
   tasksFailed: 'TasksFailed',
   tasksDeadLettered: 'TasksDeadLettered',
   tasksDuplicate: 'TasksDuplicate',
+  tasksStale: 'TasksStale',
+  tasksResent: 'TasksResent',
   attentionsPublished: 'AttentionsPublished',
   attentionsDiscarded: 'AttentionsDiscarded',
   attentionsCoalesced: 'AttentionsCoalesced',
@@ -82,6 +86,9 @@ export const MetricNames = {
   reconcilerStoresChecked: 'ReconcilerStoresChecked',
   marketplaceLatency: 'MarketplaceLatency',
   marketplaceThrottled: 'MarketplaceThrottled',
+  /** Operator purges ("controlled discard", issue #4): one per purge, and the tasks it discarded. */
+  storePurges: 'StorePurges',
+  tasksPurged: 'TasksPurged',
 } as const;
 
 export type MetricName = (typeof MetricNames)[keyof typeof MetricNames];

@@ -11,6 +11,8 @@ export const PolicySchema = z.object({
   maxMessagesPerSlice: z.number().int().min(1).max(10_000),
   maxSliceSeconds: z.number().int().min(1).max(SLICE_SECONDS_LIMIT),
   ratePerSecond: z.number().positive().max(1_000),
+  /** Marketplace attempts (5xx, timeouts, connection errors) before a task is dead-lettered. */
+  maxAttempts: z.number().int().min(1).max(50),
 });
 export type Policy = z.infer<typeof PolicySchema>;
 
@@ -22,13 +24,26 @@ export type Overrides = z.infer<typeof OverridesSchema>;
  * seller APIs publish for their write endpoints, raised per store with an override.
  */
 export const PLAN_DEFAULTS: Readonly<Record<PlanName, Policy>> = {
-  basic: { maxConcurrentConsumers: 1, maxMessagesPerSlice: 50, maxSliceSeconds: 20, ratePerSecond: 5 },
-  pro: { maxConcurrentConsumers: 3, maxMessagesPerSlice: 200, maxSliceSeconds: 20, ratePerSecond: 20 },
+  basic: {
+    maxConcurrentConsumers: 1,
+    maxMessagesPerSlice: 50,
+    maxSliceSeconds: 20,
+    ratePerSecond: 5,
+    maxAttempts: 5,
+  },
+  pro: {
+    maxConcurrentConsumers: 3,
+    maxMessagesPerSlice: 200,
+    maxSliceSeconds: 20,
+    ratePerSecond: 20,
+    maxAttempts: 8,
+  },
   enterprise: {
     maxConcurrentConsumers: 10,
     maxMessagesPerSlice: 1000,
     maxSliceSeconds: 20,
     ratePerSecond: 50,
+    maxAttempts: 10,
   },
 };
 
@@ -37,10 +52,9 @@ export const resolvePolicy = (plan: PlanName, overrides: Overrides | undefined):
   ...(overrides ?? {}),
 });
 
-/** Transient failures (5xx, timeout, connection) before the worker dead-letters a task itself, with its reason. */
-export const MAX_DELIVERY_ATTEMPTS = 10;
 /**
- * Receives before SQS itself moves a task to the store's DLQ. Far above MAX_DELIVERY_ATTEMPTS: it only
- * catches a message that crashes every worker that touches it; throttled receives must not reach it.
+ * Receives before SQS itself moves a task to the store's DLQ. Far above any plan's maxAttempts (the worker
+ * dead-letters on those itself, with the reason): it only catches a message that crashes every worker
+ * that touches it. Throttled tasks are re-sent as fresh copies, so throttling never counts toward it.
  */
 export const MAX_RECEIVE_COUNT = 100;

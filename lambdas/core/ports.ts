@@ -40,14 +40,24 @@ export interface DispatchState {
     fence: number,
     opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number },
   ): Promise<Conditional>;
-  release(storeId: string, slotId: string, fence: number): Promise<Conditional>;
+  /** Remove this lease's slot; `tat` (single-consumer stores) carries its rate pacing to the next slot. */
+  release(storeId: string, slotId: string, fence: number, tat?: number): Promise<Conditional>;
   /** Remove the last slot and the active mark, only if enqSeq is still `seenSeq` and no wake is pending. */
   markIdle(
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { seenSeq: number; now: number },
+    opts: { seenSeq: number; now: number; tat?: number },
   ): Promise<Conditional>;
+  /**
+   * Rate limiting across a store's consumers (GCRA): move the store's theoretical arrival time from
+   * `expectTat` (undefined: none yet) to `newTat`, if nobody moved it first.
+   */
+  reserveCall(storeId: string, expectTat: number | undefined, newTat: number): Promise<Conditional>;
+  /** Rate limiting: atomically push the store's theoretical arrival time on by `intervalMs`; returns the new value. */
+  advanceTat(storeId: string, intervalMs: number): Promise<number>;
+  /** Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs`; false if it does not lag. */
+  restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean>;
   /** Drop a queued slot (store paused or gone); with `ifOver`, only while the store holds more slots than that. */
   dropQueued(storeId: string, slotId: string, ifOver?: number): Promise<Conditional>;
   /** Forbid marking the store idle before `until` (a task was deferred past the lease). */
@@ -92,6 +102,8 @@ export interface DeadLetterReason {
   message: string;
   lastStatus?: number;
   attempts: number;
+  firstAttemptAt?: number;
+  lastAttemptAt?: number;
 }
 
 /** The store work queues as the ingest and the worker use them. */
@@ -109,6 +121,15 @@ export interface TaskQueues {
   deleteBatch(queueUrl: string, receiptHandles: string[]): Promise<void>;
   changeVisibility(queueUrl: string, entries: { receiptHandle: string; seconds: number }[]): Promise<void>;
   deadLetter(deadLetterQueueUrl: string, body: string, reason: DeadLetterReason): Promise<void>;
+  /**
+   * Put messages back as fresh copies delayed by `delaySeconds`, then delete the originals: a throttled
+   * task comes back later without its receive count growing toward the DLQ.
+   */
+  resend(
+    queueUrl: string,
+    messages: { receiptHandle: string; body: string }[],
+    delaySeconds: number,
+  ): Promise<void>;
 }
 
 export interface QueueCounts {
@@ -132,6 +153,22 @@ export interface QueueAdmin {
     store: Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl'>,
     ratePerSecond: number,
   ): Promise<{ moving: number }>;
+  /** Delete every message of the store's work queue; 'in_progress' when SQS refuses a second purge within 60 s. */
+  purge(queueUrl: string): Promise<'purged' | 'in_progress'>;
+}
+
+export interface ActiveEntry {
+  storeId: string;
+  activeSince: number;
+}
+
+/** The Dispatch table's sparse `active` index, read in activeSince order (operator listing). */
+export interface ActiveStoreIndex {
+  /** One shard's active stores with activeSince ≥ `fromSince`, oldest first, one page (`cursor` continues it). */
+  activeSince(
+    shard: string,
+    opts: { fromSince: number; limit: number; cursor?: string },
+  ): Promise<{ entries: ActiveEntry[]; cursor?: string }>;
 }
 
 export type DeliveryOutcome =
@@ -158,26 +195,69 @@ export interface DeliveryRecord {
   storeId: string;
   eventId: string;
   status: DeliveryStatus;
+  /** Marketplace calls made for this task (throttled receives and crashes before the call do not count). */
   attempts?: number;
   lastError?: string;
+  lastStatus?: number;
+  firstAttemptAt?: number;
+  lastAttemptAt?: number;
+  /** The attempt that holds the task while `processing`, and until when (a crashed attempt's claim expires). */
+  holder?: string;
+  claimUntil?: number;
   updatedAt: number;
 }
 
-/** Per-task outcome records: the effect-once check and the integrator's status route. */
+export type Claim = { ok: true; record: DeliveryRecord } | { ok: false; record: DeliveryRecord | undefined };
+
+/**
+ * Per-task effect-once records (and per-entity delivered versions): the integrator's status route reads
+ * them; the worker claims a task before the marketplace call and settles the claim after it.
+ */
 export interface DeliveryLog {
   get(storeId: string, eventId: string): Promise<DeliveryRecord | undefined>;
-  record(record: DeliveryRecord): Promise<void>;
+  /** Claim one attempt: granted unless the task is delivered or stale, or another attempt's claim is still live. */
+  claim(
+    storeId: string,
+    eventId: string,
+    opts: { holder: string; now: number; until: number },
+  ): Promise<Claim>;
+  /** Settle the attempt `holder` claimed; false when the claim was lost (it expired and was taken over). */
+  settle(
+    storeId: string,
+    eventId: string,
+    holder: string,
+    outcome: {
+      status: Exclude<DeliveryStatus, 'processing'>;
+      now: number;
+      /** A marketplace call was made (throttled calls and stale skips are not attempts against the task). */
+      countAttempt: boolean;
+      lastError?: string;
+      lastStatus?: number;
+    },
+  ): Promise<boolean>;
+  /** The highest version delivered for an entity of the store. */
+  deliveredVersion(storeId: string, entityId: string): Promise<number | undefined>;
+  /** Raise the delivered version of an entity (never lowers it). */
+  noteDeliveredVersion(storeId: string, entityId: string, version: number, now: number): Promise<void>;
 }
 
 export interface TokenRecord {
   tokenHash: string;
   tenantId: string;
   createdAt: number;
+  /** Epoch ms after which the token is refused (set by rotation; absent = no expiry). */
+  expiresAt?: number;
+  /** Epoch ms of revocation: refused from then on. */
+  revokedAt?: number;
 }
 
 export interface TokenStore {
   put(record: TokenRecord): Promise<void>;
   get(tokenHash: string): Promise<TokenRecord | undefined>;
+  /** Every token record of one tenant (the byTenant index), in no particular order. */
+  listByTenant(tenantId: string): Promise<TokenRecord[]>;
+  /** Sets expiresAt / revokedAt on an existing record; false if there is no such record. */
+  restrict(tokenHash: string, change: { expiresAt?: number; revokedAt?: number }): Promise<boolean>;
 }
 
 export type Fields = Record<string, unknown>;

@@ -48,6 +48,43 @@ export const ROUTES = [
     fn: 'admin',
     auth: 'iam',
   },
+  {
+    id: 'listTokens',
+    method: 'GET',
+    resource: '/admin/tenants/{tenantId}/tokens',
+    fn: 'admin',
+    auth: 'iam',
+  },
+  {
+    id: 'revokeToken',
+    method: 'POST',
+    resource: '/admin/tenants/{tenantId}/tokens/{tokenId}/revoke',
+    fn: 'admin',
+    auth: 'iam',
+  },
+  {
+    id: 'rotateToken',
+    method: 'POST',
+    resource: '/admin/tenants/{tenantId}/tokens/{tokenId}/rotate',
+    fn: 'admin',
+    auth: 'iam',
+  },
+  // Operator routes (issue #4): busy stores oldest first, the controlled discard, per-store measures.
+  { id: 'listBacklog', method: 'GET', resource: '/admin/backlog', fn: 'admin', auth: 'iam' },
+  {
+    id: 'purgeStoreQueue',
+    method: 'POST',
+    resource: '/admin/stores/{storeId}/queue/purge',
+    fn: 'admin',
+    auth: 'iam',
+  },
+  {
+    id: 'storeMeasures',
+    method: 'GET',
+    resource: '/admin/stores/{storeId}/measures',
+    fn: 'admin',
+    auth: 'iam',
+  },
 ] as const satisfies readonly RouteSpec[];
 
 export type RouteId = (typeof ROUTES)[number]['id'];

@@ -2,6 +2,7 @@ import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.j
 import { MetricNames } from './names.js';
 import type { DispatchState, ReceivedMessage } from './ports.js';
 import type { Policy } from './plans.js';
+import { intervalMs, localPacer, sharedPacer, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import type { StoreRecord } from './store-model.js';
 import { VISIBILITY_MARGIN_SECONDS } from './timing.js';
@@ -19,7 +20,7 @@ export type SliceEndReason = (typeof SLICE_END_REASONS)[number];
 
 export interface SliceDeps extends DeliverDeps, SignalDeps {
   dispatch: DispatchState;
-  settings: { emptyPollSeconds: number };
+  settings: DeliverDeps['settings'] & { emptyPollSeconds: number };
 }
 
 export interface Lease {
@@ -29,7 +30,7 @@ export interface Lease {
   seenSeq: number;
   startedAt: number;
   expiresAt: number;
-  /** Earliest time of this slot's next marketplace call (rate pacing carried across slices). */
+  /** Earliest start of this store's next call, for single-consumer pacing carried across slices. */
   nextCallAt: number;
   /** Slots the store held when the lease was taken; fan-out only while below the concurrency limit. */
   slotsAtStart: number;
@@ -61,15 +62,21 @@ type IdleAttempt =
 /**
  * The queue looked empty under a long poll. Mark the store idle only if nothing was enqueued since
  * the lease read enqSeq (ingest bumps it after the send is durable) — else keep consuming.
+ * `tat` carries a single-consumer store's pacing to its next lease.
  */
 const tryIdle = async (
   deps: SliceDeps,
   storeId: string,
   lease: Lease,
   seenSeq: number,
+  tat: number | undefined,
 ): Promise<IdleAttempt> => {
   const now = deps.clock.now();
-  const result = await deps.dispatch.markIdle(storeId, lease.slotId, lease.fence, { seenSeq, now });
+  const result = await deps.dispatch.markIdle(storeId, lease.slotId, lease.fence, {
+    seenSeq,
+    now,
+    ...(tat === undefined ? {} : { tat }),
+  });
   if (result.ok) return { kind: 'idle' };
   const current = result.current;
   const slot = current?.slots[lease.slotId];
@@ -77,14 +84,14 @@ const tryIdle = async (
   if (current.enqSeq !== seenSeq) return { kind: 'new_work', enqSeq: current.enqSeq };
   if (current.wakeAt !== undefined && current.wakeAt > now)
     return { kind: 'deferred', wakeAt: current.wakeAt };
-  const released = await deps.dispatch.release(storeId, lease.slotId, lease.fence);
+  const released = await deps.dispatch.release(storeId, lease.slotId, lease.fence, tat);
   return released.ok ? { kind: 'shared' } : { kind: 'lost' };
 };
 
 /**
  * Consumes one bounded slice of a store's queue under a lease (invariant 4): it ends at
  * maxMessagesPerSlice, maxSliceSeconds, a throttle, an operational error or an empty queue.
- * One marketplace call at a time per lease, paced to the lease's share of ratePerSecond.
+ * One marketplace call at a time per lease; calls are paced so the store never exceeds ratePerSecond.
  */
 export const runSlice = async (
   deps: SliceDeps,
@@ -93,8 +100,13 @@ export const runSlice = async (
   lease: Lease,
 ): Promise<SliceResult> => {
   const deadline = lease.startedAt + policy.maxSliceSeconds * 1000;
-  const intervalMs = (1000 * policy.maxConcurrentConsumers) / policy.ratePerSecond;
-  let nextCallAt = lease.nextCallAt;
+  const single = policy.maxConcurrentConsumers === 1;
+  const interval = intervalMs(policy.ratePerSecond);
+  const pacer: Pacer = single
+    ? localPacer(interval, lease.nextCallAt, deps.clock)
+    : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock);
+  /** This lease's expected spacing between calls: its share of the store's rate. */
+  const shareMs = interval * policy.maxConcurrentConsumers;
   let seenSeq = lease.seenSeq;
   let handled = 0;
   let delivered = 0;
@@ -107,19 +119,17 @@ export const runSlice = async (
     delivered,
     deadLettered,
     idle: false,
-    nextCallAt,
+    nextCallAt: pacer.carry,
     ...(headSentAt === undefined ? {} : { headSentAt }),
     ...extra,
   });
 
   for (;;) {
     const now = deps.clock.now();
-    if (handled >= policy.maxMessagesPerSlice)
-      return result('max_messages', { resumeAt: Math.max(now, nextCallAt) });
-    if (now >= deadline || nextCallAt >= deadline)
-      return result('max_time', { resumeAt: Math.max(now, nextCallAt) });
-    // Receive no more than this lease can deliver before its deadline at its paced rate.
-    const callsLeft = Math.max(1, Math.floor((deadline - Math.max(now, nextCallAt)) / intervalMs) + 1);
+    if (handled >= policy.maxMessagesPerSlice) return result('max_messages', { resumeAt: now });
+    if (now >= deadline) return result('max_time', { resumeAt: now });
+    // Receive no more than this lease can deliver before its deadline at its share of the rate.
+    const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
     const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
     let batch: ReceivedMessage[];
     try {
@@ -134,7 +144,7 @@ export const runSlice = async (
     }
 
     if (batch.length === 0) {
-      const idle = await tryIdle(deps, store.storeId, lease, seenSeq);
+      const idle = await tryIdle(deps, store.storeId, lease, seenSeq, single ? pacer.carry : undefined);
       switch (idle.kind) {
         case 'idle':
           return result('empty', { idle: true });
@@ -167,27 +177,33 @@ export const runSlice = async (
     const flush = async (): Promise<void> => {
       if (finished.length > 0) await deps.tasks.deleteBatch(store.queueUrl, finished.splice(0));
     };
+    const handBack = async (from: number): Promise<void> => {
+      await flush();
+      await deps.tasks.changeVisibility(
+        store.queueUrl,
+        batch.slice(from).map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
+      );
+    };
     for (let i = 0; i < batch.length; i++) {
       const message = batch[i] as ReceivedMessage;
-      const before = deps.clock.now();
-      if (before >= deadline || nextCallAt >= deadline) {
-        await flush();
-        await deps.tasks.changeVisibility(
-          store.queueUrl,
-          batch.slice(i).map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
-        );
-        return result('max_time', { resumeAt: Math.max(before, nextCallAt) });
-      }
-      if (nextCallAt > before) await deps.clock.sleep(nextCallAt - before);
-      nextCallAt = Math.max(deps.clock.now(), nextCallAt) + intervalMs;
       let outcome: TaskResult;
+      // No call starts at or after the slice deadline, so the last one ends before the lease expires.
+      const pace = (): Promise<boolean> => pacer.acquire(deadline);
       try {
-        outcome = await deliverTask(deps, store, message);
+        if (deps.clock.now() >= deadline) {
+          await handBack(i);
+          return result('max_time', { resumeAt: deps.clock.now() });
+        }
+        outcome = await deliverTask(deps, store, policy, message, pace);
       } catch (error) {
         // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
         deps.telemetry.error('task handling failed', { storeId: store.storeId, error: String(error) });
         await flush().catch(() => undefined);
         return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
+      }
+      if (outcome.kind === 'not_started') {
+        await handBack(i);
+        return result('max_time', { resumeAt: deps.clock.now() });
       }
       handled++;
       if (outcome.kind === 'done') {
@@ -205,12 +221,12 @@ export const runSlice = async (
         ]);
         continue;
       }
-      // Throttled: this store stops until Retry-After; its other messages in hand wait as long.
+      // Throttled: the store stops until Retry-After. Its messages in hand come back then as fresh copies,
+      // so throttling never counts toward the DLQ's receive limit.
       await flush();
-      await deps.tasks.changeVisibility(
-        store.queueUrl,
-        batch.slice(i).map((m) => ({ receiptHandle: m.receiptHandle, seconds: outcome.afterSeconds })),
-      );
+      const rest = batch.slice(i);
+      await deps.tasks.resend(store.queueUrl, rest, outcome.afterSeconds);
+      deps.telemetry.count(MetricNames.tasksResent, rest.length);
       return result('throttled', { resumeAt: until });
     }
     await flush();

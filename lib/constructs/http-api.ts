@@ -23,15 +23,20 @@ import {
   type RouteId,
   type RouteSpec,
 } from '../../lambdas/core/routes.js';
+import { INTEGRATOR_API } from '../../lambdas/config/topology.js';
 import { grantStoreQueues } from '../store-queue-access.js';
 import { requirePositiveNumber } from '../validation.js';
 import { ServiceFunction } from './lambda-function.js';
 import type { ServiceWiring } from './service-wiring.js';
+import { TenantRateLimit } from './tenant-rate-limit.js';
 
 /** Default method throttling of the stage: well under the account-wide 10,000 rps so one API cannot starve others. */
 export const DEFAULT_API_THROTTLING = { rateLimit: 1000, burstLimit: 2000 } as const;
-/** How long API Gateway caches the authorizer's answer for one token. */
-export const AUTHORIZER_CACHE_SECONDS = 60;
+/**
+ * How long API Gateway caches the authorizer's answer for one token: a revoked or expired token keeps
+ * working for at most this long (local mode emulates the same cache).
+ */
+export const AUTHORIZER_CACHE_SECONDS = INTEGRATOR_API.authorizerCacheSeconds;
 
 export interface ApiThrottling {
   /**
@@ -69,7 +74,12 @@ export interface HttpApiProps extends ServiceWiring {
  * API Gateway answers some requests itself (bad credential, throttling, unknown route). Give those the
  * contract's error body too: {"error":{"code","message"}}.
  */
-const GATEWAY_ERRORS: readonly { type: ResponseType; code: string; statusCode?: string }[] = [
+const GATEWAY_ERRORS: readonly {
+  type: ResponseType;
+  code: string;
+  statusCode?: string;
+  headers?: Record<string, string>;
+}[] = [
   { type: ResponseType.UNAUTHORIZED, code: 'unauthorized' },
   { type: ResponseType.ACCESS_DENIED, code: 'forbidden' },
   // Contract: 401 for a missing or bad credential. Unknown routes never get here: the catch-all answers 404.
@@ -78,7 +88,8 @@ const GATEWAY_ERRORS: readonly { type: ResponseType; code: string; statusCode?: 
   { type: ResponseType.EXPIRED_TOKEN, code: 'unauthorized', statusCode: '401' },
   // The authorizer failed (e.g. DynamoDB unreachable), which is not the caller's fault.
   { type: ResponseType.AUTHORIZER_FAILURE, code: 'dependency_unavailable', statusCode: '503' },
-  { type: ResponseType.THROTTLED, code: 'throttled' },
+  // Stage throttling is a token bucket refilled every second: one second is an honest Retry-After.
+  { type: ResponseType.THROTTLED, code: 'throttled', headers: { 'Retry-After': "'1'" } },
   { type: ResponseType.REQUEST_TOO_LARGE, code: 'payload_too_large' },
   { type: ResponseType.DEFAULT_4XX, code: 'bad_request' },
   { type: ResponseType.DEFAULT_5XX, code: 'gateway_error' },
@@ -121,6 +132,8 @@ export class HttpApi extends Construct {
   public readonly methods: Readonly<Record<RouteId, Method>>;
   /** `ANY /{proxy+}`: unknown routes, answered 404 by the admin function. */
   public readonly catchAll: Method;
+  /** Per-credential rate rule (WAF) on the integrator routes: 429 with Retry-After. */
+  public readonly tenantRateLimit: TenantRateLimit;
 
   constructor(scope: Construct, id: string, props: HttpApiProps) {
     super(scope, id);
@@ -190,10 +203,11 @@ export class HttpApi extends Construct {
       resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_SECONDS),
     });
 
-    for (const { type, code, statusCode } of GATEWAY_ERRORS) {
+    for (const { type, code, statusCode, headers } of GATEWAY_ERRORS) {
       this.api.addGatewayResponse(`GatewayError${type.responseType}`, {
         type,
         ...(statusCode ? { statusCode } : {}),
+        ...(headers ? { responseHeaders: headers } : {}),
         templates: { 'application/json': gatewayErrorTemplate(code) },
       });
     }
@@ -215,6 +229,7 @@ export class HttpApi extends Construct {
     this.catchAll = this.api.root
       .addProxy({ anyMethod: false })
       .addMethod('ANY', integrations.admin, this.methodOptions('none'));
+    this.tenantRateLimit = new TenantRateLimit(this, 'TenantRateLimit', { stage: this.api.deploymentStage });
   }
 
   private methodOptions(auth: RouteAuth): MethodOptions {

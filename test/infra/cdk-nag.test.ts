@@ -42,10 +42,6 @@ const ACCEPTED: readonly { finding: RegExp; reason: string }[] = [
     reason: 'the functions validate every body with zod and answer 400 naming the field',
   },
   {
-    finding: /^AwsSolutions-APIG3$/,
-    reason: 'WAF is a per-deployment choice; stage throttling bounds abuse meanwhile',
-  },
-  {
     finding: /^AwsSolutions-APIG6$/,
     reason: 'access logs are on; execution logs would copy request data into logs',
   },

@@ -78,6 +78,7 @@ describe('store queues (created at run time, granted by name pattern)', () => {
       'sqs:SendMessage',
       'sqs:StartMessageMoveTask',
       'sqs:ListMessageMoveTasks',
+      'sqs:PurgeQueue',
     ],
     ingest: ['sqs:SendMessage'],
     worker: [

@@ -4,6 +4,8 @@ import { DynamoDispatchState } from '../../lambdas/adapters/dynamo-dispatch-stat
 import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { RecordingTelemetry } from '../../lambdas/adapters/recording-telemetry.js';
 import { createWorkerHandler } from '../../lambdas/app/worker-app.js';
+import { HttpMarketplace } from '../../lambdas/adapters/http-marketplace.js';
+import { EnvNames } from '../../lambdas/config/env-names.js';
 import { loadConfig } from '../../lambdas/config/runtime-config.js';
 import type { DeliveryOutcome } from '../../lambdas/core/ports.js';
 import { MetricNames } from '../../lambdas/core/names.js';
@@ -21,6 +23,7 @@ describe('crashed worker', () => {
   let zombieFence = -1;
   const zombieTelemetry = new RecordingTelemetry();
   const STORE = 'crashy';
+  const AFTER = 'crashy-after';
   const dispatch = () => new DynamoDispatchState(t.stack.clients.doc, t.stack.resources.tables.dispatch);
 
   beforeAll(async () => {
@@ -32,11 +35,20 @@ describe('crashed worker', () => {
       plan: 'basic',
       overrides: { ratePerSecond: 1000, maxSliceSeconds: 2 },
     });
+    await t.createStore(AFTER, {
+      tenantId: 'acme',
+      marketplace: 'amazon',
+      plan: 'basic',
+      overrides: { ratePerSecond: 1000, maxSliceSeconds: 2 },
+    });
     const token = await t.tokenFor('acme');
     await t.stack.stopWorkers();
     await t.submitMany(STORE, token, inventoryTasks('crash', 20));
-    const [attention] = await drainQueue(t.stack.clients.sqs, t.stack.resources.attentionQueueUrl);
-    if (!attention) throw new Error('no attention was published');
+    await t.submitMany(AFTER, token, inventoryTasks('after', 5));
+    const attentions = await drainQueue(t.stack.clients.sqs, t.stack.resources.attentionQueueUrl);
+    const attention = attentions.find((a) => a.storeId === STORE);
+    const afterAttention = attentions.find((a) => a.storeId === AFTER);
+    if (!attention || !afterAttention) throw new Error('no attention was published');
 
     // The crashing worker: same handler and emulators, but its marketplace call never returns.
     const crashing = createWorkerHandler(loadConfig('worker', t.stack.env), {
@@ -60,6 +72,22 @@ describe('crashed worker', () => {
       ],
     };
     zombie = crashing(event);
+
+    // The second crashes right after the marketplace applied its first call: before settling or deleting.
+    const real = new HttpMarketplace(t.stack.env[EnvNames.marketplaceBaseUrl] as string, 2_000);
+    const crashingAfter = createWorkerHandler(loadConfig('worker', t.stack.env), {
+      clients: t.stack.clients,
+      telemetry: new RecordingTelemetry(),
+      marketplace: {
+        deliver: async (request) => {
+          await real.deliver(request);
+          return new Promise<DeliveryOutcome>(() => undefined);
+        },
+      },
+    });
+    void crashingAfter({
+      Records: [{ ...event.Records[0]!, messageId: 'zombie-after', body: JSON.stringify(afterAttention) }],
+    });
   });
   afterAll(async () => {
     releaseZombie({ kind: 'transient', error: 'released' });
@@ -115,5 +143,13 @@ describe('crashed worker', () => {
       30_000,
     );
     expect(t.deliveredCount(STORE)).toBe(20);
+  });
+
+  it('recovers a worker that crashed after the effect but before settling: one effect, every task delivered', async () => {
+    await waitFor('all 5 tasks of the second store delivered', () => t.deliveredCount(AFTER) >= 5, 60_000);
+    const keys = [0, 1, 2, 3, 4].map((i) => `${AFTER}:after-${i}`);
+    // The crashed attempt's claim expired; the retry called again with the same Idempotency-Key.
+    expect(keys.map((k) => t.marketplace.successes.get(k)).sort()).toEqual([1, 1, 1, 1, 2]);
+    expect(keys.map((k) => t.marketplace.effects.get(k))).toEqual([1, 1, 1, 1, 1]);
   });
 });

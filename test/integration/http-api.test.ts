@@ -45,7 +45,13 @@ describe('HTTP API', () => {
       marketplace: 'amazon',
       plan: 'pro',
       status: 'active',
-      policy: { maxConcurrentConsumers: 3, maxMessagesPerSlice: 200, maxSliceSeconds: 20, ratePerSecond: 20 },
+      policy: {
+        maxConcurrentConsumers: 3,
+        maxMessagesPerSlice: 200,
+        maxSliceSeconds: 20,
+        ratePerSecond: 20,
+        maxAttempts: 8,
+      },
       queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
       activeConsumers: 0,
     });
@@ -143,13 +149,14 @@ describe('HTTP API', () => {
     expect(res.body.error.code).toBe('payload_too_large');
   });
 
-  it('answers 404 for an unknown store', async () => {
-    const res = await t.request<{ error: { code: string } }>('POST', '/v1/stores/nope/tasks', {
-      token: acme,
-      body: task,
+  it('answers an unknown store exactly as a foreign one: 403, revealing nothing', async () => {
+    const unknown = await t.request('POST', '/v1/stores/nope/tasks', { token: acme, body: task });
+    const foreign = await t.request('POST', '/v1/stores/shop-1/tasks', { token: globex, body: task });
+    expect(unknown).toEqual({
+      status: 403,
+      body: { error: { code: 'forbidden', message: 'this credential does not own the store' } },
     });
-    expect(res.status).toBe(404);
-    expect(res.body.error.code).toBe('store_not_found');
+    expect(foreign).toEqual(unknown);
   });
 
   it('answers 409 for a disabled store', async () => {

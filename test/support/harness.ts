@@ -18,6 +18,8 @@ export const startTestStack = async (
     reconcileIntervalMs: 1_000,
     marketplaceSim: { latencyMs: 2 },
     log: () => undefined,
+    // Tests drive bursts far above a tenant's rate; the throttle has its own test (security.test.ts).
+    tenantThrottle: null,
     ...options,
     settings: {
       [EnvNames.attentionGraceSeconds]: '2',

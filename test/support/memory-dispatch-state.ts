@@ -119,12 +119,13 @@ export class MemoryDispatchState implements DispatchState {
       },
     );
   }
-  async release(storeId: string, slotId: string, fence: number): Promise<Conditional> {
+  async release(storeId: string, slotId: string, fence: number, tat?: number): Promise<Conditional> {
     return this.write(
       storeId,
       (item) => MemoryDispatchState.lease(item, slotId, fence),
       (item) => {
         delete item.slots[slotId];
+        if (tat !== undefined) item.tat = tat;
       },
     );
   }
@@ -132,7 +133,7 @@ export class MemoryDispatchState implements DispatchState {
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { seenSeq: number; now: number },
+    opts: { seenSeq: number; now: number; tat?: number },
   ): Promise<Conditional> {
     return this.write(
       storeId,
@@ -147,6 +148,36 @@ export class MemoryDispatchState implements DispatchState {
         delete item.activeSince;
         delete item.headSentAt;
         item.idleSeq = opts.seenSeq;
+        if (opts.tat !== undefined) item.tat = opts.tat;
+      },
+    );
+  }
+  async restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean> {
+    const result = this.write(
+      storeId,
+      (item) => item !== undefined && (item.tat === undefined || item.tat <= now),
+      (item) => {
+        item.tat = now + intervalMs;
+      },
+    );
+    return result.ok;
+  }
+  async advanceTat(storeId: string, intervalMs: number): Promise<number> {
+    const result = this.write(
+      storeId,
+      () => true,
+      (item) => {
+        item.tat = (item.tat ?? 0) + intervalMs;
+      },
+    );
+    return (result as { item: DispatchItem }).item.tat as number;
+  }
+  async reserveCall(storeId: string, expectTat: number | undefined, newTat: number): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) => item !== undefined && item.tat === expectTat,
+      (item) => {
+        item.tat = newTat;
       },
     );
   }

@@ -36,6 +36,17 @@ describe('toHttpRequest', () => {
     expect(toHttpRequest(event).body).toBe(body);
   });
 
+  it('maps query string parameters', () => {
+    expect(toHttpRequest(apiEvent({ queryStringParameters: { limit: '5', cursor: 'abc' } })).query).toEqual({
+      limit: '5',
+      cursor: 'abc',
+    });
+  });
+
+  it('has no query when API Gateway sends null', () => {
+    expect(toHttpRequest(apiEvent({ queryStringParameters: null })).query).toBeUndefined();
+  });
+
   it('has no body when API Gateway sends null', () => {
     expect(toHttpRequest(apiEvent({ body: null })).body).toBeUndefined();
   });

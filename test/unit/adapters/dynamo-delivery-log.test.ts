@@ -1,11 +1,11 @@
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import { DynamoDeliveryLog } from '../../../lambdas/adapters/dynamo-delivery-log.js';
 import { DELIVERY_RECORD_TTL_SECONDS } from '../../../lambdas/config/topology.js';
 import type { DeliveryRecord } from '../../../lambdas/core/ports.js';
-import { T0, TABLES } from '../support/fixtures.js';
+import { conditionFailed, T0, TABLES } from '../support/fixtures.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 let log: DynamoDeliveryLog;
@@ -23,29 +23,128 @@ beforeEach(() => {
   log = new DynamoDeliveryLog(createAwsClients({ region: 'us-east-1' }).doc, TABLES.deliveries);
 });
 
-describe('DynamoDeliveryLog.record', () => {
-  it('puts the record under the delivery key with a TTL past any redelivery', async () => {
-    await log.record(delivered);
-    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
+const TTL = Math.floor(T0 / 1000) + DELIVERY_RECORD_TTL_SECONDS;
+
+describe('DynamoDeliveryLog.claim', () => {
+  it('claims the task with one conditional write: free, retrying, redriven, or a crashed attempt', async () => {
+    ddb
+      .on(UpdateCommand)
+      .resolves({ Attributes: { deliveryKey: 'store-1:evt-1', ...delivered, status: 'processing' } });
+    await log.claim('store-1', 'evt-1', { holder: 'h1', now: T0, until: T0 + 7_000 });
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
       TableName: TABLES.deliveries,
-      Item: {
-        deliveryKey: 'store-1:evt-1',
-        ...delivered,
-        expiresAt: Math.floor(T0 / 1000) + DELIVERY_RECORD_TTL_SECONDS,
+      Key: { deliveryKey: 'store-1:evt-1' },
+      UpdateExpression:
+        'SET storeId = :store, eventId = :event, #status = :processing, holder = :holder, claimUntil = :until, ' +
+        'firstAttemptAt = if_not_exists(firstAttemptAt, :now), lastAttemptAt = :now, updatedAt = :now, #ttl = :ttl',
+      ConditionExpression:
+        'attribute_not_exists(#key) OR #status IN (:pending, :dead) OR (#status = :processing AND claimUntil < :now)',
+      ExpressionAttributeNames: { '#key': 'deliveryKey', '#status': 'status', '#ttl': 'expiresAt' },
+      ExpressionAttributeValues: {
+        ':store': 'store-1',
+        ':event': 'evt-1',
+        ':processing': 'processing',
+        ':pending': 'pending',
+        ':dead': 'dead_lettered',
+        ':holder': 'h1',
+        ':until': T0 + 7_000,
+        ':now': T0,
+        ':ttl': TTL,
+      },
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+  });
+
+  it('returns the record that refused the claim', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed({ deliveryKey: 'store-1:evt-1', ...delivered }));
+    await expect(log.claim('store-1', 'evt-1', { holder: 'h1', now: T0, until: T0 + 1 })).resolves.toEqual({
+      ok: false,
+      record: delivered,
+    });
+  });
+
+  it('rethrows any other error', async () => {
+    ddb.on(UpdateCommand).rejects(new Error('throttled'));
+    await expect(log.claim('store-1', 'evt-1', { holder: 'h1', now: T0, until: T0 + 1 })).rejects.toThrow(
+      'throttled',
+    );
+  });
+});
+
+describe('DynamoDeliveryLog.settle', () => {
+  it('settles only the holder’s claim, counting the attempt when a call was made', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await log.settle('store-1', 'evt-1', 'h1', {
+      status: 'pending',
+      now: T0,
+      countAttempt: true,
+      lastError: 'x',
+      lastStatus: 503,
+    });
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.deliveries,
+      Key: { deliveryKey: 'store-1:evt-1' },
+      UpdateExpression:
+        'SET #status = :status, updatedAt = :now, #ttl = :ttl, lastError = :error, lastStatus = :lastStatus REMOVE holder, claimUntil ADD attempts :one',
+      ConditionExpression: 'holder = :holder',
+      ExpressionAttributeNames: { '#status': 'status', '#ttl': 'expiresAt' },
+      ExpressionAttributeValues: {
+        ':status': 'pending',
+        ':now': T0,
+        ':ttl': TTL,
+        ':holder': 'h1',
+        ':one': 1,
+        ':error': 'x',
+        ':lastStatus': 503,
       },
     });
   });
 
-  it('keeps the last error of a dead-lettered task', async () => {
-    await log.record({ ...delivered, status: 'dead_lettered', lastError: 'marketplace_rejected: 422' });
-    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({
-      status: 'dead_lettered',
-      lastError: 'marketplace_rejected: 422',
-    });
+  it('does not count a call that was not made', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await log.settle('store-1', 'evt-1', 'h1', { status: 'stale', now: T0, countAttempt: false });
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toBe(
+      'SET #status = :status, updatedAt = :now, #ttl = :ttl REMOVE holder, claimUntil',
+    );
+  });
+
+  it('reports a claim that was taken over', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed({ deliveryKey: 'store-1:evt-1', ...delivered }));
+    await expect(
+      log.settle('store-1', 'evt-1', 'h1', { status: 'delivered', now: T0, countAttempt: true }),
+    ).resolves.toBe(false);
   });
 
   it('keeps delivery records longer than the store queues keep messages', () => {
     expect(DELIVERY_RECORD_TTL_SECONDS).toBeGreaterThan(18 * 24 * 3600);
+  });
+});
+
+describe('DynamoDeliveryLog entity versions', () => {
+  it('reads the delivered version strongly consistently under its own key', async () => {
+    ddb.on(GetCommand).resolves({ Item: { version: 4 } });
+    await expect(log.deliveredVersion('store-1', 'sku-1')).resolves.toBe(4);
+    expect(ddb.commandCalls(GetCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.deliveries,
+      Key: { deliveryKey: 'v#store-1#sku-1' },
+      ConsistentRead: true,
+    });
+  });
+
+  it('only ever raises the delivered version', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await log.noteDeliveredVersion('store-1', 'sku-1', 5, T0);
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      Key: { deliveryKey: 'v#store-1#sku-1' },
+      ConditionExpression: 'attribute_not_exists(version) OR version < :v',
+      ExpressionAttributeValues: { ':v': 5, ':now': T0, ':ttl': TTL },
+    });
+  });
+
+  it('treats a lower version than recorded as nothing to do', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed({ deliveryKey: 'v#store-1#sku-1', version: 9 }));
+    await expect(log.noteDeliveredVersion('store-1', 'sku-1', 5, T0)).resolves.toBeUndefined();
   });
 });
 

@@ -1,5 +1,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
@@ -53,5 +59,61 @@ describe('DynamoTokenStore', () => {
   it('rejects a malformed record', async () => {
     ddb.on(GetCommand).resolves({ Item: { tokenHash: 'x', tenantId: 7 } });
     await expect(tokens.get('x')).rejects.toThrow();
+  });
+
+  it('reads back expiry and revocation times', async () => {
+    ddb.on(GetCommand).resolves({ Item: { ...record, expiresAt: T0 + 1, revokedAt: T0 + 2 } });
+    await expect(tokens.get(record.tokenHash)).resolves.toEqual({
+      ...record,
+      expiresAt: T0 + 1,
+      revokedAt: T0 + 2,
+    });
+  });
+
+  it('lists a tenant’s tokens through the byTenant index, following pages', async () => {
+    const second = { ...record, tokenHash: 'cd'.repeat(32) };
+    ddb
+      .on(QueryCommand)
+      .resolvesOnce({
+        Items: [record],
+        LastEvaluatedKey: { tokenHash: record.tokenHash, tenantId: 'tenant-1' },
+      })
+      .resolvesOnce({ Items: [second] });
+    await expect(tokens.listByTenant('tenant-1')).resolves.toEqual([record, second]);
+    expect(ddb.commandCalls(QueryCommand).map((c) => c.args[0].input)).toEqual([
+      {
+        TableName: TABLES.tokens,
+        IndexName: 'byTenant',
+        KeyConditionExpression: '#tenant = :tenant',
+        ExpressionAttributeNames: { '#tenant': 'tenantId' },
+        ExpressionAttributeValues: { ':tenant': 'tenant-1' },
+      },
+      {
+        TableName: TABLES.tokens,
+        IndexName: 'byTenant',
+        KeyConditionExpression: '#tenant = :tenant',
+        ExpressionAttributeNames: { '#tenant': 'tenantId' },
+        ExpressionAttributeValues: { ':tenant': 'tenant-1' },
+        ExclusiveStartKey: { tokenHash: record.tokenHash, tenantId: 'tenant-1' },
+      },
+    ]);
+  });
+
+  it('restricts an existing token with a conditional update', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await expect(tokens.restrict(record.tokenHash, { expiresAt: T0 + 1000 })).resolves.toBe(true);
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.tokens,
+      Key: { tokenHash: record.tokenHash },
+      UpdateExpression: 'SET #expiresAt = :expiresAt',
+      ConditionExpression: 'attribute_exists(#key)',
+      ExpressionAttributeNames: { '#key': 'tokenHash', '#expiresAt': 'expiresAt' },
+      ExpressionAttributeValues: { ':expiresAt': T0 + 1000 },
+    });
+  });
+
+  it('answers false when the token does not exist', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    await expect(tokens.restrict(record.tokenHash, { revokedAt: T0 })).resolves.toBe(false);
   });
 });

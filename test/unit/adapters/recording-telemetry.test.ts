@@ -25,6 +25,27 @@ describe('RecordingTelemetry', () => {
     expect(new RecordingTelemetry().total(MetricNames.leaseBlocked)).toBe(0);
   });
 
+  it('hands every count and timing, with its dimensions, to subscribers', () => {
+    const telemetry = new RecordingTelemetry();
+    const seen: unknown[] = [];
+    telemetry.subscribe((o) => seen.push(o));
+    telemetry.count(MetricNames.slicesEnded, 1, { reason: 'empty' });
+    telemetry.timing(MetricNames.marketplaceLatency, 12, { statusClass: '2xx' });
+    expect(seen).toEqual([
+      { kind: 'count', name: 'SlicesEnded', value: 1, dimensions: { reason: 'empty' } },
+      { kind: 'timing', name: 'MarketplaceLatency', value: 12, dimensions: { statusClass: '2xx' } },
+    ]);
+  });
+
+  it('stops telling a subscriber once it unsubscribes', () => {
+    const telemetry = new RecordingTelemetry();
+    const seen: unknown[] = [];
+    const unsubscribe = telemetry.subscribe((o) => seen.push(o));
+    unsubscribe();
+    telemetry.count(MetricNames.tasksAccepted);
+    expect(seen).toEqual([]);
+  });
+
   it('keeps timings', () => {
     const telemetry = new RecordingTelemetry();
     telemetry.timing(MetricNames.marketplaceLatency, 12);

@@ -2,6 +2,8 @@ import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
+  PurgeQueueCommand,
+  PurgeQueueInProgress,
   QueueDoesNotExist,
   QueueNameExists,
   ReceiveMessageCommand,
@@ -13,7 +15,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
-import { SqsQueueAdmin } from '../../../lambdas/adapters/sqs-queue-admin.js';
+import { SqsQueueAdmin, tlsOnlyPolicy } from '../../../lambdas/adapters/sqs-queue-admin.js';
 import { STORE_QUEUE } from '../../../lambdas/config/topology.js';
 import {
   answerQueueAttributes,
@@ -45,7 +47,9 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
     VisibilityTimeout: String(STORE_QUEUE.visibilityTimeoutSeconds),
     SqsManagedSseEnabled: 'true',
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: DLQ_ARN, maxReceiveCount: 100 }),
+    Policy: tlsOnlyPolicy(QUEUE_ARN),
   };
+  const dlqPolicy = { QueueUrl: DLQ_URL, Attributes: { Policy: tlsOnlyPolicy(DLQ_ARN) } };
 
   beforeEach(() => {
     sqs.on(CreateQueueCommand, { QueueName: 'aq-d-store-1' }).resolves({ QueueUrl: DLQ_URL });
@@ -59,6 +63,24 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
       { QueueName: 'aq-d-store-1', Attributes: dlqAttributes, tags },
       { QueueName: 'aq-s-store-1', Attributes: queueAttributes, tags },
     ]);
+  });
+
+  it('makes both queues refuse requests without TLS (the DLQ once its ARN is known)', async () => {
+    await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
+    expect(sqs.commandCalls(SetQueueAttributesCommand).map((c) => c.args[0].input)).toEqual([dlqPolicy]);
+    expect(JSON.parse(queueAttributes.Policy)).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Sid: 'DenyInsecureTransport',
+          Effect: 'Deny',
+          Principal: { AWS: '*' },
+          Action: 'sqs:*',
+          Resource: QUEUE_ARN,
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        },
+      ],
+    });
   });
 
   it('asks the DLQ for its ARN', async () => {
@@ -89,6 +111,7 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
         .rejects(error as Error);
       await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
       expect(sqs.commandCalls(SetQueueAttributesCommand).map((c) => c.args[0].input)).toEqual([
+        dlqPolicy,
         { QueueUrl: QUEUE_URL, Attributes: queueAttributes },
       ]);
     },
@@ -257,5 +280,32 @@ describe('SqsQueueAdmin.redrive', () => {
         sentFirst: true,
       });
     });
+  });
+});
+
+describe('SqsQueueAdmin.purge', () => {
+  it('purges the queue it is given', async () => {
+    sqs.on(PurgeQueueCommand).resolves({});
+    await new SqsQueueAdmin(client(), 'aq').purge(QUEUE_URL);
+    expect(sqs.commandCalls(PurgeQueueCommand).map((c) => c.args[0].input)).toEqual([
+      { QueueUrl: QUEUE_URL },
+    ]);
+  });
+
+  it("answers 'purged' when SQS accepted it", async () => {
+    sqs.on(PurgeQueueCommand).resolves({});
+    await expect(new SqsQueueAdmin(client(), 'aq').purge(QUEUE_URL)).resolves.toBe('purged');
+  });
+
+  it("answers 'in_progress' when SQS refuses a second purge within 60 s", async () => {
+    sqs.on(PurgeQueueCommand).rejects(new PurgeQueueInProgress({ message: 'in progress', $metadata: {} }));
+    await expect(new SqsQueueAdmin(client(), 'aq').purge(QUEUE_URL)).resolves.toBe('in_progress');
+  });
+
+  it('rethrows any other failure', async () => {
+    sqs.on(PurgeQueueCommand).rejects(new QueueDoesNotExist({ message: 'gone', $metadata: {} }));
+    await expect(new SqsQueueAdmin(client(), 'aq').purge(QUEUE_URL)).rejects.toBeInstanceOf(
+      QueueDoesNotExist,
+    );
   });
 });

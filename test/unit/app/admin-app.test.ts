@@ -4,14 +4,20 @@ import {
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import { createAdminHandler } from '../../../lambdas/app/admin-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
-import { hashToken } from '../../../lambdas/core/tokens.js';
+import { hashToken, tokenIdOf } from '../../../lambdas/core/tokens.js';
 import {
   answerQueueAttributes,
   apiEvent,
@@ -96,7 +102,13 @@ describe('PUT /admin/stores/{storeId}', () => {
         marketplace: 'acme',
         plan: 'basic',
         status: 'active',
-        policy: { maxConcurrentConsumers: 1, maxMessagesPerSlice: 50, maxSliceSeconds: 20, ratePerSecond: 5 },
+        policy: {
+          maxConcurrentConsumers: 1,
+          maxMessagesPerSlice: 50,
+          maxSliceSeconds: 20,
+          ratePerSecond: 5,
+          maxAttempts: 5,
+        },
         queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
         activeConsumers: 0,
       },
@@ -161,6 +173,7 @@ describe('PUT /admin/stores/{storeId}', () => {
       maxMessagesPerSlice: 50,
       maxSliceSeconds: 20,
       ratePerSecond: 12,
+      maxAttempts: 5,
     });
   });
 
@@ -370,11 +383,32 @@ describe('POST /admin/tenants/{tenantId}/tokens', () => {
   const tokenRoute = (body?: unknown, tenantId = 'tenant-1') =>
     admin('POST', '/admin/tenants/{tenantId}/tokens', { tenantId }, body);
 
-  it('answers 201 with a new token for the tenant', async () => {
+  beforeEach(() => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+  });
+
+  it('answers 201 with a new token for the tenant and its id', async () => {
     const { call } = setup();
-    await expect(call(tokenRoute())).resolves.toEqual({
+    const result = await call(tokenRoute());
+    expect(result).toEqual({
       status: 201,
-      body: { token: expect.stringMatching(/^aqt_[A-Za-z0-9_-]{43}$/), tenantId: 'tenant-1' },
+      body: {
+        token: expect.stringMatching(/^aqt_[A-Za-z0-9_-]{43}$/),
+        tokenId: tokenIdOf(hashToken(result.body['token'] as string)),
+        tenantId: 'tenant-1',
+      },
+    });
+  });
+
+  it('counts the tenant’s live tokens on the byTenant index first', async () => {
+    const { call } = setup();
+    await call(tokenRoute());
+    expect(ddb.commandCalls(QueryCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.tokens,
+      IndexName: 'byTenant',
+      KeyConditionExpression: '#tenant = :tenant',
+      ExpressionAttributeNames: { '#tenant': 'tenantId' },
+      ExpressionAttributeValues: { ':tenant': 'tenant-1' },
     });
   });
 
@@ -407,6 +441,63 @@ describe('POST /admin/tenants/{tenantId}/tokens', () => {
     await expect(call(tokenRoute(undefined, 'a b'))).resolves.toMatchObject({
       status: 400,
       body: { error: { message: expect.stringMatching(/^tenantId: /) } },
+    });
+  });
+});
+
+describe('token listing, revocation and rotation routes', () => {
+  const hash = 'ab'.repeat(32);
+  const tokenId = tokenIdOf(hash);
+  beforeEach(() => {
+    ddb.on(QueryCommand).resolves({ Items: [{ tokenHash: hash, tenantId: 'tenant-1', createdAt: T0 }] });
+  });
+
+  it('lists a tenant’s tokens without secrets or hashes', async () => {
+    const { call } = setup();
+    await expect(
+      call(admin('GET', '/admin/tenants/{tenantId}/tokens', { tenantId: 'tenant-1' })),
+    ).resolves.toEqual({
+      status: 200,
+      body: {
+        tenantId: 'tenant-1',
+        tokens: [{ tokenId, status: 'active', createdAt: new Date(T0).toISOString() }],
+      },
+    });
+  });
+
+  it('revokes a token by id with a conditional update', async () => {
+    const { call } = setup();
+    const result = await call(
+      admin('POST', '/admin/tenants/{tenantId}/tokens/{tokenId}/revoke', { tenantId: 'tenant-1', tokenId }),
+    );
+    expect(result.status).toBe(200);
+    const update = ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.TableName === TABLES.tokens);
+    expect(update?.args[0].input).toEqual({
+      TableName: TABLES.tokens,
+      Key: { tokenHash: hash },
+      UpdateExpression: 'SET #revokedAt = :revokedAt',
+      ConditionExpression: 'attribute_exists(#key)',
+      ExpressionAttributeNames: { '#key': 'tokenHash', '#revokedAt': 'revokedAt' },
+      ExpressionAttributeValues: { ':revokedAt': T0 },
+    });
+  });
+
+  it('rotates a token: a new one, and the old one expiring after the overlap', async () => {
+    const { call } = setup();
+    const result = await call(
+      admin(
+        'POST',
+        '/admin/tenants/{tenantId}/tokens/{tokenId}/rotate',
+        { tenantId: 'tenant-1', tokenId },
+        { overlapSeconds: 600 },
+      ),
+    );
+    expect(result.status).toBe(201);
+    expect(result.body['replaced']).toEqual({
+      tokenId,
+      status: 'expiring',
+      createdAt: new Date(T0).toISOString(),
+      expiresAt: new Date(T0 + 600_000).toISOString(),
     });
   });
 });

@@ -10,9 +10,9 @@ import {
   UNAUTHORIZED,
 } from '../../../lambdas/app/authorizer-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
-import type { TokenStore } from '../../../lambdas/core/ports.js';
+import type { TokenRecord, TokenStore } from '../../../lambdas/core/ports.js';
 import { hashToken } from '../../../lambdas/core/tokens.js';
-import { FULL_ENV, recordingTelemetry, T0, TABLES } from '../support/fixtures.js';
+import { fixedClock, FULL_ENV, recordingTelemetry, T0, TABLES } from '../support/fixtures.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const TOKEN = 'aqt_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
@@ -104,12 +104,47 @@ describe('createAuthorizerHandler', () => {
   });
 });
 
+describe('createAuthorizerHandler with a restricted token', () => {
+  it.each([
+    ['revoked', { revokedAt: T0 }],
+    ['past its rotation overlap', { expiresAt: T0 }],
+  ])('refuses a token %s with "Unauthorized"', async (_label, restriction) => {
+    ddb.on(GetCommand, { Key: { tokenHash: hashToken(TOKEN) } }).resolves({
+      Item: { tokenHash: hashToken(TOKEN), tenantId: 'tenant-1', createdAt: T0, ...restriction },
+    });
+    const { telemetry } = recordingTelemetry();
+    const handler = createAuthorizerHandler(loadConfig('authorizer', FULL_ENV), {
+      clients: createAwsClients({ region: 'us-east-1' }),
+      telemetry,
+      clock: fixedClock(T0),
+    });
+    await expect(handler(event(`Bearer ${TOKEN}`))).rejects.toThrow(UNAUTHORIZED);
+  });
+});
+
 describe('authorizeToken', () => {
-  const tokens: TokenStore = {
+  const record = (extra: Partial<TokenRecord> = {}): TokenRecord => ({
+    tokenHash: hashToken(TOKEN),
+    tenantId: 't9',
+    createdAt: T0,
+    ...extra,
+  });
+  const storeWith = (found: TokenRecord): TokenStore => ({
     put: async () => undefined,
-    get: async (hash) =>
-      hash === hashToken(TOKEN) ? { tokenHash: hash, tenantId: 't9', createdAt: T0 } : undefined,
-  };
+    get: async (hash) => (hash === found.tokenHash ? found : undefined),
+    listByTenant: async () => [found],
+    restrict: async () => true,
+  });
+  const tokens = storeWith(record());
+
+  it.each([
+    ['in a rotation overlap window', { expiresAt: T0 + 1 }, 't9'],
+    ['expired at this instant', { expiresAt: T0 }, undefined],
+    ['revoked', { revokedAt: T0 - 1 }, undefined],
+    ['revoked while in an overlap window', { expiresAt: T0 + 60_000, revokedAt: T0 }, undefined],
+  ])('for a token %s answers %s', async (_label, extra, expected) => {
+    await expect(authorizeToken(storeWith(record(extra)), `Bearer ${TOKEN}`, T0)).resolves.toBe(expected);
+  });
 
   it('answers the tenant of a known token', async () => {
     await expect(authorizeToken(tokens, `Bearer ${TOKEN}`)).resolves.toBe('t9');

@@ -154,12 +154,12 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
     });
   });
 
-  it('answers 404 for an unknown store', async () => {
+  it('answers an unknown store with the same 403 as a foreign one (no existence oracle)', async () => {
     ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({});
     const { call } = setup();
     await expect(call(submit(task))).resolves.toEqual({
-      status: 404,
-      body: { error: { code: 'store_not_found', message: 'store store-1 does not exist' } },
+      status: 403,
+      body: { error: { code: 'forbidden', message: 'this credential does not own the store' } },
     });
   });
 

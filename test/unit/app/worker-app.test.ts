@@ -2,13 +2,13 @@ import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   ReceiveMessageCommand,
+  SendMessageBatchCommand,
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import {
   DynamoDBDocumentClient,
   GetCommand,
-  PutCommand,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -126,9 +126,20 @@ beforeEach(() => {
   ddb.reset();
   ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: storeRecord() });
   ddb.on(GetCommand, { TableName: TABLES.deliveries }).resolves({});
-  ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => ({
-    Attributes: dispatchWrite(input) === 'markIdle' ? { ...leasedItem, slots: {} } : leasedItem,
-  }));
+  ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) =>
+    input.TableName === TABLES.deliveries
+      ? {
+          Attributes: {
+            deliveryKey: 'store-1:evt-1',
+            storeId: 'store-1',
+            eventId: 'evt-1',
+            status: 'processing',
+            updatedAt: T0,
+          },
+        }
+      : { Attributes: dispatchWrite(input) === 'markIdle' ? { ...leasedItem, slots: {} } : leasedItem },
+  );
+  sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
   sqs.on(ReceiveMessageCommand).resolves({});
   sqs.on(DeleteMessageBatchCommand).resolves({ Successful: [], Failed: [] });
   sqs.on(ChangeMessageVisibilityBatchCommand).resolves({ Successful: [], Failed: [] });
@@ -274,6 +285,8 @@ describe('createWorkerHandler: a slice', () => {
       ':seen': 4,
       ':one': 1,
       ':now': T0,
+      // A single-consumer store hands its rate pacing to its next lease.
+      ':tat': T0,
     });
   });
 
@@ -328,26 +341,36 @@ describe('createWorkerHandler: a slice', () => {
       ]);
     });
 
-    it('records the delivery and then deletes the message', async () => {
+    it('claims the task, settles it delivered, and then deletes the message', async () => {
       const { handler } = setup();
       await handler(attentionEvent());
-      const put = ddb.commandCalls(PutCommand)[0];
+      const deliveryWrites = ddb
+        .commandCalls(UpdateCommand)
+        .filter((c) => c.args[0].input.TableName === TABLES.deliveries);
       const del = sqs.commandCalls(DeleteMessageBatchCommand)[0];
       expect({
-        record: put?.args[0].input.Item,
+        claimed: deliveryWrites[0]?.args[0].input.ExpressionAttributeValues?.[':processing'],
+        settled: deliveryWrites[1]?.args[0].input.ExpressionAttributeValues?.[':status'],
         deleted: del?.args[0].input.Entries,
-        recordedFirst: put?.calledBefore(del!),
+        settledFirst: deliveryWrites[1]?.calledBefore(del!),
       }).toEqual({
-        record: expect.objectContaining({ deliveryKey: 'store-1:evt-1', status: 'delivered', attempts: 1 }),
+        claimed: 'processing',
+        settled: 'delivered',
         deleted: [{ Id: '0', ReceiptHandle: 'rh-task' }],
-        recordedFirst: true,
+        settledFirst: true,
       });
     });
 
     it('does not call the marketplace again for a task already delivered', async () => {
-      ddb.on(GetCommand, { TableName: TABLES.deliveries }).resolves({
-        Item: { storeId: 'store-1', eventId: 'evt-1', status: 'delivered', updatedAt: T0 - 10 },
-      });
+      ddb.on(UpdateCommand, { TableName: TABLES.deliveries }).rejects(
+        conditionFailed({
+          deliveryKey: 'store-1:evt-1',
+          storeId: 'store-1',
+          eventId: 'evt-1',
+          status: 'delivered',
+          updatedAt: T0 - 10,
+        }),
+      );
       const marketplace = marketplaceAnswering({ kind: 'ok', status: 202 });
       const { handler } = setup(marketplace);
       await handler(attentionEvent());
@@ -375,15 +398,19 @@ describe('createWorkerHandler: a slice', () => {
       const throttled = () =>
         setup(marketplaceAnswering({ kind: 'throttled', status: 429, retryAfterSeconds: 30 }));
 
-      it('forbids idling until Retry-After, then hides the message as long', async () => {
+      it('forbids idling until Retry-After, then re-sends the message as a fresh copy delayed as long', async () => {
         const { handler } = throttled();
         await handler(attentionEvent());
         expect({
           wake: writeInput('deferWake')?.ExpressionAttributeValues,
-          hidden: sqs.commandCalls(ChangeMessageVisibilityBatchCommand)[0]?.args[0].input.Entries,
+          copies: sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries,
+          originals: sqs.commandCalls(DeleteMessageBatchCommand)[0]?.args[0].input.Entries,
+          hidden: sqs.commandCalls(ChangeMessageVisibilityBatchCommand).length,
         }).toEqual({
           wake: { ':until': T0 + 30_000 },
-          hidden: [{ Id: '0', ReceiptHandle: 'rh-task', VisibilityTimeout: 30 }],
+          copies: [{ Id: '0', MessageBody: JSON.stringify(work), DelaySeconds: 30 }],
+          originals: [{ Id: '0', ReceiptHandle: 'rh-task' }],
+          hidden: 0,
         });
       });
 

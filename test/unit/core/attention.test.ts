@@ -5,6 +5,7 @@ import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
 import { ENSURE_SLOT } from '../../../lambdas/core/signal.js';
+import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 
 /** The worker's decisions around the slice: store state, lease, duplicates, end-of-slice hand-back. */
@@ -71,9 +72,10 @@ describe('handleAttention', () => {
         deleteBatch: vi.fn(async () => undefined),
         changeVisibility: vi.fn(async () => undefined),
         deadLetter: vi.fn(async () => undefined),
+        resend: vi.fn(async () => undefined),
       },
       marketplace: { deliver: vi.fn() },
-      deliveries: { get: vi.fn(async () => undefined), record: vi.fn(async () => undefined) },
+      deliveries: new MemoryDeliveryLog(),
       clock: { now: () => now, sleep: async (ms) => void (now += ms) },
       ids: { next: () => `slot-${published.length}` },
       telemetry,

@@ -7,16 +7,14 @@ import {
   type DeliverDeps,
 } from '../../../lambdas/core/deliver-task.js';
 import type { WorkMessage } from '../../../lambdas/core/messages.js';
-import { MAX_DELIVERY_ATTEMPTS } from '../../../lambdas/core/plans.js';
 import type {
-  DeliveryLog,
   DeliveryOutcome,
-  DeliveryStatus,
   Marketplace,
   ReceivedMessage,
   TaskQueues,
 } from '../../../lambdas/core/ports.js';
 import { MAX_DELAY_SECONDS } from '../../../lambdas/core/timing.js';
+import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
 import { fixedClock, storeRecord, T0 } from '../support/fixtures.js';
 
 describe('backoffSeconds', () => {
@@ -59,36 +57,38 @@ describe('deliverTask', () => {
     version: 3,
     acceptedAt: T0,
   };
-  const message = (receiveCount = 1, body = JSON.stringify(work)): ReceivedMessage => ({
+  const policy = { maxAttempts: 3 };
+  const message = (body = JSON.stringify(work)): ReceivedMessage => ({
     messageId: 'm1',
     receiptHandle: 'rh1',
     body,
-    receiveCount,
+    receiveCount: 1,
     sentAt: T0,
   });
 
-  const depsWith = (outcome: DeliveryOutcome, previous?: DeliveryStatus) => {
-    const deliver = vi.fn<Marketplace['deliver']>(async () => outcome);
-    const record = vi.fn<DeliveryLog['record']>(async () => undefined);
+  const depsWith = (...outcomes: DeliveryOutcome[]) => {
+    const deliver = vi.fn<Marketplace['deliver']>(
+      async () => outcomes.shift() ?? { kind: 'ok', status: 200 },
+    );
     const deadLetter = vi.fn<TaskQueues['deadLetter']>(async () => undefined);
+    const deliveries = new MemoryDeliveryLog();
+    let id = 0;
     const deps: DeliverDeps = {
       tasks: { deadLetter } as unknown as TaskQueues,
       marketplace: { deliver },
-      deliveries: {
-        get: async () =>
-          previous ? { storeId: 'store-1', eventId: 'evt-1', status: previous, updatedAt: T0 } : undefined,
-        record,
-      },
+      deliveries,
       clock: fixedClock(),
+      ids: { next: () => `attempt-${++id}` },
       telemetry: new RecordingTelemetry(),
       random: () => 0.5,
+      settings: { marketplaceTimeoutMs: 5_000 },
     };
-    return { deps, deliver, record, deadLetter };
+    return { deps, deliver, deadLetter, deliveries };
   };
 
   it('sends the marketplace the contract’s body with entityId and version', async () => {
     const { deps, deliver } = depsWith({ kind: 'ok', status: 200 });
-    await deliverTask(deps, storeRecord(), message());
+    await deliverTask(deps, storeRecord(), policy, message());
     expect(deliver.mock.calls[0]?.[0].body).toEqual({
       eventId: 'evt-1',
       type: 'inventory.update',
@@ -98,56 +98,152 @@ describe('deliverTask', () => {
     });
   });
 
-  it.each<[DeliveryStatus, number]>([
-    ['delivered', 0],
-    ['stale', 0],
-    ['pending', 1],
-    ['processing', 1],
-    ['dead_lettered', 1],
-  ])('with a previous %s record calls the marketplace %d times', async (previous, calls) => {
-    const { deps, deliver } = depsWith({ kind: 'ok', status: 200 }, previous);
-    await deliverTask(deps, storeRecord(), message());
-    expect(deliver).toHaveBeenCalledTimes(calls);
+  it('forwards {storeId}:{eventId} as the Idempotency-Key', async () => {
+    const { deps, deliver } = depsWith({ kind: 'ok', status: 200 });
+    await deliverTask(deps, storeRecord(), policy, message());
+    expect(deliver.mock.calls[0]?.[0].idempotencyKey).toBe('store-1:evt-1');
   });
 
-  it.each<[DeliveryOutcome, number, unknown]>([
-    [{ kind: 'ok', status: 200 }, 1, { kind: 'done', as: 'delivered' }],
-    [{ kind: 'throttled', status: 429, retryAfterSeconds: 30 }, 1, { kind: 'throttled', afterSeconds: 30 }],
-    [{ kind: 'throttled', status: 429 }, 1, { kind: 'throttled', afterSeconds: DEFAULT_RETRY_AFTER_SECONDS }],
-    [{ kind: 'throttled', status: 429, retryAfterSeconds: 0 }, 1, { kind: 'throttled', afterSeconds: 1 }],
+  it('delivers a duplicate message once: the second finds the task delivered', async () => {
+    const { deps, deliver } = depsWith();
+    const first = await deliverTask(deps, storeRecord(), policy, message());
+    const second = await deliverTask(deps, storeRecord(), policy, message());
+    expect({ first, second, calls: deliver.mock.calls.length }).toEqual({
+      first: { kind: 'done', as: 'delivered' },
+      second: { kind: 'done', as: 'duplicate' },
+      calls: 1,
+    });
+  });
+
+  it('backs a duplicate off while another attempt holds the task, without calling the marketplace', async () => {
+    const { deps, deliver, deliveries } = depsWith();
+    await deliveries.claim('store-1', 'evt-1', { holder: 'other', now: T0, until: T0 + 7_000 });
+    await expect(deliverTask(deps, storeRecord(), policy, message())).resolves.toEqual({
+      kind: 'retry',
+      afterSeconds: 7,
+    });
+    expect(deliver).not.toHaveBeenCalled();
+  });
+
+  it('takes over a task whose previous attempt crashed once its claim has expired', async () => {
+    const { deps, deliver, deliveries } = depsWith();
+    await deliveries.claim('store-1', 'evt-1', { holder: 'crashed', now: T0 - 60_000, until: T0 - 1 });
+    await expect(deliverTask(deps, storeRecord(), policy, message())).resolves.toEqual({
+      kind: 'done',
+      as: 'delivered',
+    });
+    expect(deliver).toHaveBeenCalledTimes(1);
+  });
+
+  it('drops a task older than the version already delivered for its entity, as stale', async () => {
+    const { deps, deliver, deliveries } = depsWith();
+    await deliveries.noteDeliveredVersion('store-1', 'A', 4);
+    await expect(deliverTask(deps, storeRecord(), policy, message())).resolves.toEqual({
+      kind: 'done',
+      as: 'stale',
+    });
+    expect({
+      calls: deliver.mock.calls.length,
+      status: (await deliveries.get('store-1', 'evt-1'))?.status,
+    }).toEqual({
+      calls: 0,
+      status: 'stale',
+    });
+  });
+
+  it('delivers the same version again under another eventId (only lower versions are stale)', async () => {
+    const { deps, deliveries } = depsWith();
+    await deliveries.noteDeliveredVersion('store-1', 'A', 3);
+    await expect(deliverTask(deps, storeRecord(), policy, message())).resolves.toEqual({
+      kind: 'done',
+      as: 'delivered',
+    });
+  });
+
+  it('records the delivered version of the entity', async () => {
+    const { deps, deliveries } = depsWith();
+    await deliverTask(deps, storeRecord(), policy, message());
+    expect(await deliveries.deliveredVersion('store-1', 'A')).toBe(3);
+  });
+
+  it.each<[DeliveryOutcome, unknown]>([
+    [
+      { kind: 'ok', status: 200 },
+      { kind: 'done', as: 'delivered' },
+    ],
+    [
+      { kind: 'throttled', status: 429, retryAfterSeconds: 30 },
+      { kind: 'throttled', afterSeconds: 30 },
+    ],
+    [
+      { kind: 'throttled', status: 429 },
+      { kind: 'throttled', afterSeconds: DEFAULT_RETRY_AFTER_SECONDS },
+    ],
+    [
+      { kind: 'throttled', status: 429, retryAfterSeconds: 0 },
+      { kind: 'throttled', afterSeconds: 1 },
+    ],
     [
       { kind: 'throttled', status: 429, retryAfterSeconds: 5_000 },
-      1,
       { kind: 'throttled', afterSeconds: 900 },
     ],
-    [{ kind: 'transient', status: 503, error: 'x' }, 3, { kind: 'retry', afterSeconds: 4 }],
-    [{ kind: 'transient', error: 'timed out' }, 1, { kind: 'retry', afterSeconds: 1 }],
     [
       { kind: 'transient', status: 503, error: 'x' },
-      MAX_DELIVERY_ATTEMPTS,
+      { kind: 'retry', afterSeconds: 1 },
+    ],
+    [
+      { kind: 'permanent', status: 422, error: 'x' },
       { kind: 'done', as: 'dead_lettered' },
     ],
-    [{ kind: 'permanent', status: 422, error: 'x' }, 1, { kind: 'done', as: 'dead_lettered' }],
-  ])('turns %j on receive %d into %j', async (outcome, receiveCount, result) => {
+  ])('turns %j into %j', async (outcome, result) => {
     const { deps } = depsWith(outcome);
-    await expect(deliverTask(deps, storeRecord(), message(receiveCount))).resolves.toEqual(result);
+    await expect(deliverTask(deps, storeRecord(), policy, message())).resolves.toEqual(result);
+  });
+
+  it('dead-letters after the plan’s maxAttempts transient failures, with attempts and times', async () => {
+    const failure: DeliveryOutcome = { kind: 'transient', status: 503, error: 'marketplace answered 503' };
+    const { deps, deadLetter, deliveries } = depsWith(failure, failure, failure);
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await deliverTask(deps, storeRecord(), policy, message()));
+    expect(results.map((r) => r.kind)).toEqual(['retry', 'retry', 'done']);
+    expect(deadLetter.mock.calls[0]?.[2]).toEqual({
+      code: 'retries_exhausted',
+      message: 'marketplace answered 503',
+      lastStatus: 503,
+      attempts: 3,
+      firstAttemptAt: T0,
+      lastAttemptAt: T0,
+    });
+    expect(await deliveries.get('store-1', 'evt-1')).toMatchObject({ status: 'dead_lettered', attempts: 3 });
+  });
+
+  it('does not count a 429 as an attempt against the task', async () => {
+    const { deps, deliveries } = depsWith(
+      { kind: 'throttled', status: 429 },
+      { kind: 'throttled', status: 429 },
+    );
+    await deliverTask(deps, storeRecord(), policy, message());
+    await deliverTask(deps, storeRecord(), policy, message());
+    expect(await deliveries.get('store-1', 'evt-1')).toMatchObject({ status: 'pending', lastStatus: 429 });
+    expect((await deliveries.get('store-1', 'evt-1'))?.attempts).toBeUndefined();
   });
 
   it('dead-letters a message that is not a task without calling the marketplace', async () => {
-    const { deps, deliver, deadLetter } = depsWith({ kind: 'ok', status: 200 });
-    await deliverTask(deps, storeRecord(), message(1, '{"not":"a task"}'));
+    const { deps, deliver, deadLetter } = depsWith();
+    await deliverTask(deps, storeRecord(), policy, message('{"not":"a task"}'));
     expect({ calls: deliver.mock.calls.length, reason: deadLetter.mock.calls[0]?.[2] }).toEqual({
       calls: 0,
-      reason: { code: 'invalid_message', message: 'not a valid task message', attempts: 1 },
+      reason: { code: 'invalid_message', message: 'not a valid task message', attempts: 0 },
     });
   });
 
   it('dead-letters a task addressed to another store', async () => {
-    const { deps, deliver } = depsWith({ kind: 'ok', status: 200 });
+    const { deps, deliver } = depsWith();
     const result = await deliverTask(
       deps,
       storeRecord(),
-      message(1, JSON.stringify({ ...work, storeId: 'store-2' })),
+      policy,
+      message(JSON.stringify({ ...work, storeId: 'store-2' })),
     );
     expect({ result, calls: deliver.mock.calls.length }).toEqual({
       result: { kind: 'done', as: 'dead_lettered' },
@@ -155,16 +251,18 @@ describe('deliverTask', () => {
     });
   });
 
-  it('records why a task was dead-lettered', async () => {
-    const { deps, record } = depsWith({ kind: 'permanent', status: 422, error: 'marketplace answered 422' });
-    await deliverTask(deps, storeRecord(), message(2));
-    expect(record.mock.calls[0]?.[0]).toEqual({
-      storeId: 'store-1',
-      eventId: 'evt-1',
+  it('records why a task was dead-lettered, for the status route', async () => {
+    const { deps, deliveries } = depsWith({
+      kind: 'permanent',
+      status: 422,
+      error: 'marketplace answered 422',
+    });
+    await deliverTask(deps, storeRecord(), policy, message());
+    expect(await deliveries.get('store-1', 'evt-1')).toMatchObject({
       status: 'dead_lettered',
-      attempts: 2,
+      attempts: 1,
+      lastStatus: 422,
       lastError: 'marketplace_rejected: marketplace answered 422',
-      updatedAt: T0,
     });
   });
 });

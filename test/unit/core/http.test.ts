@@ -5,6 +5,7 @@ import {
   errorResponse,
   headerOf,
   json,
+  MAX_JSON_DEPTH,
   parseJsonBody,
   validate,
   type HttpRequest,
@@ -88,7 +89,28 @@ describe('parseJsonBody', () => {
   });
 
   it('accepts a body exactly at the limit', () => {
-    expect(parseJsonBody(request('"12345678"'), 10)).toBe('12345678');
+    expect(parseJsonBody(request('{"a":"12"}'), 10)).toEqual({ a: '12' });
+  });
+
+  it.each(['[]', '[{"eventId":"a"}]', '7', '"text"', 'null', 'true'])(
+    'answers 400 naming body when the JSON is %s, not an object',
+    (raw) => {
+      expect(thrownBy(() => parseJsonBody(request(raw), 100))).toEqual(
+        new ValidationError('body: must be a JSON object'),
+      );
+    },
+  );
+
+  it('refuses nesting deeper than MAX_JSON_DEPTH without overflowing the stack', () => {
+    const deep = `{"a":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
+    expect(thrownBy(() => parseJsonBody(request(deep), 1_000_000))).toEqual(
+      new ValidationError(`body: nested deeper than ${MAX_JSON_DEPTH} levels`),
+    );
+  });
+
+  it('accepts nesting exactly MAX_JSON_DEPTH deep', () => {
+    const raw = `${'{"a":'.repeat(MAX_JSON_DEPTH - 1)}{}${'}'.repeat(MAX_JSON_DEPTH - 1)}`;
+    expect(() => parseJsonBody(request(raw), 10_000)).not.toThrow();
   });
 
   it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x'])(

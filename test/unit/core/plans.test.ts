@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  MAX_DELIVERY_ATTEMPTS,
   MAX_RECEIVE_COUNT,
   OverridesSchema,
   PLAN_DEFAULTS,
@@ -37,6 +36,7 @@ describe('resolvePolicy', () => {
       maxMessagesPerSlice: 10,
       maxSliceSeconds: 20,
       ratePerSecond: 2,
+      maxAttempts: 8,
     });
   });
 
@@ -67,7 +67,10 @@ describe('OverridesSchema', () => {
 });
 
 describe('retry limits', () => {
-  it('lets the worker dead-letter a failing task itself long before SQS’s own redrive would', () => {
-    expect(MAX_RECEIVE_COUNT).toBeGreaterThan(MAX_DELIVERY_ATTEMPTS * 5);
-  });
+  it.each(PLAN_NAMES)(
+    'lets the worker dead-letter a failing %s task itself long before SQS’s own redrive would',
+    (plan) => {
+      expect(MAX_RECEIVE_COUNT).toBeGreaterThan(PLAN_DEFAULTS[plan].maxAttempts * 5);
+    },
+  );
 });

@@ -52,6 +52,7 @@ describe('reconcile', () => {
         createStoreQueues: vi.fn(),
         counts: vi.fn(),
         redrive: vi.fn(),
+        purge: vi.fn(),
         pending: async (url) => pending.get(url) ?? 0,
       },
       attention: { publish: async (message, delay) => void published.push({ message, delay }) },

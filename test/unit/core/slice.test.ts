@@ -11,6 +11,7 @@ import type {
 } from '../../../lambdas/core/ports.js';
 import type { Policy } from '../../../lambdas/core/plans.js';
 import { runSlice, type Lease, type SliceDeps } from '../../../lambdas/core/slice.js';
+import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
 import type { StoreRecord } from '../../../lambdas/core/store-model.js';
 
 /** invariant 4 (bounded slice) and the slice's per-task handling, with plain-object fakes and a pinned clock */
@@ -31,6 +32,7 @@ const policy = (p: Partial<Policy> = {}): Policy => ({
   maxMessagesPerSlice: 50,
   maxSliceSeconds: 20,
   ratePerSecond: 1000,
+  maxAttempts: 5,
   ...p,
 });
 
@@ -60,12 +62,24 @@ interface World {
   calls: string[];
   events: string[];
   receives: number[];
+  resent: { receiptHandle: string; delay: number }[];
+  tat: number | undefined;
 }
 
 const setup = (
   opts: { messages?: number; outcome?: (eventId: string) => DeliveryOutcome; callMs?: number } = {},
 ) => {
-  const w: World = { now: T0, queue: [], deleted: [], visibility: [], calls: [], events: [], receives: [] };
+  const w: World = {
+    now: T0,
+    queue: [],
+    deleted: [],
+    visibility: [],
+    calls: [],
+    events: [],
+    receives: [],
+    resent: [],
+    tat: undefined,
+  };
   for (let i = 0; i < (opts.messages ?? 0); i++) {
     w.queue.push({
       messageId: `m${i}`,
@@ -90,6 +104,10 @@ const setup = (
       w.visibility.push(...entries);
     }),
     deadLetter: vi.fn(async () => undefined),
+    resend: vi.fn(async (_url, messages: { receiptHandle: string }[], delay: number) => {
+      w.events.push('resend');
+      w.resent.push(...messages.map((m) => ({ receiptHandle: m.receiptHandle, delay })));
+    }),
   };
   const ok = (value: DispatchItem): Conditional => ({ ok: true, item: value });
   const dispatch = {
@@ -99,8 +117,27 @@ const setup = (
       w.events.push('deferWake');
     }),
     issueSlot: vi.fn(async () => ok(item())),
+    // The store's shared rate schedule (GCRA), as the DynamoDB adapter keeps it.
+    restartTat: vi.fn(async (_id: string, now: number, interval: number) => {
+      if (w.tat !== undefined && w.tat > now) return false;
+      w.tat = now + interval;
+      return true;
+    }),
+    advanceTat: vi.fn(async (_id: string, interval: number) => {
+      w.tat = (w.tat ?? 0) + interval;
+      return w.tat;
+    }),
+    reserveCall: vi.fn(async (_id: string, expect: number | undefined, next: number) => {
+      if (expect !== w.tat)
+        return { ok: false, current: item({ ...(w.tat === undefined ? {} : { tat: w.tat }) }) };
+      w.tat = next;
+      return ok(item({ tat: next }));
+    }),
   } as unknown as DispatchState &
-    Record<'markIdle' | 'release' | 'deferWake' | 'issueSlot', ReturnType<typeof vi.fn>>;
+    Record<
+      'markIdle' | 'release' | 'deferWake' | 'issueSlot' | 'reserveCall' | 'advanceTat' | 'restartTat',
+      ReturnType<typeof vi.fn>
+    >;
   const deps: SliceDeps = {
     dispatch,
     tasks,
@@ -112,7 +149,7 @@ const setup = (
         return opts.outcome?.(req.body.eventId) ?? ({ kind: 'ok', status: 200 } as DeliveryOutcome);
       }),
     },
-    deliveries: { get: vi.fn(async () => undefined), record: vi.fn(async () => undefined) },
+    deliveries: new MemoryDeliveryLog(),
     clock: {
       now: () => w.now,
       sleep: async (ms) => {
@@ -122,7 +159,7 @@ const setup = (
     ids: { next: () => 'new-slot' },
     telemetry: new RecordingTelemetry(),
     random: () => 0.5,
-    settings: { emptyPollSeconds: 1 },
+    settings: { emptyPollSeconds: 1, marketplaceTimeoutMs: 5_000 },
   };
   return { w, deps, dispatch, tasks };
 };
@@ -166,7 +203,11 @@ describe('runSlice', () => {
     const result = await runSlice(world.deps, store, policy(), lease());
     expect(result).toMatchObject({ end: 'empty', idle: true, delivered: 3 });
     // Three calls paced 1 ms apart (1,000/s) put the clock at T0 + 2 when the queue runs dry.
-    expect(world.dispatch.markIdle).toHaveBeenCalledWith('s1', 'a', 1, { seenSeq: 7, now: T0 + 2 });
+    expect(world.dispatch.markIdle).toHaveBeenCalledWith('s1', 'a', 1, {
+      seenSeq: 7,
+      now: T0 + 2,
+      tat: T0 + 3,
+    });
   });
 
   it('keeps consuming when ingest bumped enqSeq after the lease was taken', async () => {
@@ -175,7 +216,7 @@ describe('runSlice', () => {
       .mockResolvedValueOnce({ ok: true, item: item({ slots: {} }) });
     const result = await runSlice(world.deps, store, policy(), lease());
     expect(result.idle).toBe(true);
-    expect(world.dispatch.markIdle).toHaveBeenLastCalledWith('s1', 'a', 1, { seenSeq: 9, now: T0 });
+    expect(world.dispatch.markIdle).toHaveBeenLastCalledWith('s1', 'a', 1, { seenSeq: 9, now: T0, tat: T0 });
   });
 
   it('only releases its own slot when other slots remain', async () => {
@@ -185,7 +226,7 @@ describe('runSlice', () => {
     });
     const result = await runSlice(world.deps, store, policy(), lease());
     expect(result).toMatchObject({ end: 'empty', idle: false });
-    expect(world.dispatch.release).toHaveBeenCalledWith('s1', 'a', 1);
+    expect(world.dispatch.release).toHaveBeenCalledWith('s1', 'a', 1, T0);
   });
 
   it('stops as lease_lost when its fence no longer holds the slot', async () => {
@@ -203,7 +244,7 @@ describe('runSlice', () => {
     expect(result).toMatchObject({ end: 'deferred', resumeAt: T0 + 60_000 });
   });
 
-  it('stops on a 429, raising wakeAt before hiding the in-hand messages for Retry-After', async () => {
+  it('stops on a 429, raising wakeAt before re-sending the in-hand messages delayed by Retry-After', async () => {
     world = setup({
       messages: 4,
       outcome: (id) =>
@@ -212,10 +253,9 @@ describe('runSlice', () => {
     const result = await runSlice(world.deps, store, policy(), lease());
     // The second call started 1 ms in (paced at 1,000/s), so Retry-After counts from there.
     expect(result).toMatchObject({ end: 'throttled', resumeAt: T0 + 1 + 30_000, delivered: 1 });
-    expect(world.w.events).toEqual(['deferWake', 'visibility']);
-    expect(world.w.visibility).toEqual(
-      ['r1', 'r2', 'r3'].map((receiptHandle) => ({ receiptHandle, seconds: 30 })),
-    );
+    expect(world.w.events).toEqual(['deferWake', 'resend']);
+    // Fresh copies: their receive count starts again, so a 429 storm cannot push them into the DLQ.
+    expect(world.w.resent).toEqual(['r1', 'r2', 'r3'].map((receiptHandle) => ({ receiptHandle, delay: 30 })));
     expect(world.w.deleted).toEqual(['r0']);
   });
 
@@ -240,20 +280,71 @@ describe('runSlice', () => {
       message: 'bad sku',
       lastStatus: 422,
       attempts: 1,
+      firstAttemptAt: T0,
+      lastAttemptAt: T0,
     });
     expect(world.w.deleted).toEqual(['r0']);
   });
 
-  it('paces calls to the lease share of ratePerSecond', async () => {
-    world = setup({ messages: 4 });
+  const recordStarts = (): number[] => {
     const starts: number[] = [];
-    const deliver = world.deps.marketplace.deliver as ReturnType<typeof vi.fn>;
-    deliver.mockImplementation(async () => {
-      starts.push(world.w.now);
+    (world.deps.marketplace.deliver as ReturnType<typeof vi.fn>).mockImplementation(async () => {
+      starts.push(world.w.now - T0);
       return { kind: 'ok', status: 200 } as const;
     });
+    return starts;
+  };
+
+  it('paces a multi-consumer store through the shared schedule, at the store rate', async () => {
+    world = setup({ messages: 4 });
+    const starts = recordStarts();
     await runSlice(world.deps, store, policy({ ratePerSecond: 4, maxConcurrentConsumers: 2 }), lease());
-    expect(starts.map((s) => s - T0)).toEqual([0, 500, 1000, 1500]);
+    expect(starts).toEqual([0, 250, 500, 750]);
+    // One write per call: the first restarts the idle schedule at now, the rest advance it (the clock waits).
+    expect(world.dispatch.restartTat.mock.calls.length + world.dispatch.advanceTat.mock.calls.length).toBe(5);
+    expect(world.dispatch.advanceTat).toHaveBeenCalledTimes(3);
+    expect(world.w.tat).toBe(T0 + 1000);
+  });
+
+  it('waits for the schedule another consumer of the store already reserved', async () => {
+    world = setup({ messages: 2 });
+    world.w.tat = T0 + 2_000;
+    const starts = recordStarts();
+    await runSlice(world.deps, store, policy({ ratePerSecond: 4, maxConcurrentConsumers: 2 }), lease());
+    expect(starts).toEqual([2000, 2250]);
+  });
+
+  it('paces a single-consumer store locally and hands its pace on to the next lease', async () => {
+    world = setup({ messages: 3 });
+    const starts = recordStarts();
+    const result = await runSlice(
+      world.deps,
+      store,
+      policy({ ratePerSecond: 2 }),
+      lease({ nextCallAt: T0 + 100 }),
+    );
+    expect(starts).toEqual([100, 600, 1100]);
+    expect(world.dispatch.reserveCall).not.toHaveBeenCalled();
+    expect(world.dispatch.markIdle).toHaveBeenCalledWith(
+      's1',
+      'a',
+      1,
+      expect.objectContaining({ tat: T0 + 1600 }),
+    );
+    expect(result.nextCallAt).toBe(T0 + 1600);
+  });
+
+  it('starts no call at or after the slice deadline, however the rate falls', async () => {
+    world = setup({ messages: 10 });
+    const starts = recordStarts();
+    const result = await runSlice(
+      world.deps,
+      store,
+      policy({ ratePerSecond: 1, maxSliceSeconds: 3 }),
+      lease(),
+    );
+    expect(starts).toEqual([0, 1000, 2000]);
+    expect(result.end).toBe('max_time');
   });
 
   it('ends with error when the receive fails, asking to be looked at again shortly', async () => {
@@ -276,12 +367,9 @@ describe('runSlice', () => {
 
   it('skips a task already delivered without calling the marketplace', async () => {
     world = setup({ messages: 1 });
-    (world.deps.deliveries.get as ReturnType<typeof vi.fn>).mockResolvedValueOnce({
-      storeId: 's1',
-      eventId: 'e0',
-      status: 'delivered',
-      updatedAt: T0,
-    });
+    const deliveries = world.deps.deliveries as MemoryDeliveryLog;
+    await deliveries.claim('s1', 'e0', { holder: 'earlier', now: T0 - 10, until: T0 });
+    await deliveries.settle('s1', 'e0', 'earlier', { status: 'delivered', now: T0 - 5, countAttempt: true });
     const result = await runSlice(world.deps, store, policy(), lease());
     expect(world.w.calls).toEqual([]);
     expect(world.w.deleted).toEqual(['r0']);

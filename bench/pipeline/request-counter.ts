@@ -1,0 +1,118 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+
+/**
+ * Counts the AWS requests the real handlers make, by instrumenting the SDK clients (a middleware on each
+ * client's stack), so requests per task are measured, not estimated. Each request is classified by the
+ * resource it touches.
+ */
+export type RequestClass =
+  | 'task queue'
+  | 'attention queue'
+  | 'dead-letter queue'
+  | 'queue attributes'
+  | 'dispatch: leases and slots'
+  | 'dispatch: enqueue signalling'
+  | 'dispatch: rate reservations'
+  | 'delivery records'
+  | 'store lookups'
+  | 'tokens'
+  | 'other';
+
+export interface RequestCounts {
+  sqs: Map<string, number>;
+  dynamoReads: number;
+  dynamoWrites: number;
+  byClass: Map<RequestClass, number>;
+  total: number;
+}
+
+const READS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand']);
+
+export interface Tables {
+  stores: string;
+  dispatch: string;
+  deliveries: string;
+  tokens: string;
+}
+
+export const newCounts = (): RequestCounts => ({
+  sqs: new Map(),
+  dynamoReads: 0,
+  dynamoWrites: 0,
+  byClass: new Map(),
+  total: 0,
+});
+
+export const instrument = (
+  clients: { sqs: SQSClient; dynamo: DynamoDBClient },
+  attentionQueueUrl: string,
+  tables: Tables,
+): { counts: () => RequestCounts; reset: () => void } => {
+  let counts = newCounts();
+  const bump = (cls: RequestClass) => {
+    counts.byClass.set(cls, (counts.byClass.get(cls) ?? 0) + 1);
+    counts.total++;
+  };
+  clients.sqs.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = String(context.commandName);
+      const input = args.input as { QueueUrl?: string };
+      counts.sqs.set(name, (counts.sqs.get(name) ?? 0) + 1);
+      if (name === 'GetQueueAttributesCommand' || name === 'CreateQueueCommand') bump('queue attributes');
+      else if (input.QueueUrl === attentionQueueUrl) bump('attention queue');
+      else if (input.QueueUrl?.includes('-d-')) bump('dead-letter queue');
+      else bump('task queue');
+      return next(args);
+    },
+    { step: 'initialize', name: 'benchRequestCounter' },
+  );
+  clients.dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = String(context.commandName);
+      const table = (args.input as { TableName?: string }).TableName;
+      if (READS.has(name)) counts.dynamoReads++;
+      else counts.dynamoWrites++;
+      const update = String((args.input as { UpdateExpression?: string }).UpdateExpression ?? '');
+      if (table === tables.dispatch) {
+        bump(
+          /^(ADD tat :interval|SET tat = :(new|next))$/.test(update)
+            ? 'dispatch: rate reservations'
+            : update.includes('ADD enqSeq')
+              ? 'dispatch: enqueue signalling'
+              : 'dispatch: leases and slots',
+        );
+      } else if (table === tables.deliveries) bump('delivery records');
+      else if (table === tables.stores) bump('store lookups');
+      else if (table === tables.tokens) bump('tokens');
+      else bump('other');
+      return next(args);
+    },
+    { step: 'initialize', name: 'benchRequestCounter' },
+  );
+  return {
+    counts: () => counts,
+    reset: () => {
+      counts = newCounts();
+    },
+  };
+};
+
+/** us-east-1 list prices (design-notes.md). */
+export const PRICES = {
+  sqsPerMillion: 0.4,
+  dynamoWritePerMillion: 0.625,
+  dynamoReadPerMillion: 0.125,
+  lambdaPerMillion: 0.2,
+};
+
+export const dollarsPerMillionTasks = (c: RequestCounts, tasks: number, invocations: number): number => {
+  const sqs = [...c.sqs.values()].reduce((a, b) => a + b, 0);
+  const perTask = (n: number) => n / tasks;
+  return (
+    perTask(sqs) * PRICES.sqsPerMillion +
+    perTask(c.dynamoWrites) * PRICES.dynamoWritePerMillion +
+    perTask(c.dynamoReads) * PRICES.dynamoReadPerMillion +
+    perTask(invocations) * PRICES.lambdaPerMillion
+  );
+};

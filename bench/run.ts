@@ -1,0 +1,97 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { startDynamoDbLocal, startFauxqs } from '../bin/local/emulators.js';
+import { createAwsClients } from '../lambdas/adapters/aws-clients.js';
+import {
+  measureCeiling,
+  measureFairness,
+  measureThroughput,
+  type FairnessResult,
+  type ThroughputResult,
+} from './pipeline/pipeline.js';
+import { overheadShare, pipelineReport } from './pipeline/report.js';
+import { round } from './pipeline/stats.js';
+
+/**
+ * `npm run bench [-- --quick]`: part 1 (the real pipeline on the emulators) into bench/results/pipeline.md.
+ * Not part of `npm test`: it measures, it does not assert.
+ */
+const quick = process.argv.includes('--quick');
+const progress = (message: string) =>
+  process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+const main = async (): Promise<void> => {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  mkdirSync('bench/results', { recursive: true });
+  progress(`part 1: starting the emulators${quick ? ' (quick mode)' : ''}`);
+  const [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startFauxqs()]);
+  const endpoints = { dynamo: dynamo.endpoint, sqs: sqs.endpoint };
+  const clients = createAwsClients({
+    region: 'us-east-1',
+    sqsEndpoint: sqs.endpoint,
+    dynamoEndpoint: dynamo.endpoint,
+  });
+  try {
+    progress('part 1: emulator ceiling');
+    const ceiling = await measureCeiling(clients.sqs, quick ? 2_000 : 20_000);
+    progress(`  ceiling ${round(ceiling, 0)} messages/s`);
+
+    const throughput: ThroughputResult[] = [];
+    const pools = quick ? [1, 4] : [1, 4, 16];
+    const latencies = quick ? [0] : [0, 20];
+    const tasks = quick ? 400 : 4_000;
+    for (const latencyMs of latencies) {
+      for (const poolSize of pools) {
+        progress(`part 1: throughput with ${poolSize} workers, ${latencyMs} ms marketplace, ${tasks} tasks`);
+        const result = await measureThroughput(endpoints, { poolSize, latencyMs, stores: 10, tasks });
+        progress(
+          `  ${round(result.tasksPerSecond, 0)} tasks/s; attention overhead ${round(100 * overheadShare(result), 1)}%`,
+        );
+        throughput.push(result);
+      }
+    }
+    const counted =
+      throughput.find((r) => r.poolSize === 4 && r.latencyMs === 0) ?? (throughput[0] as ThroughputResult);
+
+    const fairness: FairnessResult[] = [];
+    for (const backlog of quick ? [0, 300] : [0, 1_000, 10_000]) {
+      progress(`part 1: fairness, big store backlog ${backlog || 'none'}`);
+      const result = await measureFairness(endpoints, {
+        backlog,
+        smallStores: quick ? 5 : 20,
+        periodMs: 500,
+        minDurationMs: quick ? 3_000 : 10_000,
+        poolSize: 8,
+        latencyMs: 5,
+      });
+      progress(
+        `  small-store p50 ${round(result.p50Ms, 0)} ms, p99 ${round(result.p99Ms, 0)} ms over ${result.smallTasks} tasks`,
+      );
+      fairness.push(result);
+    }
+    const report = pipelineReport({
+      quick,
+      ceiling,
+      throughput,
+      counted,
+      fairness,
+      startedAt,
+      seconds: (performance.now() - t0) / 1000,
+    });
+    writeFileSync(quick ? 'bench/results/pipeline-quick.md' : 'bench/results/pipeline.md', report);
+    progress(
+      `part 1 done in ${round((performance.now() - t0) / 1000, 0)} s → bench/results/${quick ? 'pipeline-quick' : 'pipeline'}.md`,
+    );
+  } finally {
+    clients.sqs.destroy();
+    clients.dynamo.destroy();
+    await Promise.all([dynamo.stop(), sqs.stop()]);
+  }
+};
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});

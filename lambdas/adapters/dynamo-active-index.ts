@@ -1,0 +1,49 @@
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Tables } from '../core/names.js';
+import type { ActiveEntry, ActiveStoreIndex } from '../core/ports.js';
+
+const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
+  key ? Buffer.from(JSON.stringify(key)).toString('base64url') : undefined;
+const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined =>
+  cursor ? (JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Record<string, unknown>) : undefined;
+
+/**
+ * The Dispatch table's sparse, KEYS_ONLY `active` index read in sort-key order: the operator's listing of
+ * busy stores, oldest activeSince first. The index projects exactly storeId, activeShard and activeSince.
+ */
+export class DynamoActiveIndex implements ActiveStoreIndex {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async activeSince(
+    shard: string,
+    opts: { fromSince: number; limit: number; cursor?: string },
+  ): Promise<{ entries: ActiveEntry[]; cursor?: string }> {
+    const start = decodeCursor(opts.cursor);
+    const out = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: Tables.dispatch.activeIndex,
+        KeyConditionExpression: '#shard = :shard AND #since >= :from',
+        ExpressionAttributeNames: {
+          '#shard': Tables.dispatch.activeIndexPartitionKey,
+          '#since': Tables.dispatch.activeIndexSortKey,
+        },
+        ExpressionAttributeValues: { ':shard': shard, ':from': opts.fromSince },
+        ScanIndexForward: true,
+        Limit: opts.limit,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    const next = encodeCursor(out.LastEvaluatedKey);
+    return {
+      entries: (out.Items ?? []).map((item) => ({
+        storeId: String(item[Tables.dispatch.partitionKey]),
+        activeSince: Number(item[Tables.dispatch.activeIndexSortKey]),
+      })),
+      ...(next ? { cursor: next } : {}),
+    };
+  }
+}

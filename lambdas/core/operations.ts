@@ -1,0 +1,172 @@
+import { z } from 'zod';
+import { storeView, type AdminDeps } from './admin.js';
+import { ConflictError, NotFoundError, ValidationError } from './errors.js';
+import { json, parseJsonBody, validate, type HttpRequest, type HttpResponse } from './http.js';
+import { ACTIVE_SHARDS, MetricNames, STORE_ID_PATTERN } from './names.js';
+import type { ActiveEntry, ActiveStoreIndex } from './ports.js';
+import type { StoreRecord } from './store-model.js';
+
+/** Operator use cases (issue #4): the backlog listing, the controlled discard, per-store measures. */
+export interface OperationsDeps extends AdminDeps {
+  activeIndex: ActiveStoreIndex;
+}
+
+export const BACKLOG_PAGE = { default: 20, max: 50 } as const;
+
+const StoreIdParam = z.string().regex(STORE_ID_PATTERN, 'must be 1–48 characters of [A-Za-z0-9_-]');
+
+const storeIdOf = (request: HttpRequest): string =>
+  validate(StoreIdParam, request.pathParameters['storeId'], ['storeId']);
+
+const existingStore = async (deps: AdminDeps, storeId: string): Promise<StoreRecord> => {
+  const store = await deps.stores.get(storeId);
+  if (!store) throw new NotFoundError('store_not_found', `store ${storeId} does not exist`);
+  return store;
+};
+
+/** Where the next page starts: after this (activeSince, storeId), the listing's total order. */
+const CursorSchema = z.object({ s: z.number(), id: z.string() });
+type Cursor = z.infer<typeof CursorSchema>;
+const encodeCursor = (entry: ActiveEntry): string =>
+  Buffer.from(JSON.stringify({ s: entry.activeSince, id: entry.storeId } satisfies Cursor)).toString(
+    'base64url',
+  );
+const decodeCursor = (raw: string): Cursor => {
+  try {
+    return CursorSchema.parse(JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')));
+  } catch {
+    throw new ValidationError('cursor: not a cursor this route returned');
+  }
+};
+
+const BacklogQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(BACKLOG_PAGE.max).default(BACKLOG_PAGE.default),
+  cursor: z.string().min(1).optional(),
+});
+
+const byAge = (a: ActiveEntry, b: ActiveEntry): number =>
+  a.activeSince - b.activeSince || (a.storeId < b.storeId ? -1 : a.storeId > b.storeId ? 1 : 0);
+
+/**
+ * One shard's entries after `after`, at most `want` of them: pages through DynamoDB until it has them
+ * or the shard ends (ties on activeSince are skipped by storeId, so no entry is listed twice).
+ */
+const shardEntries = async (
+  index: ActiveStoreIndex,
+  shard: string,
+  after: Cursor | undefined,
+  want: number,
+): Promise<ActiveEntry[]> => {
+  const isAfter = (e: ActiveEntry): boolean =>
+    after === undefined || e.activeSince > after.s || (e.activeSince === after.s && e.storeId > after.id);
+  const found: ActiveEntry[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await index.activeSince(shard, {
+      fromSince: after?.s ?? 0,
+      limit: want,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const entry of page.entries) if (isAfter(entry) && !entry.storeId.startsWith('#')) found.push(entry);
+    cursor = page.cursor;
+  } while (found.length < want && cursor !== undefined);
+  return found.slice(0, want);
+};
+
+/**
+ * `GET /admin/backlog?limit&cursor`: stores that are not idle, longest-busy first. Each of the 16 shards of
+ * the sparse `active` index is read in activeSince order and the shards are merged; one more entry than the
+ * page is read per shard to know whether a next page exists. Idle stores cost nothing here (invariant 8).
+ */
+export const listBacklog = async (deps: OperationsDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const query = validate(BacklogQuery, request.query ?? {}, ['query']);
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+  const shards = Array.from({ length: ACTIVE_SHARDS }, (_, i) => String(i));
+  const merged = (
+    await Promise.all(shards.map((shard) => shardEntries(deps.activeIndex, shard, after, query.limit + 1)))
+  )
+    .flat()
+    .sort(byAge);
+  const page = merged.slice(0, query.limit);
+  const now = deps.clock.now();
+  const stores = (
+    await Promise.all(
+      page.map(async (entry) => {
+        const store = await deps.stores.get(entry.storeId);
+        if (!store) return undefined; // a dispatch item whose store was deleted: nothing to operate on
+        return {
+          ...(await storeView(deps, store)),
+          activeSince: new Date(entry.activeSince).toISOString(),
+          busySeconds: Math.max(0, Math.round((now - entry.activeSince) / 1000)),
+        };
+      }),
+    )
+  ).filter((view) => view !== undefined);
+  const last = page[page.length - 1];
+  return json(200, {
+    stores,
+    ...(merged.length > query.limit && last ? { cursor: encodeCursor(last) } : {}),
+  });
+};
+
+const PurgeBody = z.strictObject({
+  /** Must repeat the store id: a purge discards every task of the store and cannot be undone. */
+  confirm: z.string(),
+  reason: z.string().max(500).optional(),
+});
+
+/**
+ * `POST /admin/stores/{storeId}/queue/purge` body `{"confirm": "<storeId>", "reason"?}`: the controlled
+ * discard. Deletes every message of the store's work queue (not its DLQ), counted (StorePurges,
+ * TasksPurged = the approximate count just before) and logged at warn with who asked and why.
+ */
+export const purgeStoreQueue = async (deps: OperationsDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const storeId = storeIdOf(request);
+  const body = validate(PurgeBody, parseJsonBody(request, 4 * 1024));
+  if (body.confirm !== storeId) {
+    throw new ValidationError(
+      `confirm: must equal the store id (${storeId}) to discard every task in its queue`,
+    );
+  }
+  const store = await existingStore(deps, storeId);
+  const before = await deps.queues.counts(store);
+  const discarded = before.backlog + before.inFlight + before.delayed;
+  const outcome = await deps.queues.purge(store.queueUrl);
+  if (outcome === 'in_progress') {
+    throw new ConflictError('purge_in_progress', `a purge of ${storeId} is still running; retry in 60 s`);
+  }
+  deps.telemetry.count(MetricNames.storePurges);
+  deps.telemetry.count(MetricNames.tasksPurged, discarded);
+  deps.telemetry.warn('store queue purged', {
+    storeId,
+    tenantId: store.tenantId,
+    discarded,
+    reason: body.reason,
+    caller: request.caller ?? 'unknown',
+    requestId: request.requestId,
+  });
+  return json(202, { storeId, discarded, status: 'purged' });
+};
+
+/**
+ * `GET /admin/stores/{storeId}/measures`: the contract's store view plus the per-store measures the API can
+ * read without a write per task. Republished/discarded attentions, lease blocks and completed drain times are
+ * per-store log fields (EMF properties) and dashboard aggregates, not API fields.
+ */
+export const storeMeasures = async (deps: OperationsDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const store = await existingStore(deps, storeIdOf(request));
+  const [view, dispatch] = await Promise.all([storeView(deps, store), deps.dispatch.read(store.storeId)]);
+  const now = deps.clock.now();
+  const since = dispatch?.activeSince;
+  return json(200, {
+    ...view,
+    measures: {
+      backlog: view.queue.backlog + view.queue.inFlight + view.queue.delayed,
+      oldestAgeSeconds: view.queue.oldestAgeSeconds,
+      deadLetters: view.queue.deadLetters,
+      activeSince: since === undefined ? null : new Date(since).toISOString(),
+      /** Time spent draining so far: the store has been busy since activeSince (time to drain, in progress). */
+      drainingSeconds: since === undefined ? 0 : Math.max(0, Math.round((now - since) / 1000)),
+    },
+  });
+};

@@ -1,0 +1,83 @@
+import type { Clock, DispatchState } from './ports.js';
+
+/**
+ * Waits until a lease's next marketplace call may start, so that a store never exceeds its ratePerSecond,
+ * whatever its number of consumers (contract; any 5 s window).
+ *
+ * A single-consumer store paces locally: only one lease exists at a time, and the pace is carried from
+ * lease to lease in the dispatch item (slot `n`, store `tat`), at no extra cost. A store with several
+ * consumers shares one GCRA schedule in the dispatch item: right before each call, one atomic ADD moves the
+ * store's theoretical arrival time on by 1/rate and hands this call its own instant, so the store's calls
+ * never start closer together than 1/rate across all its leases. When the schedule lags the clock (the store
+ * was quiet, or its consumers are slower than its rate), a conditional write restarts it at now instead, so
+ * idle time is never spent as a burst. One DynamoDB write per call either way, and no retry loops.
+ */
+export interface Pacer {
+  /** Waits for the next call's turn; false when the call could not start before `deadline`. */
+  acquire(deadline: number): Promise<boolean>;
+  /** The earliest start of a further call (carried to the next lease of a single-consumer store). */
+  readonly carry: number;
+}
+
+export const intervalMs = (ratePerSecond: number): number => 1000 / ratePerSecond;
+
+const sleepUntil = async (clock: Clock, at: number): Promise<void> => {
+  const wait = at - clock.now();
+  if (wait > 0) await clock.sleep(wait);
+};
+
+export const localPacer = (interval: number, startAt: number, clock: Clock): Pacer => {
+  let next = startAt;
+  return {
+    async acquire(deadline) {
+      const start = Math.max(clock.now(), next);
+      if (start >= deadline) return false;
+      await sleepUntil(clock, start);
+      next = Math.max(start, clock.now()) + interval;
+      return true;
+    },
+    get carry() {
+      return next;
+    },
+  };
+};
+
+/** How late a call may start after its instant before it takes a new one: half an interval, ≥ 5 ms of timer jitter. */
+const lateness = (interval: number): number => Math.max(interval / 2, 5);
+/** Late wake-ups are retried this often before the call goes ahead regardless. */
+const MAX_TRIES = 5;
+
+export const sharedPacer = (
+  dispatch: DispatchState,
+  storeId: string,
+  interval: number,
+  clock: Clock,
+): Pacer => {
+  let next = clock.now();
+  /** Whether the schedule lagged the clock last time: then a restart is tried first (one write either way). */
+  let lagging = true;
+  const take = async (): Promise<number> => {
+    const now = clock.now();
+    if (lagging && (await dispatch.restartTat(storeId, now, interval))) return now;
+    const tat = await dispatch.advanceTat(storeId, interval);
+    // A schedule that fell behind while we looked takes no credit for it: the call simply goes now.
+    lagging = tat - interval <= clock.now();
+    return Math.max(tat - interval, now);
+  };
+  return {
+    async acquire(deadline) {
+      for (let i = 0; i < MAX_TRIES; i++) {
+        const instant = await take();
+        next = instant + interval;
+        if (instant >= deadline) return false;
+        await sleepUntil(clock, instant);
+        // Woke too late (an event-loop stall): going now would bunch with the calls after this instant.
+        if (clock.now() - instant <= lateness(interval)) return true;
+      }
+      return true;
+    },
+    get carry() {
+      return next;
+    },
+  };
+};

@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import { ConflictError, NotFoundError, ValidationError } from './errors.js';
+import { json, parseJsonBody, validate, type HttpRequest, type HttpResponse } from './http.js';
+import type { Clock, Telemetry, TokenRecord, TokenStore } from './ports.js';
+import { hashToken, isUsable, newToken, TOKEN_ID_PATTERN, tokenIdOf, tokenStatus } from './tokens.js';
+
+/**
+ * Integrator credentials: create (shown once, stored as a hash), list (never the secret), revoke, and
+ * rotate with an overlap window. The authorizer reads the same records (see authorizer-app.ts); API
+ * Gateway caches its decision, so a revocation takes effect within AUTHORIZER_CACHE_SECONDS.
+ */
+export interface TenantTokenDeps {
+  tokens: TokenStore;
+  clock: Clock;
+  telemetry: Telemetry;
+}
+
+/** Live (active or expiring) tokens one tenant may hold; bounds what one tenant's credentials can do in total. */
+export const MAX_LIVE_TOKENS_PER_TENANT = 10;
+/** Default and ceiling of a rotation's overlap window. */
+export const DEFAULT_OVERLAP_SECONDS = 3600;
+export const MAX_OVERLAP_SECONDS = 7 * 24 * 3600;
+
+const TenantId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1–64 characters of [A-Za-z0-9_-]');
+const TokenId = z.string().regex(TOKEN_ID_PATTERN, 'must be 12 lowercase hex digits');
+const RotateBody = z.strictObject({
+  overlapSeconds: z.number().int().min(0).max(MAX_OVERLAP_SECONDS).optional(),
+});
+
+const tenantOf = (request: HttpRequest): string =>
+  validate(TenantId, request.pathParameters['tenantId'], ['tenantId']);
+
+const noBody = (request: HttpRequest): void => {
+  const raw = request.body?.trim();
+  if (raw !== undefined && raw !== '' && raw !== '{}')
+    throw new ValidationError('body: this route takes no body');
+};
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A token as the admin API shows it: never the token, never the full hash. */
+export const tokenView = (record: TokenRecord, now: number) => ({
+  tokenId: tokenIdOf(record.tokenHash),
+  status: tokenStatus(record, now),
+  createdAt: iso(record.createdAt),
+  ...(record.expiresAt === undefined ? {} : { expiresAt: iso(record.expiresAt) }),
+  ...(record.revokedAt === undefined ? {} : { revokedAt: iso(record.revokedAt) }),
+});
+
+const findToken = async (deps: TenantTokenDeps, tenantId: string, tokenId: string): Promise<TokenRecord> => {
+  const record = (await deps.tokens.listByTenant(tenantId)).find((r) => tokenIdOf(r.tokenHash) === tokenId);
+  if (!record) throw new NotFoundError('token_not_found', `tenant ${tenantId} has no token ${tokenId}`);
+  return record;
+};
+
+const issue = async (deps: TenantTokenDeps, tenantId: string, now: number) => {
+  const live = (await deps.tokens.listByTenant(tenantId)).filter((r) => isUsable(tokenStatus(r, now)));
+  if (live.length >= MAX_LIVE_TOKENS_PER_TENANT) {
+    throw new ConflictError(
+      'too_many_tokens',
+      `tenant ${tenantId} already has ${live.length} live tokens; revoke one first`,
+    );
+  }
+  const token = newToken();
+  const record: TokenRecord = { tokenHash: hashToken(token), tenantId, createdAt: now };
+  await deps.tokens.put(record);
+  return { token, record };
+};
+
+export const createToken = async (deps: TenantTokenDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const tenantId = tenantOf(request);
+  noBody(request);
+  const { token, record } = await issue(deps, tenantId, deps.clock.now());
+  const tokenId = tokenIdOf(record.tokenHash);
+  deps.telemetry.info('tenant token created', { tenantId, tokenId, caller: request.caller });
+  return json(201, { token, tokenId, tenantId });
+};
+
+export const listTokens = async (deps: TenantTokenDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const tenantId = tenantOf(request);
+  const now = deps.clock.now();
+  const records = await deps.tokens.listByTenant(tenantId);
+  records.sort((a, b) => a.createdAt - b.createdAt || a.tokenHash.localeCompare(b.tokenHash));
+  return json(200, { tenantId, tokens: records.map((r) => tokenView(r, now)) });
+};
+
+export const revokeToken = async (deps: TenantTokenDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const tenantId = tenantOf(request);
+  const tokenId = validate(TokenId, request.pathParameters['tokenId'], ['tokenId']);
+  noBody(request);
+  const now = deps.clock.now();
+  const record = await findToken(deps, tenantId, tokenId);
+  if (tokenStatus(record, now) === 'revoked') return json(200, tokenView(record, now)); // idempotent
+  if (!(await deps.tokens.restrict(record.tokenHash, { revokedAt: now }))) {
+    throw new NotFoundError('token_not_found', `tenant ${tenantId} has no token ${tokenId}`);
+  }
+  deps.telemetry.info('tenant token revoked', { tenantId, tokenId, caller: request.caller });
+  return json(200, tokenView({ ...record, revokedAt: now }, now));
+};
+
+export const rotateToken = async (deps: TenantTokenDeps, request: HttpRequest): Promise<HttpResponse> => {
+  const tenantId = tenantOf(request);
+  const tokenId = validate(TokenId, request.pathParameters['tokenId'], ['tokenId']);
+  const raw = request.body?.trim();
+  const body = raw === undefined || raw === '' ? {} : validate(RotateBody, parseJsonBody(request, 1024));
+  const overlapSeconds = body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
+  const now = deps.clock.now();
+  const old = await findToken(deps, tenantId, tokenId);
+  if (!isUsable(tokenStatus(old, now))) {
+    throw new ConflictError(
+      'token_not_live',
+      `token ${tokenId} is ${tokenStatus(old, now)} and cannot be rotated`,
+    );
+  }
+  // The new token first: if the old one's expiry then fails to save, both still work and a retry is safe.
+  const { token, record } = await issue(deps, tenantId, now);
+  const expiresAt = Math.min(old.expiresAt ?? Number.POSITIVE_INFINITY, now + overlapSeconds * 1000);
+  await deps.tokens.restrict(old.tokenHash, { expiresAt });
+  const newTokenId = tokenIdOf(record.tokenHash);
+  deps.telemetry.info('tenant token rotated', {
+    tenantId,
+    tokenId: newTokenId,
+    replaces: tokenId,
+    overlapSeconds,
+    caller: request.caller,
+  });
+  return json(201, {
+    token,
+    tokenId: newTokenId,
+    tenantId,
+    replaced: tokenView({ ...old, expiresAt }, now),
+  });
+};

@@ -1,0 +1,381 @@
+import { Duration } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import {
+  Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  GraphWidgetView,
+  MathExpression,
+  Metric,
+  TableWidget,
+  TextWidget,
+  TreatMissingData,
+  type IMetric,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { FUNCTIONS } from '../../lambdas/config/topology.js';
+import { METRICS_NAMESPACE, MetricNames, QueueNames, type MetricName } from '../../lambdas/core/names.js';
+import { InvalidPropError, requireIntegerInRange } from '../validation.js';
+
+/** How many stores the top-N widgets list. */
+export const TOP_STORES = 20;
+
+/** MarketplaceLatency carries no dimension but `service` (deliver-task.ts): one percentile series each. */
+export const LATENCY_PERCENTILES = ['p50', 'p90', 'p99'] as const;
+
+export interface AlarmThresholds {
+  /** Seconds the oldest attention may wait (Maximum over 1 min, 5 minutes in a row). */
+  readonly attentionOldestAgeSeconds: number;
+  /** Reconciler repairs per 5 minutes that, three periods in a row, mean signals are being lost. */
+  readonly reconcilerRepairsPer5Minutes: number;
+  /** Worker Lambda errors per 5 minutes. */
+  readonly workerErrorsPer5Minutes: number;
+  /** Worker Lambda throttles per 5 minutes (the pool reserves its concurrency, so any is a misconfiguration). */
+  readonly workerThrottlesPer5Minutes: number;
+}
+
+/**
+ * Attentions may be delayed up to SQS's 900 s (Retry-After); 600 s of age on the oldest visible one
+ * means the pool is not keeping up, not that a store is throttled.
+ */
+export const DEFAULT_ALARM_THRESHOLDS: AlarmThresholds = {
+  attentionOldestAgeSeconds: 600,
+  reconcilerRepairsPer5Minutes: 1,
+  workerErrorsPer5Minutes: 1,
+  workerThrottlesPer5Minutes: 1,
+};
+
+export interface MonitoringFunctions {
+  readonly ingest: IFunction;
+  readonly worker: IFunction;
+  readonly reconciler: IFunction;
+}
+
+export interface MonitoringProps {
+  readonly queuePrefix: string;
+  readonly attentionQueue: IQueue;
+  readonly attentionDeadLetterQueue: IQueue;
+  readonly functions: MonitoringFunctions;
+  readonly api: RestApi;
+  /**
+   * Address subscribed to the alarm topic.
+   * @default - no subscription; subscribe to `alarmTopic` yourself
+   */
+  readonly alarmEmail?: string;
+  /**
+   * Alarm thresholds; any field left out keeps its default.
+   * @default DEFAULT_ALARM_THRESHOLDS
+   */
+  readonly alarmThresholds?: Partial<AlarmThresholds>;
+}
+
+const service = (fn: keyof typeof FUNCTIONS): string => FUNCTIONS[fn].serviceName;
+
+/**
+ * The Metrics Insights and metric queries of the dashboard and alarms, as data, so the tests assert
+ * exactly what CloudWatch receives. Powertools puts `service` on every EMF record, and a metric with a
+ * dimension (reason, kind, code, statusClass) exists only under {service, that dimension}: queries name
+ * that exact schema.
+ */
+export const MonitoringQueries = {
+  /** Sum of a dimensioned project metric across services, one series per value of `dimension`. */
+  byDimension: (metric: MetricName, dimension: string): string =>
+    `SELECT SUM(${metric}) FROM SCHEMA("${METRICS_NAMESPACE}", ${dimension}, service) GROUP BY ${dimension}`,
+  /** Sum of a dimensioned project metric across every value of `dimension` and every service. */
+  total: (metric: MetricName, dimension: string): string =>
+    `SELECT SUM(${metric}) FROM SCHEMA("${METRICS_NAMESPACE}", ${dimension}, service)`,
+  /** The stores whose work queue scores highest on an AWS/SQS per-queue metric (no per-store custom metric). */
+  topStoreQueues: (prefix: string, metric: string): string =>
+    `SELECT MAX(${metric}) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${QueueNames.storeQueue(prefix, '%')}' GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
+  /** Messages sent to store DLQs (the worker sends permanent failures there itself), by queue. */
+  deadLetterInflow: (prefix: string): string =>
+    `SELECT SUM(NumberOfMessagesSent) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${QueueNames.storeDeadLetterQueue(prefix, '%')}' GROUP BY QueueName ORDER BY SUM() DESC LIMIT ${TOP_STORES}`,
+} as const;
+
+const FIVE_MINUTES = Duration.minutes(5);
+const ONE_MINUTE = Duration.minutes(1);
+
+/**
+ * The operator's view: one CloudWatch dashboard (ingest, delivery, attention queue, slices, leases,
+ * reconciler, dead letters, top stores by backlog and age, marketplace latency) and the alarms that
+ * page, all notifying one SNS topic.
+ */
+export class Monitoring extends Construct {
+  public readonly dashboard: Dashboard;
+  public readonly alarmTopic: Topic;
+  public readonly thresholds: AlarmThresholds;
+  public readonly alarms: {
+    readonly attentionOldestAge: Alarm;
+    readonly attentionDeadLetters: Alarm;
+    readonly deadLetters: Alarm;
+    readonly reconcilerRepairs: Alarm;
+    readonly workerErrors: Alarm;
+    readonly workerThrottles: Alarm;
+  };
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    const thresholds = { ...DEFAULT_ALARM_THRESHOLDS, ...props.alarmThresholds };
+    for (const [name, value] of Object.entries(thresholds))
+      requireIntegerInRange(`alarmThresholds.${name}`, value, 0, 86_400);
+    this.thresholds = thresholds;
+    if (props.alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(props.alarmEmail)) {
+      throw new InvalidPropError(
+        `alarmEmail must be an email address, got ${JSON.stringify(props.alarmEmail)}`,
+      );
+    }
+
+    this.alarmTopic = new Topic(this, 'AlarmTopic', {
+      displayName: 'Attention Queue alarms',
+      enforceSSL: true,
+    });
+    if (props.alarmEmail) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+
+    const metric = (
+      name: MetricName,
+      fn: keyof typeof FUNCTIONS,
+      statistic = 'Sum',
+      extra: Record<string, string> = {},
+      period = ONE_MINUTE,
+    ): Metric =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: name,
+        dimensionsMap: { service: service(fn), ...extra },
+        statistic,
+        period,
+        label: name,
+      });
+    const insights = (expression: string, label: string, period = ONE_MINUTE): MathExpression =>
+      new MathExpression({ expression, label, period, usingMetrics: {} });
+    const q = MonitoringQueries;
+
+    const { ingest, worker, reconciler } = props.functions;
+    const attention = props.attentionQueue;
+
+    const graph = (title: string, left: IMetric[], right: IMetric[] = [], width = 8): GraphWidget =>
+      new GraphWidget({ title, left, right, width, height: 6 });
+
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.hours(3),
+    });
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown:
+          '## Attention Queue\nPer-store numbers are in the logs (EMF properties) and the AWS/SQS per-queue metrics; the project metrics carry no store dimension.',
+        width: 24,
+        height: 2,
+      }),
+    );
+    this.dashboard.addWidgets(
+      graph(
+        'Ingest: tasks accepted, rejected, signal failures',
+        [
+          metric(MetricNames.tasksAccepted, 'ingest'),
+          metric(MetricNames.tasksRejected, 'ingest'),
+          metric(MetricNames.signalFailures, 'ingest'),
+        ],
+        [
+          ingest.metricErrors({ period: ONE_MINUTE, label: 'Ingest errors' }),
+          props.api.metricServerError({ period: ONE_MINUTE, label: 'API 5XX' }),
+        ],
+      ),
+      graph(
+        'Deliveries and failures',
+        [
+          metric(MetricNames.tasksDelivered, 'worker'),
+          metric(MetricNames.marketplaceThrottled, 'worker'),
+          metric(MetricNames.tasksDuplicate, 'worker'),
+          metric(MetricNames.tasksStale, 'worker'),
+          metric(MetricNames.tasksResent, 'worker'),
+        ],
+        [
+          insights(q.byDimension(MetricNames.tasksFailed, 'statusClass'), 'Failed'),
+          insights(q.total(MetricNames.tasksDeadLettered, 'code'), 'Dead-lettered'),
+        ],
+      ),
+      graph(
+        'Attention queue depth and age',
+        [
+          attention.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, label: 'Visible' }),
+          attention.metricApproximateNumberOfMessagesNotVisible({ period: ONE_MINUTE, label: 'In flight' }),
+          props.attentionDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            period: ONE_MINUTE,
+            label: 'Attention DLQ',
+          }),
+        ],
+        [attention.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, label: 'Oldest age (s)' })],
+      ),
+    );
+    this.dashboard.addWidgets(
+      graph(
+        'Slices: started and why each ended',
+        [metric(MetricNames.slicesStarted, 'worker')],
+        [insights(q.byDimension(MetricNames.slicesEnded, 'reason'), 'Ended')],
+      ),
+      graph(
+        'Leases and attentions',
+        [
+          metric(MetricNames.leaseAcquired, 'worker'),
+          insights(q.byDimension(MetricNames.leaseBlocked, 'reason'), 'Lease blocked'),
+        ],
+        [
+          insights(q.byDimension(MetricNames.attentionsPublished, 'reason'), 'Published'),
+          insights(q.byDimension(MetricNames.attentionsDiscarded, 'reason'), 'Discarded'),
+          insights(q.byDimension(MetricNames.attentionsCoalesced, 'reason'), 'Coalesced'),
+        ],
+      ),
+      graph(
+        'Reconciler repairs',
+        [insights(q.byDimension(MetricNames.reconcilerRepairs, 'kind'), 'Repairs')],
+        [metric(MetricNames.reconcilerStoresChecked, 'reconciler')],
+      ),
+    );
+    this.dashboard.addWidgets(
+      graph(
+        'Dead-letter inflow and purges',
+        [insights(q.deadLetterInflow(props.queuePrefix), 'DLQ sends', FIVE_MINUTES)],
+        [
+          insights(q.byDimension(MetricNames.tasksDeadLettered, 'code'), 'Dead-lettered'),
+          metric(MetricNames.tasksPurged, 'admin'),
+        ],
+        12,
+      ),
+      new GraphWidget({
+        title: 'Marketplace latency (ms)',
+        left: LATENCY_PERCENTILES.map((p) =>
+          metric(MetricNames.marketplaceLatency, 'worker', p).with({ label: `latency ${p}` }),
+        ),
+        width: 12,
+        height: 6,
+      }),
+    );
+    const topStores = (title: string, sqsMetric: string): TableWidget =>
+      new TableWidget({
+        title,
+        metrics: [insights(q.topStoreQueues(props.queuePrefix, sqsMetric), sqsMetric, FIVE_MINUTES)],
+        width: 12,
+        height: 8,
+      });
+    this.dashboard.addWidgets(
+      topStores(`Top ${TOP_STORES} stores by backlog`, 'ApproximateNumberOfMessagesVisible'),
+      topStores(`Top ${TOP_STORES} stores by oldest message age (s)`, 'ApproximateAgeOfOldestMessage'),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Workers: errors, throttles, concurrency',
+        left: [
+          worker.metricErrors({ period: ONE_MINUTE, label: 'Errors' }),
+          worker.metricThrottles({ period: ONE_MINUTE, label: 'Throttles' }),
+          reconciler.metricErrors({ period: ONE_MINUTE, label: 'Reconciler errors' }),
+        ],
+        right: [
+          worker.metric('ConcurrentExecutions', {
+            statistic: 'Maximum',
+            period: ONE_MINUTE,
+            label: 'Concurrent',
+          }),
+        ],
+        view: GraphWidgetView.TIME_SERIES,
+        width: 12,
+        height: 6,
+      }),
+    );
+
+    const alarm = (
+      alarmId: string,
+      description: string,
+      opts: {
+        metric: IMetric;
+        threshold: number;
+        evaluationPeriods: number;
+        datapointsToAlarm?: number;
+        comparisonOperator: ComparisonOperator;
+      },
+    ): Alarm => {
+      const created = new Alarm(this, alarmId, {
+        alarmDescription: description,
+        metric: opts.metric,
+        threshold: opts.threshold,
+        evaluationPeriods: opts.evaluationPeriods,
+        datapointsToAlarm: opts.datapointsToAlarm ?? opts.evaluationPeriods,
+        comparisonOperator: opts.comparisonOperator,
+        // No data means nothing happened (no attentions, no dead letters): not a breach.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      created.addAlarmAction(new SnsAction(this.alarmTopic));
+      created.addOkAction(new SnsAction(this.alarmTopic));
+      return created;
+    };
+    const atLeast = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
+
+    this.alarms = {
+      attentionOldestAge: alarm(
+        'AttentionOldestAge',
+        'The oldest attention has waited too long: the worker pool is not keeping up.',
+        {
+          metric: attention.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, statistic: 'Maximum' }),
+          threshold: thresholds.attentionOldestAgeSeconds,
+          evaluationPeriods: 5,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        },
+      ),
+      attentionDeadLetters: alarm(
+        'AttentionDeadLetters',
+        'Attentions reached the attention DLQ; the reconciler re-announces their stores, but the worker is failing.',
+        {
+          metric: props.attentionDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            period: ONE_MINUTE,
+            statistic: 'Maximum',
+          }),
+          threshold: 0,
+          evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        },
+      ),
+      deadLetters: alarm('DeadLetters', 'Tasks are arriving in store dead-letter queues.', {
+        metric: insights(q.total(MetricNames.tasksDeadLettered, 'code'), 'Dead-lettered'),
+        threshold: 0,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      }),
+      reconcilerRepairs: alarm(
+        'ReconcilerRepairs',
+        'The reconciler has repaired stores for 15 minutes in a row: attentions are being lost.',
+        {
+          metric: insights(q.total(MetricNames.reconcilerRepairs, 'kind'), 'Repairs', FIVE_MINUTES),
+          threshold: thresholds.reconcilerRepairsPer5Minutes,
+          evaluationPeriods: 3,
+          comparisonOperator: atLeast,
+        },
+      ),
+      workerErrors: alarm('WorkerErrors', 'Attention worker invocations are failing.', {
+        metric: worker.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        threshold: thresholds.workerErrorsPer5Minutes,
+        evaluationPeriods: 1,
+        comparisonOperator: atLeast,
+      }),
+      workerThrottles: alarm(
+        'WorkerThrottles',
+        'Attention worker invocations are throttled: throttled attentions count toward their maxReceiveCount.',
+        {
+          metric: worker.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+          threshold: thresholds.workerThrottlesPer5Minutes,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        },
+      ),
+    };
+
+    this.dashboard.addWidgets(
+      new AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 24, height: 3 }),
+    );
+  }
+}

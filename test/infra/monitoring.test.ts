@@ -1,0 +1,331 @@
+import { describe, expect, it } from 'vitest';
+import { FUNCTIONS } from '../../lambdas/config/topology.js';
+import { METRICS_NAMESPACE, MetricNames } from '../../lambdas/core/names.js';
+import {
+  DEFAULT_ALARM_THRESHOLDS,
+  LATENCY_PERCENTILES,
+  MonitoringQueries,
+  TOP_STORES,
+} from '../../lib/constructs/monitoring.js';
+import { buildStack, logicalIdOf, resourcesOfType, synthStack } from './synth-stack.js';
+
+const PREFIX = 'mon';
+const EMAIL = 'ops@example.com';
+const { stack, template } = synthStack({ queuePrefix: PREFIX, alarmEmail: EMAIL });
+const { monitoring } = stack;
+const topicRef = { Ref: logicalIdOf(monitoring.alarmTopic) };
+
+/** The dashboard body with every token rendered as `<Ref>` / `<Id.Attr>`, parsed. */
+type Widget = { type: string; properties: { title?: string; metrics?: unknown[][]; view?: string } };
+const render = (part: unknown): string => {
+  if (typeof part === 'string') return part;
+  const token = part as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
+  if (token.Ref) return `<${token.Ref}>`;
+  if (token['Fn::GetAtt']) return `<${token['Fn::GetAtt'].join('.')}>`;
+  throw new Error(`unexpected token ${JSON.stringify(part)}`);
+};
+const [[, dashboardResource] = []] = resourcesOfType(template, 'AWS::CloudWatch::Dashboard');
+const [, parts] = (dashboardResource?.Properties?.DashboardBody as { 'Fn::Join': [string, unknown[]] })[
+  'Fn::Join'
+];
+const widgets = (JSON.parse(parts.map(render).join('')) as { widgets: Widget[] }).widgets;
+const widget = (title: string): Widget => {
+  const found = widgets.find((w) => w.properties.title === title);
+  if (!found) throw new Error(`no widget titled ${title}`);
+  return found;
+};
+/** A widget's series: `Namespace/Metric{dims}:stat` for metrics, the expression for queries. */
+const series = (title: string): string[] =>
+  (widget(title).properties.metrics ?? []).map((line) => {
+    const last = line[line.length - 1] as { expression?: string; stat?: string };
+    if (last.expression) return last.expression;
+    const [namespace, name, ...rest] = line.slice(0, -1) as string[];
+    const dims: string[] = [];
+    for (let i = 0; i < rest.length; i += 2) dims.push(`${rest[i]}=${rest[i + 1]}`);
+    return `${namespace}/${name}{${dims.join(',')}}:${last.stat}`;
+  });
+
+const worker = FUNCTIONS.worker.serviceName;
+const ingest = FUNCTIONS.ingest.serviceName;
+const reconciler = FUNCTIONS.reconciler.serviceName;
+const own = (name: string, service: string, stat = 'Sum', extra = '') =>
+  `${METRICS_NAMESPACE}/${name}{service=${service}${extra}}:${stat}`;
+const workerFn = `<${logicalIdOf(stack.workers.function)}>`;
+const attentionQueue = `<${logicalIdOf(stack.attention.queue)}.QueueName>`;
+const attentionDlq = `<${logicalIdOf(stack.attention.deadLetterQueue)}.QueueName>`;
+
+describe('monitoring: alarm topic', () => {
+  it('creates one SNS topic', () => {
+    template.resourceCountIs('AWS::SNS::Topic', 1);
+  });
+
+  it('subscribes the alarm email to it', () => {
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: EMAIL,
+      TopicArn: topicRef,
+    });
+  });
+});
+
+describe('monitoring: dashboard', () => {
+  it('is one dashboard', () => {
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+
+  it('shows ingest rate and errors', () => {
+    expect(series('Ingest: tasks accepted, rejected, signal failures')).toEqual([
+      own(MetricNames.tasksAccepted, ingest),
+      own(MetricNames.tasksRejected, ingest),
+      own(MetricNames.signalFailures, ingest),
+      `AWS/Lambda/Errors{FunctionName=<${logicalIdOf(stack.httpApi.ingestFunction)}>}:Sum`,
+      'AWS/ApiGateway/5XXError{ApiName=Api}:Sum',
+    ]);
+  });
+
+  it('shows deliveries and failures, failures per status class', () => {
+    expect(series('Deliveries and failures')).toEqual([
+      own(MetricNames.tasksDelivered, worker),
+      own(MetricNames.marketplaceThrottled, worker),
+      own(MetricNames.tasksDuplicate, worker),
+      own(MetricNames.tasksStale, worker),
+      own(MetricNames.tasksResent, worker),
+      'SELECT SUM(TasksFailed) FROM SCHEMA("AttentionQueue", statusClass, service) GROUP BY statusClass',
+      'SELECT SUM(TasksDeadLettered) FROM SCHEMA("AttentionQueue", code, service)',
+    ]);
+  });
+
+  it('shows the attention queue depth, age and DLQ', () => {
+    expect(series('Attention queue depth and age')).toEqual([
+      `AWS/SQS/ApproximateNumberOfMessagesVisible{QueueName=${attentionQueue}}:Maximum`,
+      `AWS/SQS/ApproximateNumberOfMessagesNotVisible{QueueName=${attentionQueue}}:Maximum`,
+      `AWS/SQS/ApproximateNumberOfMessagesVisible{QueueName=${attentionDlq}}:Maximum`,
+      `AWS/SQS/ApproximateAgeOfOldestMessage{QueueName=${attentionQueue}}:Maximum`,
+    ]);
+  });
+
+  it('shows slices started and their end reasons', () => {
+    expect(series('Slices: started and why each ended')).toEqual([
+      own(MetricNames.slicesStarted, worker),
+      'SELECT SUM(SlicesEnded) FROM SCHEMA("AttentionQueue", reason, service) GROUP BY reason',
+    ]);
+  });
+
+  it('shows lease acquisitions, lease blocks and attentions by reason', () => {
+    expect(series('Leases and attentions')).toEqual([
+      own(MetricNames.leaseAcquired, worker),
+      'SELECT SUM(LeaseBlocked) FROM SCHEMA("AttentionQueue", reason, service) GROUP BY reason',
+      'SELECT SUM(AttentionsPublished) FROM SCHEMA("AttentionQueue", reason, service) GROUP BY reason',
+      'SELECT SUM(AttentionsDiscarded) FROM SCHEMA("AttentionQueue", reason, service) GROUP BY reason',
+      'SELECT SUM(AttentionsCoalesced) FROM SCHEMA("AttentionQueue", reason, service) GROUP BY reason',
+    ]);
+  });
+
+  it('shows reconciler repairs by kind', () => {
+    expect(series('Reconciler repairs')).toEqual([
+      'SELECT SUM(ReconcilerRepairs) FROM SCHEMA("AttentionQueue", kind, service) GROUP BY kind',
+      own(MetricNames.reconcilerStoresChecked, reconciler),
+    ]);
+  });
+
+  it('shows dead-letter inflow per store DLQ (by the -d- prefix), per reason code, and purged tasks', () => {
+    expect(series('Dead-letter inflow and purges')).toEqual([
+      `SELECT SUM(NumberOfMessagesSent) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${PREFIX}-d-%' GROUP BY QueueName ORDER BY SUM() DESC LIMIT ${TOP_STORES}`,
+      'SELECT SUM(TasksDeadLettered) FROM SCHEMA("AttentionQueue", code, service) GROUP BY code',
+      own(MetricNames.tasksPurged, FUNCTIONS.admin.serviceName),
+    ]);
+  });
+
+  it(`lists the top ${TOP_STORES} stores by backlog (store queues of this prefix only)`, () => {
+    expect(series(`Top ${TOP_STORES} stores by backlog`)).toEqual([
+      `SELECT MAX(ApproximateNumberOfMessagesVisible) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${PREFIX}-s-%' GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
+    ]);
+  });
+
+  it(`lists the top ${TOP_STORES} stores by oldest message age`, () => {
+    expect(series(`Top ${TOP_STORES} stores by oldest message age (s)`)).toEqual([
+      `SELECT MAX(ApproximateAgeOfOldestMessage) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${PREFIX}-s-%' GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
+    ]);
+  });
+
+  it('draws the top-stores widgets as tables', () => {
+    expect(
+      widgets.filter((w) => w.properties.title?.startsWith('Top ')).map((w) => w.properties.view),
+    ).toEqual(['table', 'table']);
+  });
+
+  it('shows marketplace latency percentiles (the metric carries only `service`)', () => {
+    expect(series('Marketplace latency (ms)')).toEqual(
+      LATENCY_PERCENTILES.map((p) => own(MetricNames.marketplaceLatency, worker, p)),
+    );
+  });
+
+  it('shows worker errors, throttles and concurrency', () => {
+    expect(series('Workers: errors, throttles, concurrency')).toEqual([
+      `AWS/Lambda/Errors{FunctionName=${workerFn}}:Sum`,
+      `AWS/Lambda/Throttles{FunctionName=${workerFn}}:Sum`,
+      `AWS/Lambda/Errors{FunctionName=<${logicalIdOf(stack.reconciler.function)}>}:Sum`,
+      `AWS/Lambda/ConcurrentExecutions{FunctionName=${workerFn}}:Maximum`,
+    ]);
+  });
+
+  it('builds its queries from MonitoringQueries', () => {
+    expect(series(`Top ${TOP_STORES} stores by backlog`)).toEqual([
+      MonitoringQueries.topStoreQueues(PREFIX, 'ApproximateNumberOfMessagesVisible'),
+    ]);
+  });
+});
+
+const alarmProps = (construct: Parameters<typeof logicalIdOf>[0]): Record<string, unknown> => {
+  const id = logicalIdOf(construct);
+  const found = resourcesOfType(template, 'AWS::CloudWatch::Alarm').find(([logicalId]) => logicalId === id);
+  if (!found) throw new Error(`no alarm ${id}`);
+  return found[1].Properties ?? {};
+};
+
+describe('monitoring: alarms', () => {
+  const { alarms } = monitoring;
+
+  it('has six alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 6);
+  });
+
+  it.each(Object.keys(alarms) as (keyof typeof alarms)[])('%s notifies the topic when it fires', (name) => {
+    expect(alarmProps(alarms[name])['AlarmActions']).toEqual([topicRef]);
+  });
+
+  it.each(Object.keys(alarms) as (keyof typeof alarms)[])(
+    '%s notifies the topic when it recovers',
+    (name) => {
+      expect(alarmProps(alarms[name])['OKActions']).toEqual([topicRef]);
+    },
+  );
+
+  it.each(Object.keys(alarms) as (keyof typeof alarms)[])(
+    '%s treats missing data as not breaching',
+    (name) => {
+      expect(alarmProps(alarms[name])['TreatMissingData']).toBe('notBreaching');
+    },
+  );
+
+  describe('attention queue oldest age', () => {
+    const props = alarmProps(alarms.attentionOldestAge);
+    it('watches the attention queue', () => {
+      expect(props['Dimensions']).toEqual([
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(stack.attention.queue), 'QueueName'] } },
+      ]);
+    });
+    it('reads ApproximateAgeOfOldestMessage', () => {
+      expect(props['MetricName']).toBe('ApproximateAgeOfOldestMessage');
+    });
+    it('takes the maximum', () => {
+      expect(props['Statistic']).toBe('Maximum');
+    });
+    it(`fires above ${DEFAULT_ALARM_THRESHOLDS.attentionOldestAgeSeconds} s`, () => {
+      expect([props['ComparisonOperator'], props['Threshold']]).toEqual([
+        'GreaterThanThreshold',
+        DEFAULT_ALARM_THRESHOLDS.attentionOldestAgeSeconds,
+      ]);
+    });
+    it('needs five one-minute periods in a row', () => {
+      expect([props['Period'], props['EvaluationPeriods'], props['DatapointsToAlarm']]).toEqual([60, 5, 5]);
+    });
+  });
+
+  describe('attention DLQ', () => {
+    const props = alarmProps(alarms.attentionDeadLetters);
+    it('watches the attention DLQ depth', () => {
+      expect([props['MetricName'], props['Dimensions']]).toEqual([
+        'ApproximateNumberOfMessagesVisible',
+        [
+          {
+            Name: 'QueueName',
+            Value: { 'Fn::GetAtt': [logicalIdOf(stack.attention.deadLetterQueue), 'QueueName'] },
+          },
+        ],
+      ]);
+    });
+    it('fires on any message', () => {
+      expect([props['ComparisonOperator'], props['Threshold'], props['EvaluationPeriods']]).toEqual([
+        'GreaterThanThreshold',
+        0,
+        1,
+      ]);
+    });
+  });
+
+  describe('dead letters arriving', () => {
+    const props = alarmProps(alarms.deadLetters);
+    it('sums TasksDeadLettered over every code and service (Metrics Insights)', () => {
+      const [query] = props['Metrics'] as { Expression: string; Period: number; ReturnData: boolean }[];
+      expect([query?.Expression, query?.Period, query?.ReturnData]).toEqual([
+        'SELECT SUM(TasksDeadLettered) FROM SCHEMA("AttentionQueue", code, service)',
+        60,
+        true,
+      ]);
+    });
+    it('fires on the first dead letter', () => {
+      expect([props['ComparisonOperator'], props['Threshold'], props['EvaluationPeriods']]).toEqual([
+        'GreaterThanThreshold',
+        0,
+        1,
+      ]);
+    });
+  });
+
+  describe('reconciler repairing steadily', () => {
+    const props = alarmProps(alarms.reconcilerRepairs);
+    it('sums ReconcilerRepairs over every kind, per 5 minutes', () => {
+      const [query] = props['Metrics'] as { Expression: string; Period: number }[];
+      expect([query?.Expression, query?.Period]).toEqual([
+        'SELECT SUM(ReconcilerRepairs) FROM SCHEMA("AttentionQueue", kind, service)',
+        300,
+      ]);
+    });
+    it(`fires at ${DEFAULT_ALARM_THRESHOLDS.reconcilerRepairsPer5Minutes} or more`, () => {
+      expect([props['ComparisonOperator'], props['Threshold']]).toEqual([
+        'GreaterThanOrEqualToThreshold',
+        DEFAULT_ALARM_THRESHOLDS.reconcilerRepairsPer5Minutes,
+      ]);
+    });
+    it('needs three periods in a row (15 minutes)', () => {
+      expect([props['EvaluationPeriods'], props['DatapointsToAlarm']]).toEqual([3, 3]);
+    });
+  });
+
+  describe.each([
+    ['workerErrors', 'Errors', DEFAULT_ALARM_THRESHOLDS.workerErrorsPer5Minutes],
+    ['workerThrottles', 'Throttles', DEFAULT_ALARM_THRESHOLDS.workerThrottlesPer5Minutes],
+  ] as const)('%s', (name, metricName, threshold) => {
+    const props = alarmProps(alarms[name]);
+    it(`reads the worker function's ${metricName}`, () => {
+      expect([props['Namespace'], props['MetricName'], props['Dimensions']]).toEqual([
+        'AWS/Lambda',
+        metricName,
+        [{ Name: 'FunctionName', Value: { Ref: logicalIdOf(stack.workers.function) } }],
+      ]);
+    });
+    it('sums over 5 minutes', () => {
+      expect([props['Statistic'], props['Period']]).toEqual(['Sum', 300]);
+    });
+    it(`fires at ${threshold} or more in one period`, () => {
+      expect([props['ComparisonOperator'], props['Threshold'], props['EvaluationPeriods']]).toEqual([
+        'GreaterThanOrEqualToThreshold',
+        threshold,
+        1,
+      ]);
+    });
+  });
+});
+
+describe('monitoring: invalid props (no synth)', () => {
+  it('rejects an alarm email that is not an address', () => {
+    expect(() => buildStack({ alarmEmail: 'ops at example' })).toThrow(/alarmEmail must be an email address/);
+  });
+
+  it('rejects a threshold that is not a non-negative integer', () => {
+    expect(() => buildStack({ alarmThresholds: { workerErrorsPer5Minutes: -1 } })).toThrow(
+      /alarmThresholds\.workerErrorsPer5Minutes must be an integer/,
+    );
+  });
+});

@@ -1,0 +1,226 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
+import { EnvNames } from '../../lambdas/config/env-names.js';
+import { MetricNames } from '../../lambdas/core/names.js';
+import type { SimulatedResponse } from '../../bin/local/marketplace-sim.js';
+import { inventoryTasks, startTestStack, waitFor, type TestStack } from '../support/harness.js';
+import { queueDepth } from '../support/queues.js';
+
+/**
+ * Issue #3's fault injection on the real emulators: each case asserts the final state and the number of
+ * external effects the test marketplace saw. The marketplace honours Idempotency-Key like real APIs
+ * (`effects`), and also counts raw successful calls per key (`successes`).
+ */
+describe('delivery under faults', () => {
+  let t: TestStack;
+  let token: string;
+  const rules: ((call: {
+    storeId: string;
+    idempotencyKey: string | undefined;
+    body: unknown;
+  }) => SimulatedResponse | undefined)[] = [];
+  const fast = { ratePerSecond: 1000 };
+
+  const statusOf = async (storeId: string, eventId: string) =>
+    (
+      await t.request<{ status: string; attempts?: number }>(
+        'GET',
+        `/v1/stores/${storeId}/tasks/${eventId}`,
+        { token },
+      )
+    ).body;
+  const storeOf = (storeId: string) =>
+    new DynamoStoreRegistry(t.stack.clients.doc, t.stack.resources.tables.stores).get(storeId);
+  const callsFor = (key: string) => t.marketplace.calls.filter((c) => c.idempotencyKey === key).length;
+
+  beforeAll(async () => {
+    t = await startTestStack({
+      workerPoolSize: 6,
+      marketplaceSim: {
+        latencyMs: 2,
+        respond: (call) => {
+          for (const rule of rules) {
+            const answer = rule(call);
+            if (answer) return answer;
+          }
+          return undefined;
+        },
+      },
+      settings: { [EnvNames.marketplaceTimeoutMs]: '2000' },
+    });
+    token = await t.tokenFor('acme');
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('delivers the same eventId posted twice once', async () => {
+    await t.createStore('dup', { tenantId: 'acme', marketplace: 'amazon', plan: 'basic', overrides: fast });
+    const task = { eventId: 'twice', type: 'inventory.update', payload: { sku: 'A', quantity: 1 } };
+    expect((await t.request('POST', '/v1/stores/dup/tasks', { token, body: task })).status).toBe(202);
+    expect((await t.request('POST', '/v1/stores/dup/tasks', { token, body: task })).status).toBe(202);
+    const queueUrl = (await storeOf('dup'))?.queueUrl ?? '';
+    await waitFor(
+      'both copies handled',
+      async () => {
+        const depth = await queueDepth(t.stack.clients.sqs, queueUrl);
+        return depth.visible + depth.inFlight === 0 && t.marketplace.effects.has('dup:twice');
+      },
+      20_000,
+    );
+    expect({ calls: callsFor('dup:twice'), effects: t.marketplace.effects.get('dup:twice') }).toEqual({
+      calls: 1,
+      effects: 1,
+    });
+  });
+
+  it('never calls twice at once for one task held by two workers (a duplicate delivered mid-call)', async () => {
+    await t.createStore('twin', { tenantId: 'acme', marketplace: 'amazon', plan: 'pro', overrides: fast });
+    const store = await storeOf('twin');
+    let copied = false;
+    rules.push((call) => {
+      if (call.idempotencyKey !== 'twin:held') return undefined;
+      if (!copied) {
+        copied = true;
+        // While this call is in flight, SQS hands a second copy of the same task to another consumer.
+        const body = JSON.stringify({
+          v: 1,
+          storeId: 'twin',
+          eventId: 'held',
+          type: 'inventory.update',
+          payload: { sku: 'H', quantity: 1 },
+          acceptedAt: Date.now(),
+        });
+        void t.stack.clients.sqs.send(
+          new SendMessageCommand({ QueueUrl: store?.queueUrl, MessageBody: body }),
+        );
+        return { status: 200, delayMs: 1_500 };
+      }
+      return undefined;
+    });
+    await t.submitMany('twin', token, [
+      { eventId: 'held', type: 'inventory.update', payload: { sku: 'H', quantity: 1 } },
+      ...inventoryTasks('twin', 40),
+    ]);
+    await waitFor(
+      'the twin store drains',
+      async () => {
+        const depth = await queueDepth(t.stack.clients.sqs, store?.queueUrl ?? '');
+        return t.deliveredCount('twin') >= 41 && depth.visible + depth.inFlight + depth.delayed === 0;
+      },
+      40_000,
+    );
+    expect({ calls: callsFor('twin:held'), effects: t.marketplace.effects.get('twin:held') }).toEqual({
+      calls: 1,
+      effects: 1,
+    });
+    expect(t.marketplace.maxConcurrency.get('twin')).toBeLessThanOrEqual(3);
+  });
+
+  it('does not deliver a version older than one already delivered for the same entity', async () => {
+    await t.createStore('ordered', {
+      tenantId: 'acme',
+      marketplace: 'amazon',
+      plan: 'basic',
+      overrides: fast,
+    });
+    const base = { type: 'price.update', payload: { sku: 'S', amount: 10, currency: 'BRL' }, entityId: 'S' };
+    await t.request('POST', '/v1/stores/ordered/tasks', {
+      token,
+      body: { ...base, eventId: 'p-v2', version: 2 },
+    });
+    await waitFor(
+      'v2 delivered',
+      async () => (await statusOf('ordered', 'p-v2')).status === 'delivered',
+      20_000,
+    );
+    await t.request('POST', '/v1/stores/ordered/tasks', {
+      token,
+      body: { ...base, eventId: 'p-v1', version: 1 },
+    });
+    await waitFor('v1 judged', async () => (await statusOf('ordered', 'p-v1')).status === 'stale', 20_000);
+    expect(callsFor('ordered:p-v1')).toBe(0);
+    expect(t.stack.telemetry.total(MetricNames.tasksStale)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('dead-letters a poison message at once with its reason, and keeps delivering the rest', async () => {
+    await t.createStore('poison', {
+      tenantId: 'acme',
+      marketplace: 'amazon',
+      plan: 'basic',
+      overrides: fast,
+    });
+    const store = await storeOf('poison');
+    await t.stack.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: store?.queueUrl, MessageBody: '{"not":"a task"' }),
+    );
+    await t.submitMany('poison', token, inventoryTasks('poison', 5));
+    await waitFor(
+      'the poison message is dead-lettered',
+      async () => (await queueDepth(t.stack.clients.sqs, store?.deadLetterQueueUrl ?? '')).visible === 1,
+      20_000,
+    );
+    await waitFor('the good tasks are delivered', () => t.deliveredCount('poison') >= 5, 20_000);
+    expect(
+      t.stack.telemetry.total(MetricNames.tasksDeadLettered, { code: 'invalid_message' }),
+    ).toBeGreaterThanOrEqual(1);
+  });
+
+  it('retries a marketplace that times out, and the effect still happens once', async () => {
+    await t.createStore('slow', { tenantId: 'acme', marketplace: 'amazon', plan: 'basic', overrides: fast });
+    let first = true;
+    rules.push((call) => {
+      if (call.storeId !== 'slow' || !first) return undefined;
+      first = false;
+      return { status: 200, delayMs: 3_000 }; // answers after the worker's 2 s timeout
+    });
+    await t.request('POST', '/v1/stores/slow/tasks', {
+      token,
+      body: { eventId: 'late', type: 'orders.sync', payload: { orderId: 'o-1' } },
+    });
+    await waitFor(
+      'the slow task is delivered',
+      async () => (await statusOf('slow', 'late')).status === 'delivered',
+      30_000,
+    );
+    expect(await statusOf('slow', 'late')).toMatchObject({ status: 'delivered', attempts: 2 });
+    // Two calls reached the marketplace; Idempotency-Key made them one effect.
+    expect({ calls: callsFor('slow:late'), effects: t.marketplace.effects.get('slow:late') }).toEqual({
+      calls: 2,
+      effects: 1,
+    });
+  });
+
+  it('pauses only the store a 429 storm hits: the other nine drain at full speed, and nothing is dead-lettered', async () => {
+    const stores = Array.from({ length: 10 }, (_, i) => `storm-${i}`);
+    for (const id of stores)
+      await t.createStore(id, { tenantId: 'acme', marketplace: 'shopee', plan: 'basic', overrides: fast });
+    const stormUntil = Date.now() + 6_000;
+    rules.push((call) =>
+      call.storeId === 'storm-0' && Date.now() < stormUntil
+        ? { status: 429, headers: { 'retry-after': '1' } }
+        : undefined,
+    );
+    for (const id of stores) await t.submitMany(id, token, inventoryTasks(id, 20));
+    await waitFor(
+      'the nine calm stores are delivered',
+      () => stores.slice(1).every((id) => t.deliveredCount(id) >= 20),
+      30_000,
+    );
+    const calmDoneAt = Date.now();
+    expect(calmDoneAt).toBeLessThan(stormUntil);
+    await waitFor(
+      'the stormy store is delivered after the storm',
+      () => t.deliveredCount('storm-0') >= 20,
+      60_000,
+    );
+    const store = await storeOf('storm-0');
+    expect((await queueDepth(t.stack.clients.sqs, store?.deadLetterQueueUrl ?? '')).visible).toBe(0);
+    const throttledCalls = t.marketplace.calls.filter(
+      (c) => c.storeId === 'storm-0' && c.status === 429,
+    ).length;
+    expect(throttledCalls).toBeGreaterThan(0);
+    expect(t.stack.telemetry.total(MetricNames.tasksResent)).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MetricNames } from '../../lambdas/core/names.js';
+import type { MetricsSnapshot } from '../../bin/local/monitor.js';
+import { inventoryTasks, startTestStack, waitFor, type TestStack } from '../support/harness.js';
+
+interface ListedStore {
+  storeId: string;
+  queue: { backlog: number; inFlight: number; delayed: number };
+  busySeconds: number;
+}
+
+/** The operator routes of issue #4 through local mode: backlog listing, controlled discard, measures, /metrics. */
+describe('operator routes (local mode)', () => {
+  let t: TestStack;
+  let token: string;
+
+  beforeAll(async () => {
+    t = await startTestStack();
+    token = await t.tokenFor('acme');
+    for (const storeId of ['older', 'newer', 'idle'])
+      await t.createStore(storeId, { tenantId: 'acme', marketplace: 'amazon', plan: 'basic' });
+    // No worker runs: the backlogs stay put while the routes look at them.
+    await t.stack.stopWorkers();
+    await t.submitMany('older', token, inventoryTasks('o', 30));
+    await new Promise((r) => setTimeout(r, 1_100)); // activeSince has millisecond precision; make the order certain
+    await t.submitMany('newer', token, inventoryTasks('n', 5));
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('lists the busy stores, longest-busy first, and not the idle one', async () => {
+    const res = await t.admin<{ stores: ListedStore[]; cursor?: string }>('GET', '/admin/backlog');
+    expect({
+      status: res.status,
+      stores: res.body.stores.map((s) => [s.storeId, s.queue.backlog]),
+      cursor: res.body.cursor,
+    }).toEqual({
+      status: 200,
+      stores: [
+        ['older', 30],
+        ['newer', 5],
+      ],
+      cursor: undefined,
+    });
+  });
+
+  it('pages the listing with the cursor it returns', async () => {
+    const first = await t.admin<{ stores: ListedStore[]; cursor?: string }>('GET', '/admin/backlog?limit=1');
+    const second = await t.admin<{ stores: ListedStore[]; cursor?: string }>(
+      'GET',
+      `/admin/backlog?limit=1&cursor=${encodeURIComponent(first.body.cursor ?? '')}`,
+    );
+    expect([
+      first.body.stores.map((s) => s.storeId),
+      second.body.stores.map((s) => s.storeId),
+      second.body.cursor,
+    ]).toEqual([['older'], ['newer'], undefined]);
+  });
+
+  it('reports the measures of one store', async () => {
+    const res = await t.admin<{ measures: Record<string, unknown> }>('GET', '/admin/stores/older/measures');
+    expect(res.body.measures).toMatchObject({ backlog: 30, deadLetters: 0 });
+  });
+
+  it('refuses a purge without the confirmation and keeps the tasks', async () => {
+    const res = await t.admin('POST', '/admin/stores/older/queue/purge', { confirm: 'yes' });
+    const view = await t.admin<{ queue: { backlog: number } }>('GET', '/admin/stores/older');
+    expect([res.status, view.body.queue.backlog]).toEqual([400, 30]);
+  });
+
+  it('purges a store’s queue when confirmed, counted', async () => {
+    const res = await t.admin('POST', '/admin/stores/older/queue/purge', {
+      confirm: 'older',
+      reason: 'test discard',
+    });
+    const view = await t.admin<{ queue: { backlog: number } }>('GET', '/admin/stores/older');
+    expect({
+      status: res.status,
+      body: res.body,
+      backlog: view.body.queue.backlog,
+      purged: t.stack.telemetry.total(MetricNames.tasksPurged),
+    }).toEqual({
+      status: 202,
+      body: { storeId: 'older', discarded: 30, status: 'purged' },
+      backlog: 0,
+      purged: 30,
+    });
+  });
+
+  it('leaves the other stores’ tasks alone and delivers them', async () => {
+    t.stack.startWorkers();
+    await waitFor('newer is drained', () => t.deliveredCount('newer') >= 5, 30_000);
+    expect([t.deliveredCount('newer'), t.deliveredCount('older')]).toEqual([5, 0]);
+  });
+
+  it('drops the drained stores from the listing once they go idle', async () => {
+    await waitFor(
+      'no busy store left',
+      async () =>
+        (await t.admin<{ stores: ListedStore[] }>('GET', '/admin/backlog')).body.stores.length === 0,
+      30_000,
+    );
+  });
+
+  it('serves GET /metrics with the counters the EMF records carry', async () => {
+    const res = await fetch(`${t.stack.url}/metrics`);
+    const body = (await res.json()) as MetricsSnapshot;
+    expect({
+      accepted: body.counters[MetricNames.tasksAccepted],
+      delivered: body.counters[MetricNames.tasksDelivered],
+      purges: body.counters[MetricNames.storePurges],
+      seriesOfDeliveries: (body.series.counts[MetricNames.tasksDelivered] ?? []).reduce((a, b) => a + b, 0),
+    }).toEqual({ accepted: 35, delivered: 5, purges: 1, seriesOfDeliveries: 5 });
+  });
+
+  it('serves GET /dashboard as a self-contained HTML page', async () => {
+    const res = await fetch(`${t.stack.url}/dashboard`);
+    const html = await res.text();
+    expect({
+      status: res.status,
+      type: res.headers.get('content-type'),
+      fetchesMetrics: html.includes("fetch('/metrics'"),
+      external: /<(script|link)[^>]+(src|href)=["']?https?:/i.test(html),
+    }).toEqual({ status: 200, type: 'text/html; charset=utf-8', fetchesMetrics: true, external: false });
+  });
+});

@@ -1,0 +1,219 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
+import { DynamoTokenStore } from '../../lambdas/adapters/dynamo-token-store.js';
+import { ROUTES } from '../../lambdas/core/routes.js';
+import { sleep, startTestStack, type TestStack } from '../support/harness.js';
+import { queueDepth } from '../support/queues.js';
+
+/** Tenant isolation, the token lifecycle (with API Gateway's authorizer cache) and per-tenant throttling, in local mode. */
+const task = (eventId: string) => ({
+  eventId,
+  type: 'inventory.update',
+  payload: { sku: 'SKU-1', quantity: 1 },
+});
+
+const INTEGRATOR_ROUTES = ROUTES.filter((r) => r.auth === 'tenant');
+const ADMIN_ROUTES = ROUTES.filter((r) => r.auth === 'iam');
+
+const pathOf = (resource: string, params: Record<string, string>): string =>
+  resource.replace(/\{(\w+)\}/g, (_m, name: string) => params[name] ?? 'x');
+
+const bodyFor = (routeId: string, eventId: string): unknown =>
+  routeId === 'submitBatch'
+    ? { tasks: [task(eventId)] }
+    : routeId === 'submitTask'
+      ? task(eventId)
+      : undefined;
+
+describe('tenant isolation and credentials', () => {
+  let t: TestStack;
+  let acme: string;
+  let globex: string;
+
+  const backlogOf = async (storeId: string): Promise<number> => {
+    const store = await new DynamoStoreRegistry(t.stack.clients.doc, t.stack.resources.tables.stores).get(
+      storeId,
+    );
+    const depth = await queueDepth(t.stack.clients.sqs, store?.queueUrl ?? '');
+    return depth.visible + depth.inFlight + depth.delayed;
+  };
+
+  beforeAll(async () => {
+    // A short authorizer cache so revocation can be observed; production's is INTEGRATOR_API's 60 s.
+    t = await startTestStack({ authorizerCacheSeconds: 1 });
+    acme = await t.tokenFor('acme');
+    globex = await t.tokenFor('globex');
+    // Paused: tasks stay in the queue, so "nothing changed" is a queue count.
+    await t.createStore('acme-shop', {
+      tenantId: 'acme',
+      marketplace: 'amazon',
+      plan: 'basic',
+      status: 'paused',
+    });
+    const seeded = await t.request('POST', '/v1/stores/acme-shop/tasks', {
+      token: acme,
+      body: task('seed-1'),
+    });
+    expect(seeded.status).toBe(202);
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it.each(INTEGRATOR_ROUTES.map((r) => [r.id, r] as const))(
+    "%s with another tenant's token → 403 forbidden, nothing enqueued",
+    async (routeId, route) => {
+      const before = await backlogOf('acme-shop');
+      const body = bodyFor(routeId, 'foreign-1');
+      const res = await t.request(
+        route.method,
+        pathOf(route.resource, { storeId: 'acme-shop', eventId: 'seed-1' }),
+        {
+          token: globex,
+          ...(body === undefined ? {} : { body }),
+        },
+      );
+      expect(res).toEqual({
+        status: 403,
+        body: { error: { code: 'forbidden', message: 'this credential does not own the store' } },
+      });
+      expect(await backlogOf('acme-shop')).toBe(before);
+    },
+  );
+
+  it.each(INTEGRATOR_ROUTES.map((r) => [r.id, r] as const))(
+    '%s on a store that does not exist answers exactly as on a foreign one',
+    async (routeId, route) => {
+      const body = bodyFor(routeId, 'ghost-1');
+      const opts = { token: globex, ...(body === undefined ? {} : { body }) };
+      const ghost = await t.request(
+        route.method,
+        pathOf(route.resource, { storeId: 'no-such-store', eventId: 'e' }),
+        opts,
+      );
+      const foreign = await t.request(
+        route.method,
+        pathOf(route.resource, { storeId: 'acme-shop', eventId: 'e' }),
+        opts,
+      );
+      expect(ghost).toEqual(foreign);
+    },
+  );
+
+  it.each(ADMIN_ROUTES.map((r) => [r.id, r] as const))(
+    '%s refuses an integrator token with 401 (admin routes take IAM / the local admin token only)',
+    async (_id, route) => {
+      const res = await t.request(
+        route.method,
+        pathOf(route.resource, { storeId: 'acme-shop', tenantId: 'acme', tokenId: '0123456789ab' }),
+        { token: acme },
+      );
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ error: { code: 'unauthorized' } });
+    },
+  );
+
+  it('lists tokens by id and status, never the token or its hash', async () => {
+    const token = await t.tokenFor('listed');
+    const res = await t.admin<{ tenantId: string; tokens: { tokenId: string; status: string }[] }>(
+      'GET',
+      '/admin/tenants/listed/tokens',
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.tokens).toEqual([
+      { tokenId: expect.stringMatching(/^[0-9a-f]{12}$/), status: 'active', createdAt: expect.any(String) },
+    ]);
+    const stored = await new DynamoTokenStore(
+      t.stack.clients.doc,
+      t.stack.resources.tables.tokens,
+    ).listByTenant('listed');
+    expect(JSON.stringify(stored)).not.toContain(token);
+    expect(JSON.stringify(res.body)).not.toContain(stored[0]?.tokenHash ?? '-');
+  });
+
+  it('a revoked token stops working within the authorizer cache time', async () => {
+    await t.createStore('rev-shop', {
+      tenantId: 'rev',
+      marketplace: 'amazon',
+      plan: 'basic',
+      status: 'paused',
+    });
+    const created = await t.admin<{ token: string; tokenId: string }>('POST', '/admin/tenants/rev/tokens');
+    const { token, tokenId } = created.body;
+    const status = () => t.request('GET', '/v1/stores/rev-shop/tasks/e-1', { token });
+    expect((await status()).status).toBe(200); // now cached as Allow
+    const revoked = await t.admin('POST', `/admin/tenants/rev/tokens/${tokenId}/revoke`);
+    expect(revoked).toMatchObject({ status: 200, body: { tokenId, status: 'revoked' } });
+    await sleep(1_100);
+    expect(await status()).toMatchObject({ status: 401, body: { error: { code: 'unauthorized' } } });
+  });
+
+  it('rotation: both tokens work during the overlap, only the new one after it', async () => {
+    await t.createStore('rot-shop', {
+      tenantId: 'rot',
+      marketplace: 'amazon',
+      plan: 'basic',
+      status: 'paused',
+    });
+    const first = await t.admin<{ token: string; tokenId: string }>('POST', '/admin/tenants/rot/tokens');
+    const rotated = await t.admin<{ token: string; tokenId: string; replaced: { status: string } }>(
+      'POST',
+      `/admin/tenants/rot/tokens/${first.body.tokenId}/rotate`,
+      { overlapSeconds: 2 },
+    );
+    expect(rotated.status).toBe(201);
+    expect(rotated.body.replaced.status).toBe('expiring');
+    const use = (token: string) => t.request('GET', '/v1/stores/rot-shop/tasks/e-1', { token });
+    expect((await use(first.body.token)).status).toBe(200);
+    expect((await use(rotated.body.token)).status).toBe(200);
+    await sleep(3_200); // overlap (2 s) + the authorizer cache (1 s)
+    expect((await use(first.body.token)).status).toBe(401);
+    expect((await use(rotated.body.token)).status).toBe(200);
+    const listed = await t.admin<{ tokens: { tokenId: string; status: string }[] }>(
+      'GET',
+      '/admin/tenants/rot/tokens',
+    );
+    expect(listed.body.tokens.map((x) => [x.tokenId, x.status])).toEqual(
+      expect.arrayContaining([
+        [first.body.tokenId, 'expired'],
+        [rotated.body.tokenId, 'active'],
+      ]),
+    );
+  });
+});
+
+describe('per-tenant throttling', () => {
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack({ tenantThrottle: { ratePerSecond: 1, burst: 3 } });
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('answers 429 with Retry-After and the error JSON past the burst, for that tenant only', async () => {
+    const noisy = await t.tokenFor('noisy');
+    const quiet = await t.tokenFor('quiet');
+    await t.createStore('noisy-shop', {
+      tenantId: 'noisy',
+      marketplace: 'amazon',
+      plan: 'basic',
+      status: 'paused',
+    });
+    const call = (token: string) =>
+      fetch(`${t.stack.url}/v1/stores/noisy-shop/tasks/e-1`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await call(noisy)).status);
+    expect(statuses).toEqual([200, 200, 200]);
+    const throttled = await call(noisy);
+    expect(throttled.status).toBe(429);
+    expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await throttled.json()).toEqual({
+      error: { code: 'throttled', message: 'too many requests for this tenant; retry later' },
+    });
+    // Another tenant is not slowed (its answer is its own 403, not a 429).
+    expect((await call(quiet)).status).toBe(403);
+  });
+});

@@ -1,0 +1,82 @@
+import { entityVersionKey } from '../../lambdas/core/names.js';
+import type { Claim, DeliveryLog, DeliveryRecord, DeliveryStatus } from '../../lambdas/core/ports.js';
+
+/**
+ * Effect-once records in memory, with the DynamoDB adapter's conditions; test/support/delivery-scenarios.ts
+ * runs one scenario table against both.
+ */
+export class MemoryDeliveryLog implements DeliveryLog {
+  readonly records = new Map<string, DeliveryRecord>();
+  readonly versions = new Map<string, number>();
+
+  private key(storeId: string, eventId: string): string {
+    return `${storeId}:${eventId}`;
+  }
+
+  async get(storeId: string, eventId: string): Promise<DeliveryRecord | undefined> {
+    const record = this.records.get(this.key(storeId, eventId));
+    return record ? { ...record } : undefined;
+  }
+
+  async claim(
+    storeId: string,
+    eventId: string,
+    opts: { holder: string; now: number; until: number },
+  ): Promise<Claim> {
+    const current = this.records.get(this.key(storeId, eventId));
+    const free =
+      !current ||
+      current.status === 'pending' ||
+      current.status === 'dead_lettered' ||
+      (current.status === 'processing' && (current.claimUntil ?? 0) < opts.now);
+    if (!free) return { ok: false, record: current ? { ...current } : undefined };
+    const next: DeliveryRecord = {
+      ...current,
+      storeId,
+      eventId,
+      status: 'processing',
+      holder: opts.holder,
+      claimUntil: opts.until,
+      firstAttemptAt: current?.firstAttemptAt ?? opts.now,
+      lastAttemptAt: opts.now,
+      updatedAt: opts.now,
+    };
+    this.records.set(this.key(storeId, eventId), next);
+    return { ok: true, record: { ...next } };
+  }
+
+  async settle(
+    storeId: string,
+    eventId: string,
+    holder: string,
+    outcome: {
+      status: Exclude<DeliveryStatus, 'processing'>;
+      now: number;
+      countAttempt: boolean;
+      lastError?: string;
+      lastStatus?: number;
+    },
+  ): Promise<boolean> {
+    const current = this.records.get(this.key(storeId, eventId));
+    if (!current || current.holder !== holder) return false;
+    const { holder: _h, claimUntil: _c, ...rest } = current;
+    this.records.set(this.key(storeId, eventId), {
+      ...rest,
+      status: outcome.status,
+      updatedAt: outcome.now,
+      ...(outcome.countAttempt ? { attempts: (current.attempts ?? 0) + 1 } : {}),
+      ...(outcome.lastError === undefined ? {} : { lastError: outcome.lastError }),
+      ...(outcome.lastStatus === undefined ? {} : { lastStatus: outcome.lastStatus }),
+    });
+    return true;
+  }
+
+  async deliveredVersion(storeId: string, entityId: string): Promise<number | undefined> {
+    return this.versions.get(entityVersionKey(storeId, entityId));
+  }
+
+  async noteDeliveredVersion(storeId: string, entityId: string, version: number): Promise<void> {
+    const key = entityVersionKey(storeId, entityId);
+    if ((this.versions.get(key) ?? -1) < version) this.versions.set(key, version);
+  }
+}

@@ -1,0 +1,54 @@
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
+import { createIngestHandler } from '../../../lambdas/app/ingest-app.js';
+import { loadConfig } from '../../../lambdas/config/runtime-config.js';
+import { MetricNames } from '../../../lambdas/core/names.js';
+import {
+  apiEvent,
+  fixedClock,
+  FULL_ENV,
+  recordingTelemetry,
+  storeRecord,
+  TABLES,
+} from '../support/fixtures.js';
+
+const sqs = mockClient(SQSClient);
+const ddb = mockClient(DynamoDBDocumentClient);
+const task = { eventId: 'evt-1', type: 'inventory.update', payload: { sku: 'SKU-1', quantity: 4 } };
+
+beforeEach(() => {
+  sqs.reset();
+  ddb.reset();
+  ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: storeRecord() });
+  sqs.on(SendMessageCommand).resolves({});
+  // The task is durable, then DynamoDB fails: the store cannot be signalled by this request.
+  ddb.on(UpdateCommand).rejects(Object.assign(new Error('throttled'), { $metadata: {} }));
+});
+
+/** SignalFailures (issue #4's metric list): counted when ingest cannot signal after the task is durable. */
+describe('ingest signal failure', () => {
+  it('still answers 202: the task is durable', async () => {
+    const { telemetry } = recordingTelemetry();
+    const handler = createIngestHandler(loadConfig('ingest', FULL_ENV), {
+      clients: createAwsClients({ region: 'us-east-1' }),
+      telemetry,
+      clock: fixedClock(),
+    });
+    const result = await handler(apiEvent({ body: JSON.stringify(task) }));
+    expect(result.statusCode).toBe(202);
+  });
+
+  it('counts SignalFailures once', async () => {
+    const { telemetry } = recordingTelemetry();
+    const handler = createIngestHandler(loadConfig('ingest', FULL_ENV), {
+      clients: createAwsClients({ region: 'us-east-1' }),
+      telemetry,
+      clock: fixedClock(),
+    });
+    await handler(apiEvent({ body: JSON.stringify(task) }));
+    expect(telemetry.total(MetricNames.signalFailures)).toBe(1);
+  });
+});

@@ -1,0 +1,225 @@
+import { describe, expect, it } from 'vitest';
+import type { HttpRequest } from '../../../lambdas/core/http.js';
+import type { TokenRecord, TokenStore } from '../../../lambdas/core/ports.js';
+import {
+  createToken,
+  DEFAULT_OVERLAP_SECONDS,
+  listTokens,
+  MAX_LIVE_TOKENS_PER_TENANT,
+  revokeToken,
+  rotateToken,
+  type TenantTokenDeps,
+} from '../../../lambdas/core/tenant-tokens.js';
+import { hashToken, tokenIdOf } from '../../../lambdas/core/tokens.js';
+import { fixedClock, recordingTelemetry, T0 } from '../support/fixtures.js';
+
+/** The token table as a map: enough to check the use cases' decisions. */
+class MemoryTokenStore implements TokenStore {
+  readonly records = new Map<string, TokenRecord>();
+  async put(record: TokenRecord): Promise<void> {
+    if (this.records.has(record.tokenHash)) throw new Error('exists');
+    this.records.set(record.tokenHash, { ...record });
+  }
+  async get(tokenHash: string): Promise<TokenRecord | undefined> {
+    return this.records.get(tokenHash);
+  }
+  async listByTenant(tenantId: string): Promise<TokenRecord[]> {
+    return [...this.records.values()].filter((r) => r.tenantId === tenantId);
+  }
+  async restrict(tokenHash: string, change: { expiresAt?: number; revokedAt?: number }): Promise<boolean> {
+    const record = this.records.get(tokenHash);
+    if (!record) return false;
+    this.records.set(tokenHash, { ...record, ...change });
+    return true;
+  }
+}
+
+const setup = (now = T0) => {
+  const tokens = new MemoryTokenStore();
+  const { telemetry, logs } = recordingTelemetry();
+  const deps: TenantTokenDeps = { tokens, clock: fixedClock(now), telemetry };
+  return { tokens, deps, logs };
+};
+
+const request = (pathParameters: Record<string, string>, body?: string): HttpRequest => ({
+  method: 'POST',
+  resource: '/admin/tenants/{tenantId}/tokens',
+  pathParameters,
+  headers: {},
+  body,
+  caller: 'ops',
+  requestId: 'r',
+});
+
+const issue = async (deps: TenantTokenDeps, tenantId = 't1') => {
+  const res = await createToken(deps, request({ tenantId }));
+  return res.body as { token: string; tokenId: string };
+};
+
+describe('createToken', () => {
+  it('stores the hash only and names the token by its hash prefix', async () => {
+    const { deps, tokens } = setup();
+    const { token, tokenId } = await issue(deps);
+    expect([...tokens.records.values()]).toEqual([
+      { tokenHash: hashToken(token), tenantId: 't1', createdAt: T0 },
+    ]);
+    expect(tokenId).toBe(hashToken(token).slice(0, 12));
+  });
+
+  it('never logs the token', async () => {
+    const { deps, logs } = setup();
+    const { token } = await issue(deps);
+    expect(JSON.stringify(logs)).not.toContain(token);
+  });
+
+  it(`refuses a tenant's token beyond ${MAX_LIVE_TOKENS_PER_TENANT} live ones with 409`, async () => {
+    const { deps } = setup();
+    for (let i = 0; i < MAX_LIVE_TOKENS_PER_TENANT; i++) await issue(deps);
+    await expect(createToken(deps, request({ tenantId: 't1' }))).rejects.toMatchObject({
+      status: 409,
+      code: 'too_many_tokens',
+    });
+  });
+
+  it('does not count revoked tokens toward the limit', async () => {
+    const { deps } = setup();
+    for (let i = 0; i < MAX_LIVE_TOKENS_PER_TENANT; i++) {
+      const { tokenId } = await issue(deps);
+      await revokeToken(deps, request({ tenantId: 't1', tokenId }));
+    }
+    await expect(issue(deps)).resolves.toMatchObject({ tokenId: expect.any(String) });
+  });
+});
+
+describe('listTokens', () => {
+  it('lists ids, creation time and status, oldest first, and no secret', async () => {
+    const { deps, tokens } = setup();
+    tokens.records.set('b'.repeat(64), { tokenHash: 'b'.repeat(64), tenantId: 't1', createdAt: T0 - 2000 });
+    tokens.records.set('c'.repeat(64), {
+      tokenHash: 'c'.repeat(64),
+      tenantId: 't1',
+      createdAt: T0 - 1000,
+      revokedAt: T0 - 500,
+    });
+    tokens.records.set('d'.repeat(64), { tokenHash: 'd'.repeat(64), tenantId: 't2', createdAt: T0 });
+    const res = await listTokens(deps, request({ tenantId: 't1' }));
+    expect(res).toEqual({
+      status: 200,
+      body: {
+        tenantId: 't1',
+        tokens: [
+          { tokenId: 'b'.repeat(12), status: 'active', createdAt: new Date(T0 - 2000).toISOString() },
+          {
+            tokenId: 'c'.repeat(12),
+            status: 'revoked',
+            createdAt: new Date(T0 - 1000).toISOString(),
+            revokedAt: new Date(T0 - 500).toISOString(),
+          },
+        ],
+      },
+    });
+    expect(JSON.stringify(res.body)).not.toContain('b'.repeat(13));
+  });
+
+  it('answers 400 naming tenantId for a bad one', async () => {
+    const { deps } = setup();
+    await expect(listTokens(deps, request({ tenantId: 'a/b' }))).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/^tenantId: /),
+    });
+  });
+});
+
+describe('revokeToken', () => {
+  it('marks the token revoked now, idempotently', async () => {
+    const { deps, tokens } = setup();
+    const { token, tokenId } = await issue(deps);
+    const first = await revokeToken(deps, request({ tenantId: 't1', tokenId }));
+    const again = await revokeToken(deps, request({ tenantId: 't1', tokenId }));
+    expect(first).toEqual(again);
+    expect(first.body).toMatchObject({ tokenId, status: 'revoked', revokedAt: new Date(T0).toISOString() });
+    expect(tokens.records.get(hashToken(token))?.revokedAt).toBe(T0);
+  });
+
+  it("answers 404 for another tenant's token id, leaving it alone", async () => {
+    const { deps, tokens } = setup();
+    const { token, tokenId } = await issue(deps, 't2');
+    await expect(revokeToken(deps, request({ tenantId: 't1', tokenId }))).rejects.toMatchObject({
+      status: 404,
+      code: 'token_not_found',
+    });
+    expect(tokens.records.get(hashToken(token))?.revokedAt).toBeUndefined();
+  });
+
+  it.each(['ABCDEF012345', 'abc', 'g'.repeat(12)])('answers 400 naming tokenId for %s', async (tokenId) => {
+    const { deps } = setup();
+    await expect(revokeToken(deps, request({ tenantId: 't1', tokenId }))).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/^tokenId: /),
+    });
+  });
+});
+
+describe('rotateToken', () => {
+  it('issues a new token and lets the old one expire after the default overlap', async () => {
+    const { deps, tokens } = setup();
+    const old = await issue(deps);
+    const res = await rotateToken(deps, request({ tenantId: 't1', tokenId: old.tokenId }));
+    const body = res.body as { token: string; tokenId: string; replaced: Record<string, unknown> };
+    expect(res.status).toBe(201);
+    expect(tokens.records.get(hashToken(body.token))).toEqual({
+      tokenHash: hashToken(body.token),
+      tenantId: 't1',
+      createdAt: T0,
+    });
+    expect(tokens.records.get(hashToken(old.token))?.expiresAt).toBe(T0 + DEFAULT_OVERLAP_SECONDS * 1000);
+    expect(body.replaced).toMatchObject({ tokenId: old.tokenId, status: 'expiring' });
+    expect(body.tokenId).toBe(tokenIdOf(hashToken(body.token)));
+  });
+
+  it('takes overlapSeconds from the body; 0 ends the old token now', async () => {
+    const { deps, tokens } = setup();
+    const old = await issue(deps);
+    const res = await rotateToken(
+      deps,
+      request({ tenantId: 't1', tokenId: old.tokenId }, '{"overlapSeconds":0}'),
+    );
+    expect((res.body as { replaced: unknown }).replaced).toMatchObject({ status: 'expired' });
+    expect(tokens.records.get(hashToken(old.token))?.expiresAt).toBe(T0);
+  });
+
+  it('never extends an earlier, shorter expiry', async () => {
+    const { deps, tokens } = setup();
+    const old = await issue(deps);
+    await tokens.restrict(hashToken(old.token), { expiresAt: T0 + 5000 });
+    await rotateToken(deps, request({ tenantId: 't1', tokenId: old.tokenId }, '{"overlapSeconds":600}'));
+    expect(tokens.records.get(hashToken(old.token))?.expiresAt).toBe(T0 + 5000);
+  });
+
+  it.each([
+    ['{"overlapSeconds":-1}', 'overlapSeconds'],
+    ['{"overlapSeconds":1.5}', 'overlapSeconds'],
+    ['{"overlapSeconds":99999999}', 'overlapSeconds'],
+    ['{"overlap":5}', 'body'],
+    ['[]', 'body'],
+  ])('answers 400 for the body %s naming %s', async (raw, field) => {
+    const { deps } = setup();
+    const old = await issue(deps);
+    await expect(
+      rotateToken(deps, request({ tenantId: 't1', tokenId: old.tokenId }, raw)),
+    ).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(new RegExp(`^${field}: `)),
+    });
+  });
+
+  it('answers 409 for a revoked token', async () => {
+    const { deps } = setup();
+    const old = await issue(deps);
+    await revokeToken(deps, request({ tenantId: 't1', tokenId: old.tokenId }));
+    await expect(rotateToken(deps, request({ tenantId: 't1', tokenId: old.tokenId }))).rejects.toMatchObject({
+      status: 409,
+      code: 'token_not_live',
+    });
+  });
+});
