@@ -10,10 +10,12 @@ import {
 } from './pipeline/pipeline.js';
 import { overheadShare, pipelineReport } from './pipeline/report.js';
 import { round } from './pipeline/stats.js';
+import { runSimulationPart } from './sim-main.js';
 
 /**
- * `npm run bench [-- --quick]`: part 1 (the real pipeline on the emulators) into bench/results/pipeline.md.
- * Not part of `npm test`: it measures, it does not assert.
+ * `npm run bench [-- --quick]`: part 1, the real pipeline on the emulators (bench/results/pipeline.md),
+ * then part 2, the designs compared at scale in simulated time (bench/results/simulation.md and
+ * latency-vs-backlog.svg). Not part of `npm test`: it measures, it does not assert.
  */
 const quick = process.argv.includes('--quick');
 const progress = (message: string) =>
@@ -87,6 +89,11 @@ const main = async (): Promise<void> => {
     clients.dynamo.destroy();
     await Promise.all([dynamo.stop(), sqs.stop()]);
   }
+  const t1 = performance.now();
+  progress('part 2: the designs at scale (simulated time)');
+  const simulation = await runSimulationPart({ quick, onProgress: (m) => progress(`  ${m}`) });
+  progress(`part 2 done in ${round((performance.now() - t1) / 1000, 0)} s → ${simulation.files.join(', ')}`);
+  progress(`benchmark done in ${round((performance.now() - t0) / 1000, 0)} s`);
 };
 
 main().catch((error: unknown) => {

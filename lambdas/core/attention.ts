@@ -60,6 +60,7 @@ const acquireLease = async (
           expiresAt,
           nextCallAt: Math.max(now, slot.n ?? result.item.tat ?? now),
           slotsAtStart: Object.keys(result.item.slots).length,
+          ...(result.item.activeSince === undefined ? {} : { activeSince: result.item.activeSince }),
         },
       };
     }
@@ -95,7 +96,14 @@ const finishSlice = async (
     ...(slice.headSentAt === undefined ? {} : { headSentAt: slice.headSentAt }),
   });
   if (requeued.ok) {
-    await publishAttention(deps, store.storeId, lease.slotId, 'requeue', slice.resumeAt - deps.clock.now());
+    await publishAttention(
+      deps,
+      store.storeId,
+      lease.slotId,
+      'requeue',
+      slice.resumeAt - deps.clock.now(),
+      lease.correlationId,
+    );
     return;
   }
   const slot = requeued.current?.slots[lease.slotId];
@@ -131,8 +139,9 @@ const runLeased = async (
   deps.telemetry.info('slice ended', {
     storeId: store.storeId,
     tenantId: store.tenantId,
-    slotId: lease.slotId,
-    fence: lease.fence,
+    // A slice is one lease of one slot: slot id and fencing token name it uniquely.
+    sliceId: `${lease.slotId}:${lease.fence}`,
+    ...(lease.correlationId === undefined ? {} : { correlationId: lease.correlationId }),
     end: slice.end,
     handled: slice.handled,
     delivered: slice.delivered,
@@ -169,5 +178,6 @@ export const handleAttention = async (
   }
   const acquired = await acquireLease(deps, store.storeId, slotId, policy);
   if (acquired.kind !== 'lease') return acquired;
+  if (message.correlationId !== undefined) acquired.lease.correlationId = message.correlationId;
   return { kind: 'sliced', slice: await runLeased(deps, store, policy, acquired.lease) };
 };

@@ -64,7 +64,13 @@ const deadLetter = async (
   store: StoreRecord,
   message: ReceivedMessage,
   reason: Reason,
-  attempt?: { eventId: string; holder: string; record: DeliveryRecord; attempts: number },
+  attempt?: {
+    eventId: string;
+    holder: string;
+    record: DeliveryRecord;
+    attempts: number;
+    correlationId?: string;
+  },
 ): Promise<TaskResult> => {
   // The DLQ message comes first: if the settle below is lost, a redrive still finds the task.
   await deps.tasks.deadLetter(store.deadLetterQueueUrl, message.body, {
@@ -85,7 +91,13 @@ const deadLetter = async (
     });
   }
   deps.telemetry.count(MetricNames.tasksDeadLettered, 1, { code: reason.code });
-  deps.telemetry.warn('task dead-lettered', { storeId: store.storeId, eventId: attempt?.eventId, ...reason });
+  deps.telemetry.warn('task dead-lettered', {
+    storeId: store.storeId,
+    tenantId: store.tenantId,
+    eventId: attempt?.eventId,
+    ...(attempt?.correlationId === undefined ? {} : { correlationId: attempt.correlationId }),
+    ...reason,
+  });
   return { kind: 'done', as: 'dead_lettered' };
 };
 
@@ -124,7 +136,13 @@ export const deliverTask = async (
   }
   const record = claim.record;
   const attempts = (record.attempts ?? 0) + 1;
-  const attempt = { eventId: work.eventId, holder, record, attempts };
+  const attempt = {
+    eventId: work.eventId,
+    holder,
+    record,
+    attempts,
+    ...(work.correlationId === undefined ? {} : { correlationId: work.correlationId }),
+  };
 
   if (work.entityId !== undefined && work.version !== undefined) {
     const delivered = await deps.deliveries.deliveredVersion(store.storeId, work.entityId);

@@ -85,6 +85,8 @@ export const MetricNames = {
   reconcilerRepairs: 'ReconcilerRepairs',
   reconcilerStoresChecked: 'ReconcilerStoresChecked',
   marketplaceLatency: 'MarketplaceLatency',
+  timeToDrain: 'TimeToDrain',
+  oldestTaskAge: 'OldestTaskAge',
   marketplaceThrottled: 'MarketplaceThrottled',
   /** Operator purges ("controlled discard", issue #4): one per purge, and the tasks it discarded. */
   storePurges: 'StorePurges',

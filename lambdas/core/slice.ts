@@ -34,6 +34,10 @@ export interface Lease {
   nextCallAt: number;
   /** Slots the store held when the lease was taken; fan-out only while below the concurrency limit. */
   slotsAtStart: number;
+  /** When the store last became busy (its active mark), for the time-to-drain measure. */
+  activeSince?: number;
+  /** Carried from the ingest request that signalled the store, for the logs. */
+  correlationId?: string;
 }
 
 export interface SliceResult {
@@ -146,8 +150,19 @@ export const runSlice = async (
     if (batch.length === 0) {
       const idle = await tryIdle(deps, store.storeId, lease, seenSeq, single ? pacer.carry : undefined);
       switch (idle.kind) {
-        case 'idle':
+        case 'idle': {
+          if (lease.activeSince !== undefined) {
+            // Time to drain: from the store becoming busy to the slice that found it empty.
+            const drainMs = deps.clock.now() - lease.activeSince;
+            deps.telemetry.timing(MetricNames.timeToDrain, drainMs);
+            deps.telemetry.info('store drained', {
+              storeId: store.storeId,
+              tenantId: store.tenantId,
+              drainMs,
+            });
+          }
           return result('empty', { idle: true });
+        }
         case 'shared':
           return result('empty');
         case 'lost':
@@ -160,7 +175,11 @@ export const runSlice = async (
       }
     }
 
-    headSentAt = Math.min(...batch.map((m) => m.sentAt));
+    const oldest = Math.min(...batch.map((m) => m.sentAt));
+    // The age of the oldest task in hand when the slice starts: how long this store's work waited.
+    if (handled === 0 && headSentAt === undefined)
+      deps.telemetry.timing(MetricNames.oldestTaskAge, Math.max(0, now - oldest));
+    headSentAt = oldest;
     if (!fannedOut && batch.length === SQS_MAX_BATCH) {
       // A full batch means a deep backlog: open one more slot (each new slice does the same, so a store
       // ramps up to maxConcurrentConsumers in a few slices and never beyond, by the slot-count condition).

@@ -257,6 +257,19 @@ export class Monitoring extends Construct {
         height: 6,
       }),
     );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Time to drain and oldest task at slice start (ms)',
+        left: LATENCY_PERCENTILES.map((p) =>
+          metric(MetricNames.timeToDrain, 'worker', p).with({ label: `time to drain ${p}` }),
+        ),
+        right: LATENCY_PERCENTILES.map((p) =>
+          metric(MetricNames.oldestTaskAge, 'worker', p).with({ label: `oldest task ${p}` }),
+        ),
+        width: 24,
+        height: 6,
+      }),
+    );
     const topStores = (title: string, sqsMetric: string): TableWidget =>
       new TableWidget({
         title,

@@ -160,6 +160,13 @@ describe('monitoring: dashboard', () => {
     );
   });
 
+  it('shows time to drain (busy → idle) and the oldest task at slice start, as percentiles', () => {
+    expect(series('Time to drain and oldest task at slice start (ms)')).toEqual([
+      ...LATENCY_PERCENTILES.map((p) => own(MetricNames.timeToDrain, worker, p)),
+      ...LATENCY_PERCENTILES.map((p) => own(MetricNames.oldestTaskAge, worker, p)),
+    ]);
+  });
+
   it('shows worker errors, throttles and concurrency', () => {
     expect(series('Workers: errors, throttles, concurrency')).toEqual([
       `AWS/Lambda/Errors{FunctionName=${workerFn}}:Sum`,

@@ -1,0 +1,708 @@
+import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
+import { IntQueue, KeyedHeap } from './engine.js';
+import { MODEL, Requests, type World } from './world.js';
+
+/**
+ * The six dispatch designs. Each one wires itself to a World (arrivals, per-store counters, the shared rate
+ * limiter, metrics) and drives workers through simulated time. Every design delivers one task per
+ * marketplace call, honours each store's ratePerSecond through the same GCRA limiter (a worker that holds a
+ * task waits for the store's next instant), and pays the same AWS call latency and marketplace latency.
+ */
+export interface DesignRun {
+  /** Workers that the utilisation is measured against. */
+  readonly workers: number;
+  /** Adds the requests that are counted analytically (idle long polls) once the run's span is known. */
+  finish(spanMs: number): void;
+}
+
+export interface Design {
+  readonly id: string;
+  readonly label: string;
+  readonly attach: (world: World, workers: number) => DesignRun;
+  /** Requests in a month with no traffic at all, counted from the design's polling behaviour. */
+  readonly idleMonth: (stores: number, workers: number) => Requests;
+}
+
+const MONTH_MS = 30 * 86_400_000;
+const SQS_BATCH = 10;
+const AWS = MODEL.awsCallMs;
+
+// ---------------------------------------------------------------------------------------------------------
+// This project: the attention queue.
+// ---------------------------------------------------------------------------------------------------------
+
+/** Settings from lambdas/config (runtime-config defaults) and docs/ARCHITECTURE.md. */
+export const ATTENTION = {
+  /** AQ_EMPTY_POLL_SECONDS default: the long poll that decides "empty" at the end of a slice. */
+  emptyPollMs: 1000,
+  /** Event source delivery + cold-free Lambda invoke, before the worker's first call. */
+  invokeMs: 40,
+  reconcilerPeriodMs: 60_000,
+  /** AQ_SWEEP_STORES_PER_RUN default. */
+  sweepPerRun: 35,
+  /** Lambda's SQS event source: long pollers kept on an idle attention queue (assumption). */
+  eventSourcePollers: 5,
+  /** Read units of one sweep step's Stores scan page (35 items ≈ 17 KB). */
+  sweepScanReads: 5,
+  workerMemoryGb: 0.5,
+} as const;
+
+/** One reconciler run's requests, given how many stores are in the active index. */
+const reconcilerRun = (req: Requests, active: number): void => {
+  req.add('scheduler', 'attention');
+  req.add('lambda', 'attention');
+  req.add('ddbRead', 'attention', ACTIVE_SHARDS + active); // 16 index queries, then one read per active store
+  req.add('ddbRead', 'attention', 1 + ATTENTION.sweepScanReads); // sweep cursor + Stores page
+  req.add('sqs', 'attention', ATTENTION.sweepPerRun); // GetQueueAttributes per swept store
+  req.add('ddbWrite', 'attention', 1); // sweep cursor
+};
+
+const attentionDesign = (
+  emptyPollMs: number = ATTENTION.emptyPollMs,
+  id = 'attention',
+  label = 'Attention queue (this project)',
+): Design => ({
+  id,
+  label,
+  idleMonth: () => {
+    const req = new Requests();
+    const runs = MONTH_MS / ATTENTION.reconcilerPeriodMs;
+    for (let i = 0; i < 1; i++) reconcilerRun(req, 0);
+    for (const k of Object.keys(req.bucket) as (keyof Requests['bucket'])[]) req.bucket[k] *= runs;
+    for (const k of Object.keys(req.category) as (keyof Requests['category'])[]) req.category[k] *= runs;
+    req.add('sqs', 'attention', (ATTENTION.eventSourcePollers * MONTH_MS) / MODEL.longPollMs);
+    return req;
+  },
+  attach: (world, workers) => {
+    const w = world.w;
+    const eng = world.eng;
+    const req = world.req;
+    const slots = new Int32Array(w.stores);
+    const attention = new IntQueue(1024);
+    const waiters: ((() => void)[] | undefined)[] = new Array(w.stores);
+    let free = workers;
+    let active = 0;
+
+    // The per-request enqSeq bump (ingest step 3).
+    req.add('ddbWrite', 'enqSeq', w.ingestRequests);
+
+    const dispatch = (): void => {
+      while (free > 0 && attention.length > 0) {
+        free--;
+        startSlice(attention.shift());
+      }
+    };
+    const publish = (s: number): void => {
+      req.add('sqs', 'attention'); // SendMessage to the attention queue
+      attention.push(s);
+      dispatch();
+    };
+    const releaseWorker = (startedAt: number, at: number): void => {
+      eng.at(at, () => {
+        world.workerBusyMs += at - startedAt;
+        world.markActivity();
+        free++;
+        dispatch();
+      });
+    };
+
+    world.onArrival = (s) => {
+      if (slots[s] === 0) {
+        // Ingest step 4: no slot → issueSlot(limit 1) wins → one attention.
+        slots[s] = 1;
+        active++;
+        req.add('ddbWrite', 'attention');
+        publish(s);
+        return;
+      }
+      const ws = waiters[s];
+      if (ws !== undefined && ws.length > 0) (ws.shift() as () => void)();
+    };
+
+    const startSlice = (s: number): void => {
+      const startedAt = eng.now;
+      const policy = w.policies[w.plan[s] as number];
+      if (policy === undefined) throw new Error('no policy');
+      // Event-source receive + delete, one invocation, Stores read, acquire (conditional write).
+      req.add('sqs', 'attention', 2);
+      req.add('lambda', 'attention');
+      req.add('ddbRead', 'attention');
+      req.add('ddbWrite', 'attention');
+      const t0 = eng.now + ATTENTION.invokeMs + 2 * AWS;
+      const deadline = t0 + policy.maxSliceSeconds * 1000;
+      const single = policy.maxConcurrentConsumers === 1;
+      const shareMs = (1000 / policy.ratePerSecond) * policy.maxConcurrentConsumers;
+      let fanned = (slots[s] as number) >= policy.maxConcurrentConsumers;
+      let handled = 0;
+
+      const requeue = (): void => {
+        // requeue write + attention publish, then the store goes to the back of the attention queue.
+        req.add('ddbWrite', 'attention');
+        const at = eng.now + 2 * AWS;
+        eng.at(at, () => publish(s));
+        releaseWorker(startedAt, at);
+      };
+
+      const loop = (): void => {
+        const now = eng.now;
+        if (handled >= policy.maxMessagesPerSlice || now >= deadline) return requeue();
+        const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
+        const want = Math.min(SQS_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
+        if (world.visible(s) === 0) return longPoll();
+        const k = Math.min(want, world.visible(s));
+        req.add('sqs', 'data'); // ReceiveMessage with tasks
+        const batch: number[] = [];
+        for (let i = 0; i < k; i++) batch.push(world.take(s));
+        if (!fanned && k === SQS_BATCH) {
+          fanned = true;
+          if ((slots[s] as number) < policy.maxConcurrentConsumers) {
+            slots[s] = (slots[s] as number) + 1;
+            req.add('ddbWrite', 'attention'); // issueSlot(limit = maxConcurrentConsumers)
+            publish(s);
+          }
+        }
+        let i = 0;
+        const next = (): void => {
+          if (i === batch.length) {
+            req.add('sqs', 'data'); // DeleteMessageBatch
+            eng.after(AWS, loop);
+            return;
+          }
+          if (world.nextStart(s) >= deadline) {
+            // No call starts after the slice deadline: hand the rest back (visibility 0).
+            world.handBack(s, batch.slice(i));
+            req.add('sqs', 'data', 2); // delete what succeeded + ChangeMessageVisibilityBatch
+            eng.after(2 * AWS, requeue);
+            return;
+          }
+          const start = world.reserve(s);
+          // A multi-consumer store reserves each call with a conditional write on `tat`; a single-consumer store paces locally.
+          if (!single) req.add('ddbWrite', 'rate');
+          const lat = world.callLatency();
+          const arrived = batch[i] as number;
+          eng.at(start + lat, () => {
+            world.deliver(s, arrived, lat);
+            handled++;
+            i++;
+            next();
+          });
+        };
+        eng.after(AWS, next); // the receive itself
+      };
+
+      const longPoll = (): void => {
+        let done = false;
+        const wake = (): void => {
+          if (done) return;
+          done = true;
+          eng.after(AWS, loop);
+        };
+        const list = waiters[s] ?? (waiters[s] = []);
+        list.push(wake);
+        eng.after(emptyPollMs, () => {
+          if (done) return;
+          done = true;
+          const idx = list.indexOf(wake);
+          if (idx >= 0) list.splice(idx, 1);
+          req.add('sqs', 'attention'); // the empty long poll
+          req.add('ddbWrite', 'attention'); // markIdle, or release when other slots exist
+          slots[s] = (slots[s] as number) - 1;
+          if (slots[s] === 0) active--;
+          releaseWorker(startedAt, eng.now + AWS);
+        });
+      };
+
+      eng.at(t0, loop);
+    };
+
+    // The reconciler, every minute while there is work (its idle cost is in idleMonth).
+    const reconcile = (): void => {
+      reconcilerRun(req, active);
+      if (world.remaining() > 0 || eng.now < w.arrivalsEnd)
+        eng.after(ATTENTION.reconcilerPeriodMs, reconcile);
+    };
+    eng.at(ATTENTION.reconcilerPeriodMs, reconcile);
+
+    return {
+      workers,
+      finish: (spanMs) => {
+        req.add('sqs', 'attention', (ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs);
+      },
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// A permanent long-polling consumer per store queue.
+// ---------------------------------------------------------------------------------------------------------
+
+const perStoreDesign: Design = {
+  id: 'per-store',
+  label: 'Long-polling consumer per store',
+  idleMonth: (stores) => {
+    const req = new Requests();
+    req.add('sqs', 'polling', (stores * MONTH_MS) / MODEL.longPollMs);
+    return req;
+  },
+  attach: (world) => {
+    const w = world.w;
+    const eng = world.eng;
+    const req = world.req;
+    const busy = new Uint8Array(w.stores);
+    const busySince = new Float64Array(w.stores);
+    let busyTotal = 0;
+
+    const receive = (s: number): void => {
+      const vis = world.visible(s);
+      if (vis === 0) {
+        busy[s] = 0;
+        busyTotal += eng.now - (busySince[s] as number);
+        world.markActivity();
+        return; // back to its long poll (counted analytically)
+      }
+      req.add('sqs', 'data');
+      const k = Math.min(SQS_BATCH, vis);
+      const batch: number[] = [];
+      for (let i = 0; i < k; i++) batch.push(world.take(s));
+      let next = 0;
+      let inflight = 0;
+      const launch = (): void => {
+        // One process, up to the plan's maxConcurrentConsumers calls at once, paced locally (no shared write).
+        while (inflight < (world.conc[s] as number) && next < k) {
+          const arrived = batch[next++] as number;
+          inflight++;
+          const start = world.reserve(s);
+          const lat = world.callLatency();
+          eng.at(start + lat, () => {
+            world.deliver(s, arrived, lat);
+            inflight--;
+            if (next === k && inflight === 0) {
+              req.add('sqs', 'data'); // DeleteMessageBatch
+              eng.after(2 * AWS, () => receive(s));
+            } else launch();
+          });
+        }
+      };
+      eng.after(AWS, launch);
+    };
+
+    world.onArrival = (s) => {
+      if (busy[s] === 1) return;
+      busy[s] = 1;
+      busySince[s] = eng.now;
+      eng.after(AWS, () => receive(s)); // the waiting long poll returns
+    };
+    return {
+      workers: w.stores,
+      finish: (spanMs) => {
+        world.workerBusyMs += busyTotal;
+        req.add('sqs', 'polling', (w.stores * spanMs - busyTotal) / MODEL.longPollMs);
+      },
+    };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// One shared FIFO queue, MessageGroupId = store.
+// ---------------------------------------------------------------------------------------------------------
+
+const fifoDesign: Design = {
+  id: 'fifo',
+  label: 'One shared FIFO queue (group = store)',
+  idleMonth: (_stores, workers) => {
+    const req = new Requests();
+    req.add('sqsFifo', 'polling', (workers * MONTH_MS) / MODEL.longPollMs);
+    return req;
+  },
+  attach: (world, workers) => {
+    const w = world.w;
+    const eng = world.eng;
+    const req = world.req;
+    // Ingest went to the FIFO queue instead: move those requests to the FIFO price.
+    req.bucket.sqs -= w.ingestRequests;
+    req.bucket.sqsFifo += w.ingestRequests;
+    const locked = new Uint8Array(w.stores);
+    const queued = new Uint8Array(w.stores);
+    const heap = new KeyedHeap();
+    let idle = workers;
+    let idleMs = 0;
+    let lastIdleMark = 0;
+    // Idle worker time, for the empty receives of the workers' long polls.
+    const markIdle = (): void => {
+      idleMs += idle * (eng.now - lastIdleMark);
+      lastIdleMark = eng.now;
+    };
+
+    const offer = (s: number): void => {
+      if (locked[s] === 0 && queued[s] === 0 && world.visible(s) > 0) {
+        queued[s] = 1;
+        heap.push(s, world.headTime(s));
+      }
+    };
+    const dispatch = (): void => {
+      if (idle > 0 && heap.size > 0) markIdle();
+      while (idle > 0 && heap.size > 0) {
+        const s = heap.pop();
+        queued[s] = 0;
+        idle--;
+        serve(s);
+      }
+    };
+    const serve = (s: number): void => {
+      const startedAt = eng.now;
+      // SQS FIFO hands out the oldest available group's messages, as many of that group as it can (≤ 10),
+      // and nothing more of the group until they are deleted.
+      locked[s] = 1;
+      req.add('sqsFifo', 'data');
+      const k = Math.min(SQS_BATCH, world.visible(s));
+      const batch: number[] = [];
+      for (let i = 0; i < k; i++) batch.push(world.take(s));
+      req.add('ddbWrite', 'rate'); // the store's pace lives in shared state: one read-modify-write per batch
+      let i = 0;
+      const next = (): void => {
+        if (i === k) {
+          req.add('sqsFifo', 'data');
+          eng.after(AWS, () => {
+            locked[s] = 0;
+            offer(s);
+            markIdle();
+            idle++;
+            world.workerBusyMs += eng.now - startedAt;
+            world.markActivity();
+            dispatch();
+          });
+          return;
+        }
+        const start = world.reserve(s);
+        const lat = world.callLatency();
+        const arrived = batch[i] as number;
+        eng.at(start + lat, () => {
+          world.deliver(s, arrived, lat);
+          i++;
+          next();
+        });
+      };
+      eng.after(AWS, next);
+    };
+    world.onArrival = (s) => {
+      offer(s);
+      dispatch();
+    };
+    return {
+      workers,
+      finish: () => {
+        markIdle();
+        req.add('sqsFifo', 'polling', idleMs / MODEL.longPollMs);
+      },
+    };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Grouped standard queues: stores hashed into G groups, one long-polling consumer per group.
+// ---------------------------------------------------------------------------------------------------------
+
+const hashStore = (s: number, groups: number): number => {
+  let x = Math.imul(s ^ 0x9e3779b9, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  x ^= x >>> 16;
+  return (x >>> 0) % groups;
+};
+
+const groupedDesign = (groups: number | 'workers'): Design => ({
+  id: 'grouped',
+  label: groups === 'workers' ? 'Grouped queues (one consumer each)' : `${groups} grouped queues`,
+  idleMonth: (_stores, workers) => {
+    const g = groups === 'workers' ? workers : groups;
+    const req = new Requests();
+    req.add('sqs', 'polling', (g * MONTH_MS) / MODEL.longPollMs);
+    return req;
+  },
+  attach: (world, workers) => {
+    const g = groups === 'workers' ? workers : groups;
+    const w = world.w;
+    const eng = world.eng;
+    const req = world.req;
+    const group = new Int32Array(w.stores);
+    for (let s = 0; s < w.stores; s++) group[s] = hashStore(s, g);
+    const queues = Array.from({ length: g }, () => new IntQueue(256));
+    const busy = new Uint8Array(g);
+    const busySince = new Float64Array(g);
+    let busyTotal = 0;
+
+    const serve = (q: number): void => {
+      const queue = queues[q] as IntQueue;
+      if (queue.length === 0) {
+        busy[q] = 0;
+        busyTotal += eng.now - (busySince[q] as number);
+        world.markActivity();
+        return;
+      }
+      req.add('sqs', 'data');
+      const k = Math.min(SQS_BATCH, queue.length);
+      const stores: number[] = [];
+      const arrivals: number[] = [];
+      for (let i = 0; i < k; i++) {
+        const s = queue.shift();
+        stores.push(s);
+        arrivals.push(world.take(s));
+      }
+      let i = 0;
+      const next = (): void => {
+        if (i === k) {
+          req.add('sqs', 'data');
+          eng.after(AWS, () => serve(q));
+          return;
+        }
+        const s = stores[i] as number;
+        // One consumer per group, so a store's pace is local to it: no shared write.
+        const start = world.reserve(s);
+        const lat = world.callLatency();
+        const arrived = arrivals[i] as number;
+        eng.at(start + lat, () => {
+          world.deliver(s, arrived, lat);
+          i++;
+          next();
+        });
+      };
+      eng.after(AWS, next);
+    };
+    world.onArrival = (s) => {
+      const q = group[s] as number;
+      (queues[q] as IntQueue).push(s);
+      if (busy[q] === 0) {
+        busy[q] = 1;
+        busySince[q] = eng.now;
+        eng.after(AWS, () => serve(q));
+      }
+    };
+    return {
+      workers: g,
+      finish: (spanMs) => {
+        world.workerBusyMs += busyTotal;
+        req.add('sqs', 'polling', (g * spanMs - busyTotal) / MODEL.longPollMs);
+      },
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// A polling scheduler: GetQueueAttributes on every store queue every N seconds; jobs drain a store.
+// ---------------------------------------------------------------------------------------------------------
+
+const schedulerDesign = (periodSeconds: number): Design => ({
+  id: 'scheduler',
+  label: `Polling scheduler (sweep every ${periodSeconds} s)`,
+  idleMonth: (stores) => {
+    const req = new Requests();
+    req.add('sqs', 'polling', (stores * MONTH_MS) / (periodSeconds * 1000));
+    req.add('scheduler', 'polling', MONTH_MS / (periodSeconds * 1000));
+    return req;
+  },
+  attach: (world, workers) => {
+    const w = world.w;
+    const eng = world.eng;
+    const req = world.req;
+    const hasJob = new Uint8Array(w.stores);
+    const jobs = new IntQueue(1024);
+    let free = workers;
+
+    const dispatch = (): void => {
+      while (free > 0 && jobs.length > 0) {
+        free--;
+        const s = jobs.shift();
+        const startedAt = eng.now;
+        req.add('ddbWrite', 'rate'); // the store's pace, carried through shared state once per job
+        drain(s, startedAt);
+      }
+    };
+    const drain = (s: number, startedAt: number): void => {
+      if (world.visible(s) === 0) {
+        req.add('sqs', 'polling'); // the receive that finds the queue empty ends the job
+        eng.after(AWS, () => {
+          hasJob[s] = 0;
+          world.workerBusyMs += eng.now - startedAt;
+          world.markActivity();
+          free++;
+          dispatch();
+        });
+        return;
+      }
+      req.add('sqs', 'data');
+      const k = Math.min(SQS_BATCH, world.visible(s));
+      const batch: number[] = [];
+      for (let i = 0; i < k; i++) batch.push(world.take(s));
+      let i = 0;
+      const next = (): void => {
+        if (i === k) {
+          req.add('sqs', 'data');
+          eng.after(AWS, () => drain(s, startedAt));
+          return;
+        }
+        const start = world.reserve(s);
+        const lat = world.callLatency();
+        const arrived = batch[i] as number;
+        eng.at(start + lat, () => {
+          world.deliver(s, arrived, lat);
+          i++;
+          next();
+        });
+      };
+      eng.after(AWS, next);
+    };
+    const sweep = (): void => {
+      req.add('sqs', 'polling', w.stores);
+      req.add('scheduler', 'polling');
+      for (let s = 0; s < w.stores; s++) {
+        if (hasJob[s] === 0 && world.visible(s) > 0) {
+          hasJob[s] = 1;
+          jobs.push(s);
+        }
+      }
+      dispatch();
+      if (world.remaining() > 0 || eng.now < w.arrivalsEnd) eng.after(periodSeconds * 1000, sweep);
+    };
+    // The sweep's phase relative to the workload is arbitrary: start half a period in.
+    eng.at((periodSeconds * 1000) / 2, sweep);
+    world.onArrival = () => undefined;
+    return { workers, finish: () => undefined };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// SQS fair queues: one standard queue, MessageGroupId = store; quiet groups' messages are served first.
+// ---------------------------------------------------------------------------------------------------------
+
+/** The documented noisy-group rule modelled here: > 10% of in-flight messages, and at least 30 of its own. */
+export const FAIR = { noisyShare: 0.1, noisyMin: 30 } as const;
+
+const fairDesign: Design = {
+  id: 'fair',
+  label: 'SQS fair queue (group = store)',
+  idleMonth: (_stores, workers) => {
+    const req = new Requests();
+    req.add('sqs', 'polling', (workers * MONTH_MS) / MODEL.longPollMs);
+    return req;
+  },
+  attach: (world, workers) => {
+    const w = world.w;
+    const eng = world.eng;
+    const req = world.req;
+    const inflight = new Int32Array(w.stores);
+    const queued = new Uint8Array(w.stores);
+    const heap = new KeyedHeap();
+    let totalInflight = 0;
+    let idle = workers;
+    let idleMs = 0;
+    let lastMark = 0;
+    const mark = (): void => {
+      idleMs += idle * (eng.now - lastMark);
+      lastMark = eng.now;
+    };
+    const noisy = (s: number): boolean => {
+      const n = inflight[s] as number;
+      return n >= FAIR.noisyMin && n > FAIR.noisyShare * totalInflight;
+    };
+    const offer = (s: number): void => {
+      if (queued[s] === 0 && world.visible(s) > 0) {
+        queued[s] = 1;
+        heap.push(s, world.headTime(s));
+      }
+    };
+    const takeOne = (s: number, stores: number[], arrivals: number[]): void => {
+      stores.push(s);
+      arrivals.push(world.take(s));
+      inflight[s] = (inflight[s] as number) + 1;
+      totalInflight++;
+    };
+    const receive = (): { stores: number[]; arrivals: number[] } => {
+      const stores: number[] = [];
+      const arrivals: number[] = [];
+      const aside: number[] = [];
+      while (stores.length < SQS_BATCH && heap.size > 0) {
+        const s = heap.pop();
+        queued[s] = 0;
+        if (noisy(s)) {
+          aside.push(s);
+          continue;
+        }
+        takeOne(s, stores, arrivals);
+        offer(s);
+      }
+      // Only when no quiet group has a message do noisy groups' messages fill the batch (oldest first).
+      for (const s of aside) {
+        while (stores.length < SQS_BATCH && world.visible(s) > 0) takeOne(s, stores, arrivals);
+        offer(s);
+      }
+      return { stores, arrivals };
+    };
+    const work = (startedAt: number): void => {
+      if (heap.size === 0) {
+        world.workerBusyMs += eng.now - startedAt;
+        world.markActivity();
+        mark();
+        idle++;
+        return;
+      }
+      req.add('sqs', 'data');
+      const { stores, arrivals } = receive();
+      let i = 0;
+      const next = (): void => {
+        if (i === stores.length) {
+          req.add('sqs', 'data');
+          eng.after(AWS, () => work(startedAt));
+          return;
+        }
+        const s = stores[i] as number;
+        const start = world.reserve(s);
+        req.add('ddbWrite', 'rate'); // any worker may hold any store's task: shared limiter write per call
+        const lat = world.callLatency();
+        const arrived = arrivals[i] as number;
+        eng.at(start + lat, () => {
+          world.deliver(s, arrived, lat);
+          inflight[s] = (inflight[s] as number) - 1;
+          totalInflight--;
+          i++;
+          next();
+        });
+      };
+      eng.after(AWS, next);
+    };
+    world.onArrival = (s) => {
+      offer(s);
+      if (idle > 0) {
+        mark();
+        idle--;
+        const startedAt = eng.now;
+        eng.after(AWS, () => work(startedAt));
+      }
+    };
+    return {
+      workers,
+      finish: () => {
+        mark();
+        req.add('sqs', 'polling', idleMs / MODEL.longPollMs);
+      },
+    };
+  },
+};
+
+/**
+ * Sensitivity only, not a deployable setting (AQ_EMPTY_POLL_SECONDS ≥ 1, since a short poll can come back empty
+ * while messages exist): the attention queue without the end-of-slice long poll, to show what it costs.
+ */
+export const attentionNoEmptyPoll = attentionDesign(
+  0,
+  'attention-no-empty-poll',
+  'Attention queue, hypothetical 0 s end-of-slice poll',
+);
+
+export const designs = (schedulerPeriodSeconds: number): Design[] => [
+  attentionDesign(),
+  perStoreDesign,
+  fifoDesign,
+  groupedDesign('workers'),
+  schedulerDesign(schedulerPeriodSeconds),
+  fairDesign,
+];
