@@ -41,7 +41,7 @@ const main = async (): Promise<void> => {
     const throughput: ThroughputResult[] = [];
     const pools = quick ? [1, 4] : [1, 4, 16];
     const latencies = quick ? [0] : [0, 20];
-    const tasks = quick ? 400 : 4_000;
+    const tasks = quick ? 400 : 2_000;
     for (const latencyMs of latencies) {
       for (const poolSize of pools) {
         progress(`part 1: throughput with ${poolSize} workers, ${latencyMs} ms marketplace, ${tasks} tasks`);

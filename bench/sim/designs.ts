@@ -155,7 +155,10 @@ const attentionDesign = (
         for (let i = 0; i < k; i++) batch.push(world.take(s));
         if (!fanned && k === SQS_BATCH) {
           fanned = true;
-          if ((slots[s] as number) < policy.maxConcurrentConsumers) {
+          // As slice.ts: only as many consumers as the store's rate can keep busy (rate × call time + 1).
+          const meanCallMs = (MODEL.marketplaceMinMs + MODEL.marketplaceMaxMs) / 2;
+          const useful = Math.ceil((policy.ratePerSecond * meanCallMs) / 1000) + 1;
+          if ((slots[s] as number) < Math.min(policy.maxConcurrentConsumers, useful)) {
             slots[s] = (slots[s] as number) + 1;
             req.add('ddbWrite', 'attention'); // issueSlot(limit = maxConcurrentConsumers)
             publish(s);

@@ -116,6 +116,9 @@ export const runSlice = async (
   let delivered = 0;
   let deadLettered = 0;
   let fannedOut = lease.slotsAtStart >= policy.maxConcurrentConsumers;
+  /** Marketplace calls this slice made and their total time: how many consumers the store's rate can use. */
+  let calls = 0;
+  let callMs = 0;
   let headSentAt: number | undefined;
   const result = (end: SliceEndReason, extra: Partial<SliceResult> = {}): SliceResult => ({
     end,
@@ -180,17 +183,7 @@ export const runSlice = async (
     if (handled === 0 && headSentAt === undefined)
       deps.telemetry.timing(MetricNames.oldestTaskAge, Math.max(0, now - oldest));
     headSentAt = oldest;
-    if (!fannedOut && batch.length === SQS_MAX_BATCH) {
-      // A full batch means a deep backlog: open one more slot (each new slice does the same, so a store
-      // ramps up to maxConcurrentConsumers in a few slices and never beyond, by the slot-count condition).
-      fannedOut = true;
-      await signalStore(deps, store.storeId, {
-        limit: policy.maxConcurrentConsumers,
-        reason: 'fanout',
-      }).catch((error: unknown) =>
-        deps.telemetry.warn('fan-out failed', { storeId: store.storeId, error: String(error) }),
-      );
-    }
+    const fullBatch = batch.length === SQS_MAX_BATCH;
 
     const finished: string[] = [];
     const flush = async (): Promise<void> => {
@@ -207,7 +200,12 @@ export const runSlice = async (
       const message = batch[i] as ReceivedMessage;
       let outcome: TaskResult;
       // No call starts at or after the slice deadline, so the last one ends before the lease expires.
-      const pace = (): Promise<boolean> => pacer.acquire(deadline);
+      const pace = async (): Promise<boolean> => {
+        const allowed = await pacer.acquire(deadline);
+        callStartedAt = deps.clock.now();
+        return allowed;
+      };
+      let callStartedAt: number | undefined;
       try {
         if (deps.clock.now() >= deadline) {
           await handBack(i);
@@ -223,6 +221,10 @@ export const runSlice = async (
       if (outcome.kind === 'not_started') {
         await handBack(i);
         return result('max_time', { resumeAt: deps.clock.now() });
+      }
+      if (callStartedAt !== undefined) {
+        calls++;
+        callMs += deps.clock.now() - callStartedAt;
       }
       handled++;
       if (outcome.kind === 'done') {
@@ -249,6 +251,20 @@ export const runSlice = async (
       return result('throttled', { resumeAt: until });
     }
     await flush();
+    if (!fannedOut && fullBatch && calls > 0) {
+      // A full batch means a deep backlog: open one more slot, as far as more consumers can help. A store
+      // whose rate binds gains nothing from consumers that would only wait for it while holding workers:
+      // about rate × call time of them keep it busy, plus one. Each new slice does the same, so a store
+      // ramps up in a few slices and never beyond maxConcurrentConsumers (the slot-count condition).
+      fannedOut = true;
+      const useful = Math.ceil((policy.ratePerSecond * callMs) / calls / 1000) + 1;
+      await signalStore(deps, store.storeId, {
+        limit: Math.min(policy.maxConcurrentConsumers, useful),
+        reason: 'fanout',
+      }).catch((error: unknown) =>
+        deps.telemetry.warn('fan-out failed', { storeId: store.storeId, error: String(error) }),
+      );
+    }
   }
 };
 

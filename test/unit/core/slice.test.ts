@@ -353,8 +353,9 @@ describe('runSlice', () => {
     expect(result).toMatchObject({ end: 'error', resumeAt: T0 + 5_000 });
   });
 
-  it('opens one more slot on the first full batch when below the concurrency limit', async () => {
-    world = setup({ messages: 30 });
+  it('opens one more slot after the first full batch when below the concurrency limit', async () => {
+    // 10 ms calls at 1,000/s: ten consumers could be busy, so the plan's limit of 3 is what bounds it.
+    world = setup({ messages: 30, callMs: 10 });
     await runSlice(
       world.deps,
       store,
@@ -362,7 +363,14 @@ describe('runSlice', () => {
       lease(),
     );
     expect(world.dispatch.issueSlot).toHaveBeenCalledTimes(1);
-    expect(world.dispatch.issueSlot).toHaveBeenCalledWith('s1', 'new-slot', T0, 3, T0);
+    expect(world.dispatch.issueSlot).toHaveBeenCalledWith('s1', 'new-slot', T0 + 100, 3, T0 + 100);
+  });
+
+  it('opens no more slots than the store rate can keep busy (rate × call time + 1)', async () => {
+    // 100 ms calls at 10/s: one consumer is busy 100% of the time; a second covers the gaps, a third would only wait.
+    world = setup({ messages: 10, callMs: 100 });
+    await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 10, ratePerSecond: 10 }), lease());
+    expect(world.dispatch.issueSlot.mock.calls[0]?.[3]).toBe(2);
   });
 
   it('skips a task already delivered without calling the marketplace', async () => {
