@@ -2,7 +2,7 @@ import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
 import type { QueueAdmin, StoreRegistry } from './ports.js';
 import { publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { isConsumable } from './store-model.js';
-import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
+import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS, WAKE_MARGIN_MS } from './timing.js';
 
 export interface ReconcilerDeps extends SignalDeps {
   stores: StoreRegistry;
@@ -55,6 +55,9 @@ const repairStore = async (deps: ReconcilerDeps, storeId: string, report: Reconc
       const dueAt = slot.at + (VISIBILITY_MARGIN_SECONDS + 1) * 1000;
       const reclaimed = await deps.dispatch.reclaim(storeId, slotId, slot.f, dueAt);
       if (reclaimed.ok) {
+        // The dead lease's messages reappear up to a clock skew later than its own clock said: no one may
+        // mark the store idle before they are surely visible again (race B, found by the simulation).
+        await deps.dispatch.deferWake(storeId, dueAt + WAKE_MARGIN_MS);
         await publishAttention(deps, storeId, slotId, 'reclaim', dueAt - now);
         note('reclaim');
       }

@@ -5,11 +5,12 @@ import type { Policy } from './plans.js';
 import { intervalMs, localPacer, sharedPacer, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import type { StoreRecord } from './store-model.js';
-import { VISIBILITY_MARGIN_SECONDS } from './timing.js';
+import { VISIBILITY_MARGIN_SECONDS, WAKE_MARGIN_MS } from './timing.js';
 
 export const SLICE_END_REASONS = [
   'max_messages',
   'max_time',
+  'yielded',
   'empty',
   'deferred',
   'throttled',
@@ -47,7 +48,7 @@ export interface SliceResult {
   deadLettered: number;
   /** The store went idle (last slot removed) at the end of this slice. */
   idle: boolean;
-  /** When the store should next be looked at (requeue due time), for max_*, throttled, deferred and error. */
+  /** When the store should next be looked at (requeue due time), for max_*, yielded, throttled, deferred and error. */
   resumeAt?: number;
   nextCallAt: number;
   headSentAt?: number;
@@ -138,13 +139,23 @@ export const runSlice = async (
     // Receive no more than this lease can deliver before its deadline at its share of the rate.
     const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
     const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
-    let batch: ReceivedMessage[];
-    try {
-      batch = await deps.tasks.receive(store.queueUrl, {
+    const receive = (waitSeconds: number): Promise<ReceivedMessage[]> =>
+      deps.tasks.receive(store.queueUrl, {
         maxMessages: want,
-        waitSeconds: deps.settings.emptyPollSeconds,
+        waitSeconds,
         visibilitySeconds: Math.ceil((lease.expiresAt - now) / 1000) + VISIBILITY_MARGIN_SECONDS,
       });
+    let batch: ReceivedMessage[];
+    /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
+    let trickled = false;
+    try {
+      // A short poll first: a backlog answers at once.
+      batch = await receive(0);
+      if (batch.length === 0) {
+        // Deciding "empty" needs a long poll: a short one can miss messages that exist.
+        batch = await receive(deps.settings.emptyPollSeconds);
+        trickled = batch.length > 0;
+      }
     } catch (error) {
       deps.telemetry.error('receive failed', { storeId: store.storeId, error: String(error) });
       return result('error', { resumeAt: now + ERROR_RETRY_MS });
@@ -235,7 +246,7 @@ export const runSlice = async (
       }
       // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
       const until = deps.clock.now() + outcome.afterSeconds * 1000;
-      await deps.dispatch.deferWake(store.storeId, until);
+      await deps.dispatch.deferWake(store.storeId, until + WAKE_MARGIN_MS);
       if (outcome.kind === 'retry') {
         await deps.tasks.changeVisibility(store.queueUrl, [
           { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
@@ -251,6 +262,11 @@ export const runSlice = async (
       return result('throttled', { resumeAt: until });
     }
     await flush();
+    if (trickled) {
+      // A store fed by a trickle would keep its worker waiting in long polls until maxSliceSeconds; its turn
+      // ends instead, and it goes to the back of the round like any other (invariant 5).
+      return result('yielded', { resumeAt: deps.clock.now() });
+    }
     if (!fannedOut && fullBatch && calls > 0) {
       // A full batch means a deep backlog: open one more slot, as far as more consumers can help. A store
       // whose rate binds gains nothing from consumers that would only wait for it while holding workers:

@@ -12,6 +12,12 @@ export const LEASE_MARGIN_MS = 10_000;
 export const CLOCK_SKEW_MS = 2_000;
 /** Received task messages stay invisible this long past the lease, so no other consumer sees them mid-lease. */
 export const VISIBILITY_MARGIN_SECONDS = 5;
+/**
+ * Added to every `wakeAt`: a wake time is computed on the writer's clock before SQS starts the hidden
+ * message's timer (a DynamoDB write and an SQS call later), and compared on another worker's clock. Found
+ * by the deterministic simulation (race A, docs/ARCHITECTURE.md).
+ */
+export const WAKE_MARGIN_MS = CLOCK_SKEW_MS + VISIBILITY_MARGIN_SECONDS * 1000;
 export const DEFAULT_MARKETPLACE_TIMEOUT_MS = 5_000;
 export const MAX_MARKETPLACE_TIMEOUT_MS = 15_000;
 /** SQS's ceiling for DelaySeconds and for one ChangeMessageVisibility hop we use. */

@@ -264,16 +264,20 @@ describe('createWorkerHandler: a slice', () => {
     });
   });
 
-  it('long-polls the store’s queue, hiding what it receives until past the lease', async () => {
+  it('short-polls the store’s queue, then decides "empty" with a long poll, hiding what it receives until past the lease', async () => {
     const { handler } = setup();
     await handler(attentionEvent());
-    expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input).toEqual({
+    const receive = (waitSeconds: number) => ({
       QueueUrl: QUEUE_URL,
       MaxNumberOfMessages: 10,
-      WaitTimeSeconds: 1,
+      WaitTimeSeconds: waitSeconds,
       VisibilityTimeout: 40,
       MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
     });
+    expect(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input)).toEqual([
+      receive(0),
+      receive(1),
+    ]);
   });
 
   it('marks an empty store idle at the enqueue sequence it saw under its fence', async () => {

@@ -347,6 +347,25 @@ describe('runSlice', () => {
     expect(result.end).toBe('max_time');
   });
 
+  it('yields after delivering tasks that only arrived during the empty check (a trickle does not hold the worker)', async () => {
+    let polls = 0;
+    (world.tasks.receive as ReturnType<typeof vi.fn>).mockImplementation(async (_url, { waitSeconds }) => {
+      polls++;
+      // The short poll finds nothing; the long poll catches one task arriving meanwhile.
+      return waitSeconds > 0
+        ? [{ messageId: 'm', receiptHandle: 'late', body: work(7), receiveCount: 1, sentAt: T0 }]
+        : [];
+    });
+    const result = await runSlice(world.deps, store, policy(), lease());
+    expect({ end: result.end, delivered: result.delivered, polls, deleted: world.w.deleted }).toEqual({
+      end: 'yielded',
+      delivered: 1,
+      polls: 2,
+      deleted: ['late'],
+    });
+    expect(result.resumeAt).toBeDefined();
+  });
+
   it('ends with error when the receive fails, asking to be looked at again shortly', async () => {
     (world.tasks.receive as ReturnType<typeof vi.fn>).mockRejectedValueOnce(new Error('sqs down'));
     const result = await runSlice(world.deps, store, policy(), lease());

@@ -1,0 +1,97 @@
+import { runSeed, type SimResult } from './world.js';
+import { VARIANTS, variantByName } from './variants.js';
+
+/**
+ * `npm run sim -- --seeds N [--from S] [--variant name]` runs N seeds and prints progress and a summary;
+ * `npm run sim -- --seed S [--variant name]` replays one seed with its step trace.
+ */
+const args = process.argv.slice(2);
+const option = (name: string): string | undefined => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const flag = (name: string): boolean => args.includes(`--${name}`);
+
+const variantName = option('variant');
+if (variantName !== undefined && !variantByName(variantName)) {
+  console.error(`unknown variant ${variantName}; known: ${VARIANTS.map((v) => v.name).join(', ')}`);
+  process.exit(2);
+}
+const variant = variantName === undefined ? undefined : variantByName(variantName);
+const replayCommand = (r: SimResult): string =>
+  `npm run sim -- --seed ${r.seed}${r.variant ? ` --variant ${r.variant}` : ''}`;
+
+const single = option('seed');
+if (single !== undefined) {
+  const result = await runSeed(Number(single), variant, true);
+  const tail = Number(option('tail') ?? (flag('full') ? Infinity : 400));
+  const lines = result.trace.slice(Number.isFinite(tail) ? -tail : 0);
+  if (lines.length < result.trace.length)
+    console.log(`… (${result.trace.length - lines.length} earlier lines; --full for all)`);
+  for (const line of lines) console.log(line);
+  console.log(JSON.stringify(result.stats));
+  if (result.ok) console.log(`seed ${result.seed}: ok`);
+  else
+    console.log(
+      `seed ${result.seed}: VIOLATION of invariant ${result.violation?.invariant}: ${result.violation?.message}`,
+    );
+  process.exit(result.ok ? 0 : 1);
+}
+
+const count = Number(option('seeds') ?? 1000);
+const from = Number(option('from') ?? 1);
+const stopOnFirst = !flag('keep-going');
+const started = Date.now();
+let failures = 0;
+let steps = 0;
+let worstStranded = 0;
+let worstFairShare = 0;
+let worstAttentions = 0;
+let worstAttentionsSeed = 0;
+let rawDuplicates = 0;
+let crashes = 0;
+for (let seed = from; seed < from + count; seed++) {
+  const result = await runSeed(seed, variant);
+  steps += result.stats.steps;
+  worstStranded = Math.max(worstStranded, result.stats.maxStrandedRatio);
+  worstFairShare = Math.max(worstFairShare, result.stats.maxWaitSlicesRatio);
+  if (result.stats.maxAttentionsPerSlot > worstAttentions) {
+    worstAttentions = result.stats.maxAttentionsPerSlot;
+    worstAttentionsSeed = seed;
+  }
+  rawDuplicates += result.stats.rawDuplicateSuccesses;
+  crashes += result.stats.crashes;
+  if (!result.ok) {
+    failures++;
+    console.log(
+      `seed ${seed}: VIOLATION of invariant ${result.violation?.invariant}: ${result.violation?.message}\n  replay: ${replayCommand(result)}`,
+    );
+    if (stopOnFirst) break;
+  }
+  const done = seed - from + 1;
+  if (done % 1000 === 0) {
+    const secs = (Date.now() - started) / 1000;
+    console.log(
+      `${done}/${count} seeds, ${failures} failing, ${secs.toFixed(0)} s, ${(done / secs).toFixed(1)} seeds/s`,
+    );
+  }
+}
+const secs = (Date.now() - started) / 1000;
+console.log(
+  JSON.stringify({
+    from,
+    seeds: count,
+    variant: variantName ?? null,
+    failures,
+    seconds: Number(secs.toFixed(1)),
+    seedsPerSecond: Number((count / secs).toFixed(1)),
+    steps,
+    crashes,
+    rawDuplicateSuccesses: rawDuplicates,
+    worstStrandedRatio: Number(worstStranded.toFixed(3)),
+    worstFairShareRatio: Number(worstFairShare.toFixed(3)),
+    worstAttentionsPerSlot: Number(worstAttentions.toFixed(2)),
+    worstAttentionsSeed,
+  }),
+);
+process.exit(failures > 0 ? 1 : 0);

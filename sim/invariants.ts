@@ -1,0 +1,312 @@
+import { CLOCK_SKEW_MS, leaseTtlMs } from '../lambdas/core/timing.js';
+import { ENSURE_SLOT } from '../lambdas/core/signal.js';
+import type { Actor } from './scheduler.js';
+import { APPROXIMATE_LAG_MS } from './sim-sqs.js';
+import {
+  ATTENTION_GRACE_MS,
+  MARKETPLACE_TIMEOUT_MS,
+  RECONCILER_JITTER_MS,
+  RECONCILER_PERIOD_MS,
+  STALL_MAX_MS,
+  T0,
+} from './constants.js';
+import type { LeaseTrack, World } from './world.js';
+
+export interface Violation {
+  invariant: number;
+  message: string;
+  /** Virtual ms since the start of the run. */
+  atMs: number;
+}
+
+/**
+ * Invariant 7's constant: attention messages for one store (visible, delayed or held by a worker) stay
+ * ≤ ATTENTION_FACTOR × maxConcurrentConsumers. Counted honestly: every message the protocol published
+ * and SQS still holds, including reconciler re-announcements of a queued slot and attentions held by a
+ * crashed worker until their 600 s visibility runs out (not SQS's own duplicate deliveries).
+ */
+export const ATTENTION_FACTOR = 8;
+/**
+ * A call may start this long after the slice deadline: the worker checks the deadline, then makes up to
+ * three DynamoDB calls before the marketplace call (rate reservation, effect-once claim, delivered
+ * version), each of which may be stalled; the lease margin (LEASE_MARGIN_MS) is what absorbs them.
+ */
+export const CALL_START_TOLERANCE_MS = 3 * (STALL_MAX_MS + 20);
+/** Longest a reconciler run takes here (a few stores, each call possibly stalled). */
+export const RECONCILER_RUN_BOUND_MS = 15_000;
+/** Invariant 5: while one due attention waits visible in the queue, another store Y starts ≤ 2·max(Y) + this + Y's attentions already queued. */
+export const FAIR_SHARE_SLACK = 2;
+
+/** Checks invariants 1–7 after every step of a World, and liveness at the end. */
+export class Invariants {
+  violation: Violation | undefined;
+  private readonly strandedSince = new Map<string, { since: number; reconcilerCrashes: number }>();
+  private readonly waiting = new Map<
+    string,
+    { since: number; bound: Map<string, { base: number; allowance: number }> }
+  >();
+
+  constructor(private readonly world: World) {}
+
+  private fail(invariant: number, message: string): void {
+    if (this.violation) return;
+    this.violation = { invariant, message, atMs: this.world.now - T0 };
+    this.world.sched.log(`VIOLATION of invariant ${invariant}: ${message}`);
+  }
+
+  /* ---- 1. no accepted task lost: checked whenever a copy leaves a store queue */
+  taskLeftQueue(track: { storeId: string; eventId: string; copies: number; deadLettered: number }): void {
+    if (track.copies > 0 || this.world.settled(track)) return;
+    this.fail(1, `task ${track.storeId}:${track.eventId} left its queue undelivered and not dead-lettered`);
+  }
+
+  /* ---- 6. effect once: checked whenever the marketplace applies an effect */
+  effectApplied(task: string): void {
+    const effects = this.world.market.effectsByTask.get(task) ?? 0;
+    if (effects > 1) this.fail(6, `the marketplace applied task ${task} ${effects} times`);
+  }
+
+  /* ---- 3 and 4: checked when a marketplace call starts */
+  callStarted(actor: Actor, storeId: string, inFlight: number): void {
+    const state = this.world.storeState(storeId);
+    if (!state) return;
+    const policy = state.spec.policy;
+    if (inFlight > policy.maxConcurrentConsumers)
+      this.fail(
+        3,
+        `${inFlight} marketplace calls in flight for ${storeId} (max ${policy.maxConcurrentConsumers})`,
+      );
+    const lease = this.world.leases.get(actor.id);
+    if (!lease || lease.storeId !== storeId) {
+      this.fail(3, `${actor.name} called the marketplace for ${storeId} without a lease`);
+      return;
+    }
+    lease.calls++;
+    if (lease.calls > policy.maxMessagesPerSlice)
+      this.fail(
+        4,
+        `${actor.name} made ${lease.calls} calls in one slice of ${storeId} (max ${policy.maxMessagesPerSlice})`,
+      );
+    const late = this.world.now - (lease.startedAt + policy.maxSliceSeconds * 1000);
+    if (late > CALL_START_TOLERANCE_MS)
+      this.fail(
+        4,
+        `${actor.name} started a call ${late} ms after its slice deadline (${storeId}, fence ${lease.fence})`,
+      );
+    const leaseEnd = lease.startedAt + leaseTtlMs(policy, MARKETPLACE_TIMEOUT_MS);
+    if (this.world.now + MARKETPLACE_TIMEOUT_MS > leaseEnd + CLOCK_SKEW_MS)
+      this.fail(
+        3,
+        `${actor.name} started a call that can outlive its lease (${storeId}, fence ${lease.fence})`,
+      );
+  }
+
+  received(
+    state: { spec: { storeId: string; policy: { maxMessagesPerSlice: number } } },
+    lease: LeaseTrack,
+  ): void {
+    if (lease.received > state.spec.policy.maxMessagesPerSlice)
+      this.fail(
+        4,
+        `one slice of ${lease.storeId} received ${lease.received} messages (max ${state.spec.policy.maxMessagesPerSlice})`,
+      );
+  }
+
+  /* ---- 2. a sweep that finds an untracked backlog must have a reason the protocol allows */
+  sweepRescue(state: {
+    spec: { storeId: string };
+    queue: { messages: Map<string, unknown> };
+    untracked: Set<number>;
+    orphans: Set<number>;
+    falseEmpty: boolean;
+  }): void {
+    const item = this.world.dispatchItem(state.spec.storeId);
+    if (item?.activeShard !== undefined || state.queue.messages.size === 0) return;
+    this.world.stats.sweepRescues++;
+    if (state.untracked.size > 0 || state.orphans.size > 0 || state.falseEmpty) {
+      state.falseEmpty = false;
+      state.orphans.clear();
+      return;
+    }
+    this.fail(
+      2,
+      `${state.spec.storeId} had a backlog the active index did not track (found only by the sweep)`,
+    );
+  }
+
+  check(): void {
+    const now = this.world.now;
+    const sliceMs = (storeId: string) => {
+      const p = this.world.storeState(storeId)?.spec.policy;
+      return p ? p.maxSliceSeconds * 1000 + MARKETPLACE_TIMEOUT_MS + 5_000 : 0;
+    };
+    // Attentions per store, and which stores have a due attention waiting in line.
+    const attentions = new Map<string, number>();
+    const waitingNow = new Map<string, string>(); // attention message id → its store
+    for (const message of this.world.attentionQueue.messages.values()) {
+      const meta = this.world.attentionOf(message);
+      if (!meta) continue;
+      if (!message.duplicate) attentions.set(meta.storeId, (attentions.get(meta.storeId) ?? 0) + 1);
+      if (message.visibleAt > now || meta.slotId === ENSURE_SLOT) continue;
+      const slot = this.world.dispatchItem(meta.storeId)?.slots[meta.slotId];
+      if (slot?.s === 'q' && slot.at <= now) waitingNow.set(message.id, meta.storeId);
+    }
+    let roundSlices = 0;
+    let longestSlice = 0;
+    for (const state of this.world.stores.values()) {
+      roundSlices += 2 * state.spec.policy.maxConcurrentConsumers + FAIR_SHARE_SLACK;
+      longestSlice = Math.max(longestSlice, sliceMs(state.spec.storeId));
+    }
+    const roundMs = Math.ceil(roundSlices / this.world.scenario.workers) * longestSlice;
+
+    // 5. fair share: while one due attention waits visible in the attention queue, no other store starts
+    // more than its share of slices (each of its slots once, twice with duplicates, plus slack).
+    for (const id of this.waiting.keys()) if (!waitingNow.has(id)) this.waiting.delete(id);
+    for (const [messageId, storeId] of waitingNow) {
+      let wait = this.waiting.get(messageId);
+      if (!wait) {
+        const bound = new Map<string, { base: number; allowance: number }>();
+        for (const other of this.world.stores.values()) {
+          const id = other.spec.storeId;
+          if (id === storeId) continue;
+          const allowance =
+            2 * other.spec.policy.maxConcurrentConsumers + FAIR_SHARE_SLACK + (attentions.get(id) ?? 0);
+          bound.set(id, { base: this.world.slicesStarted.get(id) ?? 0, allowance });
+        }
+        wait = { since: now, bound };
+        this.waiting.set(messageId, wait);
+      }
+      for (const [id, { base, allowance }] of wait.bound) {
+        const started = (this.world.slicesStarted.get(id) ?? 0) - base;
+        const ratio = started / allowance;
+        if (ratio > this.world.stats.maxWaitSlicesRatio) this.world.stats.maxWaitSlicesRatio = ratio;
+        if (started > allowance)
+          this.fail(
+            5,
+            `${id} started ${started} slices (allowed ${allowance}) while an attention of ${storeId} waited due and visible since ${((wait.since - T0) / 1000).toFixed(1)} s`,
+          );
+      }
+    }
+
+    for (const state of this.world.stores.values()) {
+      const storeId = state.spec.storeId;
+      const policy = state.spec.policy;
+      // 7. bounded signalling
+      const count = attentions.get(storeId) ?? 0;
+      const perSlot = count / policy.maxConcurrentConsumers;
+      if (perSlot > this.world.stats.maxAttentionsPerSlot) this.world.stats.maxAttentionsPerSlot = perSlot;
+      if (count > ATTENTION_FACTOR * policy.maxConcurrentConsumers)
+        this.fail(
+          7,
+          `${count} attentions in flight for ${storeId} (bound ${ATTENTION_FACTOR} × ${policy.maxConcurrentConsumers})`,
+        );
+
+      // 2a. tracked backlog: a store whose queue holds a message is in the active index (so the reconciler
+      // sees it), unless an ingest is between its send and its enqSeq bump (or died there), or an injected
+      // false-empty receive let a worker mark it idle. This catches a lost wake-up when it happens, even if
+      // a later task would have hidden it.
+      if (
+        state.queue.messages.size > 0 &&
+        this.world.dispatchItem(storeId)?.activeShard === undefined &&
+        state.untracked.size === 0 &&
+        state.orphans.size === 0 &&
+        !state.falseEmpty
+      )
+        this.fail(
+          2,
+          `${storeId} holds ${state.queue.messages.size} message(s) but is not in the active index (lost wake-up)`,
+        );
+
+      // 2b. no stranded backlog: visible messages and no live lease only for a bounded time.
+      let visible = false;
+      for (const m of state.queue.messages.values())
+        if (m.visibleAt <= now) {
+          visible = true;
+          break;
+        }
+      let leased = false;
+      for (const lease of this.world.leases.values())
+        if (lease.storeId === storeId) {
+          leased = true;
+          break;
+        }
+      if (!visible || leased) {
+        this.strandedSince.delete(storeId);
+        continue;
+      }
+      const strand = this.strandedSince.get(storeId) ?? {
+        since: now,
+        reconcilerCrashes: this.world.reconcilerCrashes,
+      };
+      this.strandedSince.set(storeId, strand);
+      const since = strand.since;
+      const stranded = now - since;
+      if (stranded === 0) continue;
+      const bound = this.strandBound(
+        state,
+        since,
+        roundMs,
+        this.world.reconcilerCrashes - strand.reconcilerCrashes,
+      );
+      if (stranded > this.world.stats.maxStrandedMs) this.world.stats.maxStrandedMs = stranded;
+      const ratio = stranded / bound;
+      if (ratio > this.world.stats.maxStrandedRatio) this.world.stats.maxStrandedRatio = ratio;
+      if (stranded > bound)
+        this.fail(
+          2,
+          `${storeId} has had visible messages and no consumer for ${(stranded / 1000).toFixed(1)} s (bound ${(bound / 1000).toFixed(1)} s)`,
+        );
+    }
+  }
+
+  /**
+   * How long a store may have visible messages and no live lease: until its latest deliberate wait ends
+   * (a queued slot's due time, a dead lease's expiry + skew); then two reconciler ticks (one to repair,
+   * one more if that announcement was lost too) plus one per reconciler run that crashed meanwhile; the
+   * re-announcement backoff its slots have reached (grace × 2^(r+1)); clock skew; one round of the
+   * attention queue; plus two periods and the approximate-count lag when only the sweep can find it
+   * (excused: a false-empty receive or an ingest that died between its send and its enqSeq bump).
+   */
+  strandBound(
+    state: { spec: { storeId: string }; untracked: Set<number>; orphans: Set<number>; falseEmpty: boolean },
+    since: number,
+    roundMs: number,
+    reconcilerCrashes: number,
+  ): number {
+    const item = this.world.dispatchItem(state.spec.storeId);
+    let deliberate = since;
+    let resends = 0;
+    for (const slot of Object.values(item?.slots ?? {})) {
+      deliberate = Math.max(deliberate, slot.at + (slot.s === 'l' ? CLOCK_SKEW_MS : 0));
+      if (slot.s === 'q') resends = Math.max(resends, slot.r ?? 0);
+    }
+    const excused = state.untracked.size > 0 || state.orphans.size > 0 || state.falseEmpty;
+    return (
+      deliberate -
+      since +
+      (2 + reconcilerCrashes) * (RECONCILER_PERIOD_MS + RECONCILER_JITTER_MS + RECONCILER_RUN_BOUND_MS) +
+      CLOCK_SKEW_MS +
+      ATTENTION_GRACE_MS * 2 ** (resends + 1) +
+      roundMs +
+      (excused ? 2 * RECONCILER_PERIOD_MS + APPROXIMATE_LAG_MS : 0)
+    );
+  }
+
+  notDrained(): void {
+    const left = [...this.world.tasks.values()].filter((t) => !this.world.settled(t));
+    const queued = [...this.world.stores.values()].map((s) => `${s.spec.storeId}:${s.queue.messages.size}`);
+    this.fail(
+      1,
+      `not drained within the horizon: ${left.length} task(s) neither delivered nor dead-lettered; queues ${queued.join(' ')}`,
+    );
+  }
+
+  /** At quiescence: every task delivered or dead-lettered, and no task's effect applied twice (6). */
+  final(): void {
+    for (const [task, effects] of this.world.market.effectsByTask)
+      if (effects > 1) {
+        this.fail(6, `the marketplace applied task ${task} ${effects} times`);
+        return;
+      }
+  }
+}

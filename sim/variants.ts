@@ -1,0 +1,177 @@
+import { handleAttention, type AttentionOutcome } from '../lambdas/core/attention.js';
+import { submitBatch, submitTask } from '../lambdas/core/ingest.js';
+import type {
+  DeliveryLog,
+  DispatchState,
+  Marketplace,
+  StoreRegistry,
+  TaskQueues,
+} from '../lambdas/core/ports.js';
+import { signalStore } from '../lambdas/core/signal.js';
+import type { Variant } from './world.js';
+
+/** Replaces one method of an object, keeping the others (bound to it). */
+const override = <T extends object, K extends keyof T>(inner: T, key: K, replacement: T[K]): T =>
+  new Proxy(inner, {
+    get: (target, property) => {
+      if (property === key) return replacement;
+      const value = (target as Record<PropertyKey, unknown>)[property];
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+
+/** The protocol exactly as lambdas/core builds it (the wake-up races the simulation found are fixed there). */
+export const AS_BUILT: Variant = { name: 'as-built', breaks: 0, description: 'lambdas/core as built' };
+
+/**
+ * Deliberately broken protocols, one (or more) per invariant. Each is a wrapper around a port or a small
+ * alternative function; lambdas/core is never changed. The test suite asserts the simulation rejects each.
+ */
+const BROKEN: Variant[] = [
+  {
+    name: 'delete-on-receive',
+    breaks: 1,
+    description: 'the worker deletes task messages as soon as it receives them, before delivering',
+    tasks: (inner: TaskQueues, kind) =>
+      kind !== 'worker'
+        ? inner
+        : override(inner, 'receive', async (url, opts) => {
+            const messages = await inner.receive(url, opts);
+            if (messages.length > 0)
+              await inner.deleteBatch(
+                url,
+                messages.map((m) => m.receiptHandle),
+              );
+            return messages;
+          }),
+  },
+  {
+    name: 'bump-before-send',
+    breaks: 2,
+    description: 'ingest bumps enqSeq and signals before the task is durable (the lost wake-up)',
+    submit: async (deps, request, batch) => {
+      if (batch) return submitBatch(deps, request);
+      const storeId = request.pathParameters['storeId'] as string;
+      const store = await deps.stores.get(storeId);
+      if (!store) return { status: 404, body: {} };
+      const task = JSON.parse(request.body ?? '{}') as { eventId: string };
+      const now = deps.clock.now();
+      const item = await deps.dispatch.recordEnqueued(storeId, 1, now); // BUG: before the task is durable
+      if (Object.keys(item.slots).length === 0)
+        await signalStore(deps, storeId, { limit: 1, reason: 'ingest' });
+      await deps.tasks.send(
+        store.queueUrl,
+        JSON.stringify({ v: 1, storeId, ...task, acceptedAt: now, correlationId: request.requestId }),
+      );
+      return { status: 202, body: { storeId, eventId: task.eventId, status: 'accepted' } };
+    },
+  },
+  {
+    name: 'idle-ignores-enqseq',
+    breaks: 2,
+    description: 'markIdle without the enqSeq condition (a task sent during the empty poll is stranded)',
+    dispatch: (inner: DispatchState) =>
+      override(inner, 'markIdle', async (storeId: string, slotId: string, fence: number, opts) => {
+        const item = await inner.read(storeId);
+        return inner.markIdle(storeId, slotId, fence, { ...opts, seenSeq: item?.enqSeq ?? opts.seenSeq });
+      }),
+  },
+  {
+    name: 'reconciler-no-repair',
+    breaks: 2,
+    description: 'the reconciler never reclaims an expired lease nor re-announces a lost attention',
+    dispatch: (inner: DispatchState, kind) => {
+      if (kind !== 'reconciler') return inner;
+      const refuse = async (storeId: string) => ({ ok: false as const, current: await inner.read(storeId) });
+      return override(override(inner, 'reclaim', refuse), 'noteResend', refuse);
+    },
+  },
+  {
+    name: 'acquire-steals-lease',
+    breaks: 3,
+    description:
+      'acquire without the "slot is queued" condition: a duplicate attention takes a slot another worker holds',
+    dispatch: (inner: DispatchState) =>
+      override(inner, 'acquire', async (storeId: string, slotId: string, opts) => {
+        const slot = (await inner.read(storeId))?.slots[slotId];
+        if (slot?.s === 'l') await inner.reclaim(storeId, slotId, slot.f, opts.now);
+        return inner.acquire(storeId, slotId, opts);
+      }),
+  },
+  {
+    name: 'slice-ignores-bounds',
+    breaks: 4,
+    description:
+      'the worker reads a policy with 10× maxMessagesPerSlice and a 60 s slice (ignores its bounds)',
+    stores: (inner: StoreRegistry, kind) =>
+      kind !== 'worker'
+        ? inner
+        : override(inner, 'get', async (storeId: string) => {
+            const store = await inner.get(storeId);
+            if (!store) return store;
+            const max = store.overrides?.maxMessagesPerSlice ?? 50;
+            return {
+              ...store,
+              overrides: { ...store.overrides, maxMessagesPerSlice: max * 10, maxSliceSeconds: 60 },
+            };
+          }),
+  },
+  {
+    name: 'sticky-worker',
+    breaks: 5,
+    description:
+      'a worker whose slice ended on its bounds takes its requeued slot again itself (never goes to the back)',
+    handleAttention: async (deps, message) => {
+      let outcome: AttentionOutcome = await handleAttention(deps, message);
+      for (let round = 0; round < 30; round++) {
+        if (outcome.kind !== 'sliced' || !['max_messages', 'max_time'].includes(outcome.slice.end)) break;
+        const wait = (outcome.slice.resumeAt ?? 0) - deps.clock.now();
+        if (wait > 0) await deps.clock.sleep(wait);
+        outcome = await handleAttention(deps, { ...message, reason: 'requeue' });
+      }
+      return outcome;
+    },
+  },
+  {
+    name: 'unstable-idempotency-key',
+    breaks: 6,
+    description: 'no dedupe record and a fresh Idempotency-Key per attempt',
+    deliveries: (inner: DeliveryLog) =>
+      override(
+        override(inner, 'claim', (storeId: string, eventId: string, opts) =>
+          inner.claim(storeId, `${eventId}#${opts.holder}`, opts),
+        ),
+        'settle',
+        (storeId: string, eventId: string, holder: string, outcome) =>
+          inner.settle(storeId, `${eventId}#${holder}`, holder, outcome),
+      ),
+    marketplace: (inner: Marketplace) => {
+      let attempt = 0;
+      return {
+        deliver: (request) =>
+          inner.deliver({ ...request, idempotencyKey: `${request.idempotencyKey}#${++attempt}` }),
+      };
+    },
+  },
+  {
+    name: 'signal-per-task',
+    breaks: 7,
+    description:
+      'ingest issues a slot and publishes an attention for every accepted task (no coalescing, no limit)',
+    submit: async (deps, request, batch) => {
+      const response = batch ? await submitBatch(deps, request) : await submitTask(deps, request);
+      if (response.status !== 202) return response;
+      const body = response.body as { accepted?: string[]; storeId?: string };
+      const storeId = request.pathParameters['storeId'] as string;
+      const count = body.accepted ? body.accepted.length : 1;
+      for (let i = 0; i < count; i++)
+        await signalStore(deps, storeId, { limit: Number.MAX_SAFE_INTEGER, reason: 'ingest' });
+      return response;
+    },
+  },
+];
+
+export const VARIANTS: Variant[] = BROKEN;
+
+export const variantByName = (name: string): Variant | undefined =>
+  [...VARIANTS, AS_BUILT].find((v) => v.name === name);
