@@ -21,6 +21,7 @@ import { createWorkerHandler } from '../../../lambdas/app/worker-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
 import type { AttentionMessage, WorkMessage } from '../../../lambdas/core/messages.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
+import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
 import type { DeliveryOutcome, Marketplace } from '../../../lambdas/core/ports.js';
 import {
   ATTENTION_URL,
@@ -411,7 +412,7 @@ describe('createWorkerHandler: a slice', () => {
           originals: sqs.commandCalls(DeleteMessageBatchCommand)[0]?.args[0].input.Entries,
           hidden: sqs.commandCalls(ChangeMessageVisibilityBatchCommand).length,
         }).toEqual({
-          wake: { ':until': T0 + 30_000 },
+          wake: { ':until': T0 + 30_000 + WAKE_MARGIN_MS },
           copies: [{ Id: '0', MessageBody: JSON.stringify(work), DelaySeconds: 30 }],
           originals: [{ Id: '0', ReceiptHandle: 'rh-task' }],
           hidden: 0,

@@ -4,6 +4,7 @@ import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import { reconcile, type ReconcilerDeps } from '../../../lambdas/core/reconcile.js';
 import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
 
 const T0 = 1_800_000_000_000;
 const storeOf = (storeId: string, status: StoreStatus = 'active'): StoreRecord => ({
@@ -72,6 +73,8 @@ describe('reconcile', () => {
     const report = await reconcile(deps);
     expect(report.repairs.reclaim).toBe(1);
     expect((await dispatch.read('s1'))?.slots['a']).toEqual({ s: 'q', at: T0 + 41_000 });
+    // No one may mark the store idle before the dead lease's messages are surely visible again (race B).
+    expect((await dispatch.read('s1'))?.wakeAt).toBe(T0 + 41_000 + WAKE_MARGIN_MS);
     expect(published).toEqual([
       { message: expect.objectContaining({ slotId: 'a', reason: 'reclaim' }), delay: 4 },
     ]);
