@@ -164,9 +164,10 @@ export class DynamoDispatchState implements DispatchState {
   release(storeId: string, slotId: string, fence: number, tat?: number): Promise<Conditional> {
     return this.update(storeId, {
       update: `REMOVE slots.#id${tat === undefined ? '' : ' SET tat = :tat'}`,
-      condition: isMyLease,
+      // Never the last slot: that one leaves through markIdle, which checks enqSeq and wakeAt.
+      condition: `${isMyLease} AND size(slots) > :one`,
       names: { '#id': slotId },
-      values: { ':l': 'l', ':fence': fence, ...(tat === undefined ? {} : { ':tat': tat }) },
+      values: { ':l': 'l', ':fence': fence, ':one': 1, ...(tat === undefined ? {} : { ':tat': tat }) },
     });
   }
 

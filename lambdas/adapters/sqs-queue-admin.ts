@@ -203,16 +203,20 @@ export class SqsQueueAdmin implements QueueAdmin {
       const messages = out.Messages ?? [];
       if (messages.length === 0) return;
       const started = Date.now();
-      await this.sqs.send(
+      const sent = await this.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: store.queueUrl,
           Entries: messages.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })),
         }),
       );
+      // Only what reached the store queue leaves the DLQ; the rest is tried again when it reappears.
+      const failed = new Set((sent.Failed ?? []).map((f) => f.Id));
+      const moved = messages.map((m, i) => ({ m, id: String(i) })).filter(({ id }) => !failed.has(id));
+      if (moved.length === 0) continue;
       await this.sqs.send(
         new DeleteMessageBatchCommand({
           QueueUrl: store.deadLetterQueueUrl,
-          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+          Entries: moved.map(({ m, id }) => ({ Id: id, ReceiptHandle: m.ReceiptHandle ?? '' })),
         }),
       );
       const minMs = (1000 * messages.length) / Math.max(1, ratePerSecond);

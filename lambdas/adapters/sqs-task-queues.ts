@@ -115,8 +115,9 @@ export class SqsTaskQueues implements TaskQueues {
     queueUrl: string,
     entries: { receiptHandle: string; seconds: number }[],
   ): Promise<void> {
+    const failures: { id: string; message: string }[] = [];
     for (const batch of chunk(entries, SQS_BATCH_LIMIT)) {
-      await this.sqs.send(
+      const out = await this.sqs.send(
         new ChangeMessageVisibilityBatchCommand({
           QueueUrl: queueUrl,
           Entries: batch.map((e, i) => ({
@@ -126,7 +127,11 @@ export class SqsTaskQueues implements TaskQueues {
           })),
         }),
       );
+      for (const f of out.Failed ?? [])
+        failures.push({ id: f.Id ?? '', message: f.Message ?? f.Code ?? 'failed' });
     }
+    // Like a failed delete: the slice must know, because those messages stay hidden until the lease ends.
+    if (failures.length > 0) throw new BatchFailureError('ChangeMessageVisibilityBatch', failures);
   }
 
   async deadLetter(deadLetterQueueUrl: string, body: string, reason: DeadLetterReason): Promise<void> {

@@ -154,18 +154,22 @@ export const patchStore = async (deps: AdminDeps, request: HttpRequest): Promise
 
 /** Slack after the estimated move time before the store may be marked idle again. */
 const REDRIVE_SLACK_MS = 30_000;
+/** StartMessageMoveTask accepts at most 500 messages per second. */
+const REDRIVE_MAX_RATE = 500;
 
 export const redriveDeadLetters = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> => {
   const store = await existingStore(deps, storeIdOf(request));
   const policy = policyOf(store);
-  const { moving } = await deps.queues.redrive(store, policy.ratePerSecond);
+  const rate = Math.min(REDRIVE_MAX_RATE, Math.max(1, Math.floor(policy.ratePerSecond)));
+  const now = deps.clock.now();
+  // Mark the store busy first (a retried redrive that finds the DLQ already moving must still be signalled).
+  await deps.dispatch.markActive(store.storeId, now, now + REDRIVE_SLACK_MS);
+  const { moving } = await deps.queues.redrive(store, rate);
   if (moving > 0) {
     // The move is asynchronous: keep the store from being marked idle until it should be done.
-    const now = deps.clock.now();
-    const wakeAt = now + (moving / Math.max(1, Math.floor(policy.ratePerSecond))) * 1000 + REDRIVE_SLACK_MS;
-    await deps.dispatch.markActive(store.storeId, now, wakeAt);
-    if (isConsumable(store.status)) await signalStore(deps, store.storeId, { limit: 1, reason: 'redrive' });
+    await deps.dispatch.deferWake(store.storeId, now + (moving / rate) * 1000 + REDRIVE_SLACK_MS);
   }
+  if (isConsumable(store.status)) await signalStore(deps, store.storeId, { limit: 1, reason: 'redrive' });
   deps.telemetry.info('dead letters redriven', { storeId: store.storeId, moving, caller: request.caller });
   return json(202, { storeId: store.storeId, moving });
 };

@@ -4,7 +4,7 @@ import type { StoreRegistry } from './ports.js';
 import { ENSURE_SLOT, publishAttention } from './signal.js';
 import { countSliceEnd, runSlice, type Lease, type SliceDeps, type SliceResult } from './slice.js';
 import { isConsumable, policyOf, type StoreRecord } from './store-model.js';
-import { CLOCK_SKEW_MS, leaseTtlMs } from './timing.js';
+import { CLOCK_SKEW_MS, leaseTtlMs, VISIBILITY_MARGIN_SECONDS, WAKE_MARGIN_MS } from './timing.js';
 import type { Policy } from './plans.js';
 
 export interface WorkerDeps extends SliceDeps {
@@ -89,6 +89,14 @@ const finishSlice = async (
 ) => {
   countSliceEnd(deps, slice);
   if (slice.resumeAt === undefined) return; // empty (idle or shared) or lease lost
+  if (slice.end === 'error') {
+    // Messages in hand may stay hidden until the lease ends (+ visibility margin): forbid "idle" until
+    // they are surely visible again, or the next slice could find the queue empty and strand them.
+    await deps.dispatch.deferWake(
+      store.storeId,
+      lease.expiresAt + VISIBILITY_MARGIN_SECONDS * 1000 + WAKE_MARGIN_MS,
+    );
+  }
   const requeued = await deps.dispatch.requeue(store.storeId, lease.slotId, lease.fence, {
     dueAt: slice.resumeAt,
     max: policy.maxConcurrentConsumers,
@@ -173,6 +181,8 @@ export const handleAttention = async (
   if (slotId === ENSURE_SLOT) {
     slotId = deps.ids.next();
     const now = deps.clock.now();
+    // Ingest could not record its enqueue: record it now, so a lease about to mark the store idle fails to.
+    await deps.dispatch.recordEnqueued(store.storeId, 1, now);
     const issued = await deps.dispatch.issueSlot(store.storeId, slotId, now, 1, now);
     if (!issued.ok) return discard(deps, 'coalesced');
   }

@@ -113,6 +113,8 @@ export const deliverTask = async (
   message: ReceivedMessage,
   /** Waits for the store's rate to allow the call; false when no call may start before the slice deadline. */
   pace: () => Promise<boolean> = async () => true,
+  /** The latest the call may start (the slice deadline): the claim must outlast any wait for the rate. */
+  callDeadline?: number,
 ): Promise<TaskResult> => {
   const work = parseWork(message.body);
   if (!work || work.storeId !== store.storeId) {
@@ -123,7 +125,7 @@ export const deliverTask = async (
   const claim = await deps.deliveries.claim(store.storeId, work.eventId, {
     holder,
     now,
-    until: now + deps.settings.marketplaceTimeoutMs + CLAIM_MARGIN_MS,
+    until: Math.max(now, callDeadline ?? now) + deps.settings.marketplaceTimeoutMs + CLAIM_MARGIN_MS,
   });
   if (!claim.ok) {
     const current = claim.record;

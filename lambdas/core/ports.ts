@@ -40,7 +40,10 @@ export interface DispatchState {
     fence: number,
     opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number },
   ): Promise<Conditional>;
-  /** Remove this lease's slot; `tat` (single-consumer stores) carries its rate pacing to the next slot. */
+  /**
+   * Remove this lease's slot, unless it is the store's last (that one goes through markIdle); `tat`
+   * (single-consumer stores) carries its rate pacing to the next slot.
+   */
   release(storeId: string, slotId: string, fence: number, tat?: number): Promise<Conditional>;
   /** Remove the last slot and the active mark, only if enqSeq is still `seenSeq` and no wake is pending. */
   markIdle(

@@ -53,11 +53,12 @@ const repairStore = async (deps: ReconcilerDeps, storeId: string, report: Reconc
     if (slot.s === 'l' && slot.at + CLOCK_SKEW_MS < now) {
       // Its worker died or overran. Its messages reappear VISIBILITY_MARGIN after the lease: look after that.
       const dueAt = slot.at + (VISIBILITY_MARGIN_SECONDS + 1) * 1000;
+      // The dead lease's messages reappear up to a clock skew later than its own clock said: no one may
+      // mark the store idle before they are surely visible again (race B, found by the simulation).
+      // Written first, so a failure here cannot leave a reclaimed slot without its guard.
+      await deps.dispatch.deferWake(storeId, dueAt + WAKE_MARGIN_MS);
       const reclaimed = await deps.dispatch.reclaim(storeId, slotId, slot.f, dueAt);
       if (reclaimed.ok) {
-        // The dead lease's messages reappear up to a clock skew later than its own clock said: no one may
-        // mark the store idle before they are surely visible again (race B, found by the simulation).
-        await deps.dispatch.deferWake(storeId, dueAt + WAKE_MARGIN_MS);
         await publishAttention(deps, storeId, slotId, 'reclaim', dueAt - now);
         note('reclaim');
       }

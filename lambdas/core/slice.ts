@@ -55,6 +55,8 @@ export interface SliceResult {
 }
 
 const SQS_MAX_BATCH = 10;
+/** A store whose only pending work is hidden for a retry is looked at again at least this often. */
+const DEFERRED_LOOK_MS = 20_000;
 const ERROR_RETRY_MS = 5_000;
 
 type IdleAttempt =
@@ -76,21 +78,28 @@ const tryIdle = async (
   seenSeq: number,
   tat: number | undefined,
 ): Promise<IdleAttempt> => {
-  const now = deps.clock.now();
-  const result = await deps.dispatch.markIdle(storeId, lease.slotId, lease.fence, {
-    seenSeq,
-    now,
-    ...(tat === undefined ? {} : { tat }),
-  });
-  if (result.ok) return { kind: 'idle' };
-  const current = result.current;
-  const slot = current?.slots[lease.slotId];
-  if (!current || !slot || slot.s !== 'l' || slot.f !== lease.fence) return { kind: 'lost' };
-  if (current.enqSeq !== seenSeq) return { kind: 'new_work', enqSeq: current.enqSeq };
-  if (current.wakeAt !== undefined && current.wakeAt > now)
-    return { kind: 'deferred', wakeAt: current.wakeAt };
-  const released = await deps.dispatch.release(storeId, lease.slotId, lease.fence, tat);
-  return released.ok ? { kind: 'shared' } : { kind: 'lost' };
+  // Two tries: a release refused because the other slots left meanwhile makes this the last slot.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const now = deps.clock.now();
+    const result = await deps.dispatch.markIdle(storeId, lease.slotId, lease.fence, {
+      seenSeq,
+      now,
+      ...(tat === undefined ? {} : { tat }),
+    });
+    if (result.ok) return { kind: 'idle' };
+    const current = result.current;
+    const slot = current?.slots[lease.slotId];
+    if (!current || !slot || slot.s !== 'l' || slot.f !== lease.fence) return { kind: 'lost' };
+    if (current.enqSeq !== seenSeq) return { kind: 'new_work', enqSeq: current.enqSeq };
+    if (current.wakeAt !== undefined && current.wakeAt > now)
+      return { kind: 'deferred', wakeAt: current.wakeAt };
+    // Other slots remain: leave this one; they go idle when their own queue looks empty.
+    const released = await deps.dispatch.release(storeId, lease.slotId, lease.fence, tat);
+    if (released.ok) return { kind: 'shared' };
+    const after = released.current?.slots[lease.slotId];
+    if (!after || after.s !== 'l' || after.f !== lease.fence) return { kind: 'lost' };
+  }
+  return { kind: 'lost' };
 };
 
 /**
@@ -182,7 +191,8 @@ export const runSlice = async (
         case 'lost':
           return result('lease_lost');
         case 'deferred':
-          return result('deferred', { resumeAt: idle.wakeAt });
+          // Look again well before a long backoff ends: new tasks must not wait behind a retried one.
+          return result('deferred', { resumeAt: Math.min(idle.wakeAt, deps.clock.now() + DEFERRED_LOOK_MS) });
         case 'new_work':
           seenSeq = idle.enqSeq;
           continue;
@@ -222,7 +232,7 @@ export const runSlice = async (
           await handBack(i);
           return result('max_time', { resumeAt: deps.clock.now() });
         }
-        outcome = await deliverTask(deps, store, policy, message, pace);
+        outcome = await deliverTask(deps, store, policy, message, pace, deadline);
       } catch (error) {
         // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
         deps.telemetry.error('task handling failed', { storeId: store.storeId, error: String(error) });

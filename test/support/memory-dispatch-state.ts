@@ -122,7 +122,7 @@ export class MemoryDispatchState implements DispatchState {
   async release(storeId: string, slotId: string, fence: number, tat?: number): Promise<Conditional> {
     return this.write(
       storeId,
-      (item) => MemoryDispatchState.lease(item, slotId, fence),
+      (item) => MemoryDispatchState.lease(item, slotId, fence) && Object.keys(item?.slots ?? {}).length > 1,
       (item) => {
         delete item.slots[slotId];
         if (tat !== undefined) item.tat = tat;

@@ -144,13 +144,13 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
-      'release removes my lease only while I still hold it (fence)',
+      'release removes my lease only while I still hold it (fence), and never the last slot',
       (s) => s.release(STORE, 'slot-a', 4),
       update({
         UpdateExpression: 'REMOVE slots.#id',
-        ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence',
+        ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence AND size(slots) > :one',
         ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
-        ExpressionAttributeValues: { ':l': 'l', ':fence': 4 },
+        ExpressionAttributeValues: { ':l': 'l', ':fence': 4, ':one': 1 },
       }),
     ],
     [

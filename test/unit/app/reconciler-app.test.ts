@@ -1,3 +1,4 @@
+import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   DynamoDBDocumentClient,
@@ -92,7 +93,10 @@ describe('createReconcilerHandler', () => {
     dispatchItem({ a: { s: 'l', at: T0 - 3_000, f: 3 } });
     const { handler } = setup();
     await handler();
-    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+    const [wake, reclaim] = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    // First the guard (race B): no one marks the store idle before the dead lease's messages are surely back.
+    expect(wake?.ExpressionAttributeValues).toEqual({ ':until': T0 + 3_000 + WAKE_MARGIN_MS });
+    expect(reclaim).toMatchObject({
       UpdateExpression: 'SET slots.#id = :slot',
       ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence',
       ExpressionAttributeNames: { '#id': 'a', '#s': 's', '#f': 'f' },

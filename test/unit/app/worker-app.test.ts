@@ -301,13 +301,15 @@ describe('createWorkerHandler: a slice', () => {
     expect(telemetry.total(MetricNames.slicesEnded, { reason: 'empty' })).toBe(1);
   });
 
-  it('issues a slot itself for an ensure-slot nudge', async () => {
+  it('records the enqueue ingest could not, then issues a slot itself, for an ensure-slot nudge', async () => {
     const { handler } = setup();
     await handler(attentionEvent({ slotId: '*', reason: 'repair' }));
     expect({
-      writes: writes().slice(0, 2),
+      bump: ddb.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression?.includes('ADD enqSeq :n'),
+      writes: writes().slice(1, 3),
       names: writeInput('issueSlot')?.ExpressionAttributeNames,
     }).toEqual({
+      bump: true,
       writes: ['issueSlot', 'acquire'],
       names: { '#id': 'slot-new' },
     });

@@ -5,6 +5,7 @@ import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
 import { ENSURE_SLOT } from '../../../lambdas/core/signal.js';
+import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 
@@ -138,6 +139,17 @@ describe('handleAttention', () => {
     expect(published.map((p) => p.message)).toEqual([
       expect.objectContaining({ slotId: 'a', reason: 'requeue' }),
     ]);
+  });
+
+  it('after an operational error, keeps the store from going idle until the messages in hand are surely back', async () => {
+    await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+    (deps.tasks.receive as ReturnType<typeof vi.fn>).mockRejectedValueOnce(new Error('SQS timed out'));
+    const outcome = await handleAttention(deps, attention('a'));
+    expect(outcome).toMatchObject({ kind: 'sliced', slice: { end: 'error' } });
+    const item = await dispatch.read('s1');
+    // Lease TTL (20 s slice + 5 s call + 10 s margin) + 5 s visibility margin + the wake margin.
+    expect(item?.wakeAt).toBe(T0 + 35_000 + 5_000 + WAKE_MARGIN_MS);
+    expect(item?.slots['a']).toMatchObject({ s: 'q' });
   });
 
   it('issues its own slot for a nudge, unless the store already has one', async () => {

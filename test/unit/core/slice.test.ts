@@ -238,10 +238,31 @@ describe('runSlice', () => {
     expect(result.end).toBe('lease_lost');
   });
 
-  it('requeues at wakeAt instead of going idle while a deferred task is hidden', async () => {
+  it('requeues instead of going idle while a deferred task is hidden, looking again within 20 s', async () => {
     world.dispatch.markIdle.mockResolvedValueOnce({ ok: false, current: item({ wakeAt: T0 + 60_000 }) });
     const result = await runSlice(world.deps, store, policy(), lease());
-    expect(result).toMatchObject({ end: 'deferred', resumeAt: T0 + 60_000 });
+    // Not at wakeAt itself: new tasks must not wait behind a long backoff.
+    expect(result).toMatchObject({ end: 'deferred', resumeAt: T0 + 20_000 });
+  });
+
+  it('requeues at wakeAt when the hidden task is due back sooner than that', async () => {
+    world.dispatch.markIdle.mockResolvedValueOnce({ ok: false, current: item({ wakeAt: T0 + 8_000 }) });
+    const result = await runSlice(world.deps, store, policy(), lease());
+    expect(result).toMatchObject({ end: 'deferred', resumeAt: T0 + 8_000 });
+  });
+
+  it('goes idle after a refused release when it turned out to be the last slot', async () => {
+    const two = item({ slots: { a: { s: 'l', at: T0 + 35_000, f: 1 }, b: { s: 'q', at: T0 } } });
+    world.dispatch.markIdle
+      .mockResolvedValueOnce({ ok: false, current: two })
+      .mockResolvedValueOnce({ ok: true, item: item({ slots: {} }) });
+    world.dispatch.release.mockResolvedValueOnce({ ok: false, current: item() });
+    const result = await runSlice(world.deps, store, policy(), lease());
+    expect({ end: result.end, idle: result.idle, tries: world.dispatch.markIdle.mock.calls.length }).toEqual({
+      end: 'empty',
+      idle: true,
+      tries: 2,
+    });
   });
 
   it('stops on a 429, raising wakeAt before re-sending the in-hand messages delayed by Retry-After', async () => {
