@@ -134,6 +134,8 @@ const attentionDesign = (
       const shareMs = (1000 / policy.ratePerSecond) * policy.maxConcurrentConsumers;
       let fanned = (slots[s] as number) >= policy.maxConcurrentConsumers;
       let handled = 0;
+      /** As slice.ts: tasks that arrived during the empty check are delivered, then the slice yields. */
+      let trickled = false;
 
       const requeue = (): void => {
         // requeue write + attention publish, then the store goes to the back of the attention queue.
@@ -168,7 +170,7 @@ const attentionDesign = (
         const next = (): void => {
           if (i === batch.length) {
             req.add('sqs', 'data'); // DeleteMessageBatch
-            eng.after(AWS, loop);
+            eng.after(AWS, trickled ? requeue : loop);
             return;
           }
           if (world.nextStart(s) >= deadline) {
@@ -198,6 +200,7 @@ const attentionDesign = (
         const wake = (): void => {
           if (done) return;
           done = true;
+          trickled = true;
           eng.after(AWS, loop);
         };
         const list = waiters[s] ?? (waiters[s] = []);
