@@ -215,14 +215,6 @@ export class DynamoDispatchState implements DispatchState {
     return Number(out.Attributes?.['tat'] ?? intervalMs);
   }
 
-  reserveCall(storeId: string, expectTat: number | undefined, newTat: number): Promise<Conditional> {
-    return this.update(storeId, {
-      update: 'SET tat = :new',
-      condition: expectTat === undefined ? 'attribute_not_exists(tat)' : 'tat = :expect',
-      values: { ':new': newTat, ...(expectTat === undefined ? {} : { ':expect': expectTat }) },
-    });
-  }
-
   dropQueued(storeId: string, slotId: string, ifOver?: number): Promise<Conditional> {
     return this.update(storeId, {
       update: 'REMOVE slots.#id',

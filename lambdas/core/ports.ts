@@ -52,11 +52,6 @@ export interface DispatchState {
     fence: number,
     opts: { seenSeq: number; now: number; tat?: number },
   ): Promise<Conditional>;
-  /**
-   * Rate limiting across a store's consumers (GCRA): move the store's theoretical arrival time from
-   * `expectTat` (undefined: none yet) to `newTat`, if nobody moved it first.
-   */
-  reserveCall(storeId: string, expectTat: number | undefined, newTat: number): Promise<Conditional>;
   /** Rate limiting: atomically push the store's theoretical arrival time on by `intervalMs`; returns the new value. */
   advanceTat(storeId: string, intervalMs: number): Promise<number>;
   /** Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs`; false if it does not lag. */

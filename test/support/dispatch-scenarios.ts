@@ -173,17 +173,18 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     true,
   ],
   [
-    'reserveCall moves the rate schedule only from the value the caller saw; idle and release carry it',
+    'the rate schedule restarts only when it lags the clock, advances atomically, and idle carries the pace',
     async (d, id) => {
       await d.recordEnqueued(id, 1, T);
-      const first = okOf(await d.reserveCall(id, undefined, T + 200));
-      const stale = okOf(await d.reserveCall(id, undefined, T + 400));
-      const next = okOf(await d.reserveCall(id, T + 200, T + 400));
+      const restarted = await d.restartTat(id, T, 200);
+      const ahead = await d.restartTat(id, T + 100, 200);
+      const advanced = await d.advanceTat(id, 200);
+      const lagging = await d.restartTat(id, T + 1_000, 200);
       await d.issueSlot(id, 'a', T, 1, T);
       await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
-      await d.markIdle(id, 'a', 1, { seenSeq: 1, now: T, tat: T + 900 });
-      return { first, stale, next, tat: (await d.read(id))?.tat };
+      await d.markIdle(id, 'a', 1, { seenSeq: 1, now: T, tat: T + 9_000 });
+      return { restarted, ahead, advanced, lagging, tat: (await d.read(id))?.tat };
     },
-    { first: true, stale: false, next: true, tat: T + 900 },
+    { restarted: true, ahead: false, advanced: T + 400, lagging: true, tat: T + 9_000 },
   ],
 ];

@@ -172,15 +172,7 @@ export class MemoryDispatchState implements DispatchState {
     );
     return (result as { item: DispatchItem }).item.tat as number;
   }
-  async reserveCall(storeId: string, expectTat: number | undefined, newTat: number): Promise<Conditional> {
-    return this.write(
-      storeId,
-      (item) => item !== undefined && item.tat === expectTat,
-      (item) => {
-        item.tat = newTat;
-      },
-    );
-  }
+
   async dropQueued(storeId: string, slotId: string, ifOver?: number): Promise<Conditional> {
     return this.write(
       storeId,

@@ -127,15 +127,9 @@ const setup = (
       w.tat = (w.tat ?? 0) + interval;
       return w.tat;
     }),
-    reserveCall: vi.fn(async (_id: string, expect: number | undefined, next: number) => {
-      if (expect !== w.tat)
-        return { ok: false, current: item({ ...(w.tat === undefined ? {} : { tat: w.tat }) }) };
-      w.tat = next;
-      return ok(item({ tat: next }));
-    }),
   } as unknown as DispatchState &
     Record<
-      'markIdle' | 'release' | 'deferWake' | 'issueSlot' | 'reserveCall' | 'advanceTat' | 'restartTat',
+      'markIdle' | 'release' | 'deferWake' | 'issueSlot' | 'advanceTat' | 'restartTat',
       ReturnType<typeof vi.fn>
     >;
   const deps: SliceDeps = {
@@ -345,7 +339,9 @@ describe('runSlice', () => {
       lease({ nextCallAt: T0 + 100 }),
     );
     expect(starts).toEqual([100, 600, 1100]);
-    expect(world.dispatch.reserveCall).not.toHaveBeenCalled();
+    // No shared schedule for a single consumer: no DynamoDB write per call.
+    expect(world.dispatch.advanceTat).not.toHaveBeenCalled();
+    expect(world.dispatch.restartTat).not.toHaveBeenCalled();
     expect(world.dispatch.markIdle).toHaveBeenCalledWith(
       's1',
       'a',
