@@ -4,27 +4,19 @@ import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { DynamoTokenStore } from '../adapters/dynamo-token-store.js';
 import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
 import { EnvNames } from '../config/env-names.js';
-import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { getStore, patchStore, putStore, redriveDeadLetters } from '../core/admin.js';
 import { listBacklog, purgeStoreQueue, storeMeasures, type OperationsDeps } from '../core/operations.js';
 import { createToken, listTokens, revokeToken, rotateToken } from '../core/tenant-tokens.js';
-import {
-  clientsFor,
-  signalDepsFor,
-  telemetryFor,
-  type FlushableTelemetry,
-  type RuntimeOverrides,
-} from './runtime.js';
+import { composeSignalling, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
 
 export const composeAdmin = (
   config: FunctionConfig<'admin'>,
   overrides: RuntimeOverrides = {},
 ): OperationsDeps & { telemetry: FlushableTelemetry } => {
-  const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor(FUNCTIONS.admin.serviceName, overrides);
+  const { clients, signal } = composeSignalling('admin', config, overrides);
   return {
-    ...signalDepsFor(config, clients, telemetry, overrides),
+    ...signal,
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
     queues: new SqsQueueAdmin(
       clients.sqs,

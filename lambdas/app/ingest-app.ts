@@ -3,26 +3,17 @@ import { DynamoDeliveryLog } from '../adapters/dynamo-delivery-log.js';
 import { CachedStoreRegistry, DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { SqsTaskQueues } from '../adapters/sqs-task-queues.js';
 import { EnvNames } from '../config/env-names.js';
-import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { submitBatch, submitTask, taskStatus, type IngestDeps } from '../core/ingest.js';
-import {
-  clientsFor,
-  signalDepsFor,
-  telemetryFor,
-  type FlushableTelemetry,
-  type RuntimeOverrides,
-} from './runtime.js';
+import { composeSignalling, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
 
 export const composeIngest = (
   config: FunctionConfig<'ingest'>,
   overrides: RuntimeOverrides = {},
 ): IngestDeps & { telemetry: FlushableTelemetry } => {
-  const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor(FUNCTIONS.ingest.serviceName, overrides);
+  const { clients, signal } = composeSignalling('ingest', config, overrides);
   const registry = new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]);
   const cacheSeconds = config[EnvNames.storeCacheSeconds];
-  const signal = signalDepsFor(config, clients, telemetry, overrides);
   return {
     ...signal,
     stores:

@@ -1,25 +1,17 @@
 import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
 import { EnvNames } from '../config/env-names.js';
-import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { reconcile, type ReconcileReport, type ReconcilerDeps } from '../core/reconcile.js';
-import {
-  clientsFor,
-  signalDepsFor,
-  telemetryFor,
-  type FlushableTelemetry,
-  type RuntimeOverrides,
-} from './runtime.js';
+import { composeSignalling, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
 
 export const composeReconciler = (
   config: FunctionConfig<'reconciler'>,
   overrides: RuntimeOverrides = {},
 ): ReconcilerDeps & { telemetry: FlushableTelemetry } => {
-  const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor(FUNCTIONS.reconciler.serviceName, overrides);
+  const { clients, signal } = composeSignalling('reconciler', config, overrides);
   return {
-    ...signalDepsFor(config, clients, telemetry, overrides),
+    ...signal,
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
     // The reconciler only reads queue counts; the prefix is unused by counts().
     queues: new SqsQueueAdmin(clients.sqs, 'unused'),

@@ -4,6 +4,7 @@ import { SqsAttentionPublisher } from '../adapters/sqs-attention-publisher.js';
 import { PowertoolsTelemetry } from '../adapters/powertools-telemetry.js';
 import { randomIds, systemClock } from '../adapters/system.js';
 import { EnvNames } from '../config/env-names.js';
+import { FUNCTIONS } from '../config/topology.js';
 import type { Clock, IdGenerator, Marketplace, Telemetry } from '../core/ports.js';
 import type { SignalDeps } from '../core/signal.js';
 import type { RedriveMode } from '../adapters/sqs-queue-admin.js';
@@ -50,3 +51,17 @@ export const signalDepsFor = (
   ids: overrides.ids ?? randomIds,
   telemetry,
 });
+
+/**
+ * What every function that signals stores composes the same way: its clients, its telemetry (named by
+ * the topology, as the stack names it) and the signalling ports built on them.
+ */
+export const composeSignalling = (
+  fn: 'ingest' | 'admin' | 'worker' | 'reconciler',
+  config: CommonConfig & { [EnvNames.dispatchTable]: string; [EnvNames.attentionQueueUrl]: string },
+  overrides: RuntimeOverrides,
+): { clients: AwsClients; signal: SignalDeps & { telemetry: FlushableTelemetry } } => {
+  const clients = clientsFor(config, overrides);
+  const telemetry = telemetryFor(FUNCTIONS[fn].serviceName, overrides);
+  return { clients, signal: signalDepsFor(config, clients, telemetry, overrides) };
+};

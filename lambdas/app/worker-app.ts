@@ -5,26 +5,18 @@ import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { HttpMarketplace } from '../adapters/http-marketplace.js';
 import { SqsTaskQueues } from '../adapters/sqs-task-queues.js';
 import { EnvNames } from '../config/env-names.js';
-import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { handleAttention, type WorkerDeps } from '../core/attention.js';
 import { AttentionMessageSchema } from '../core/messages.js';
-import {
-  clientsFor,
-  signalDepsFor,
-  telemetryFor,
-  type FlushableTelemetry,
-  type RuntimeOverrides,
-} from './runtime.js';
+import { composeSignalling, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
 
 export const composeWorker = (
   config: FunctionConfig<'worker'>,
   overrides: RuntimeOverrides = {},
 ): WorkerDeps & { telemetry: FlushableTelemetry } => {
-  const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor(FUNCTIONS.worker.serviceName, overrides);
+  const { clients, signal } = composeSignalling('worker', config, overrides);
   return {
-    ...signalDepsFor(config, clients, telemetry, overrides),
+    ...signal,
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
     tasks: new SqsTaskQueues(clients.sqs),
     deliveries: new DynamoDeliveryLog(clients.doc, config[EnvNames.deliveriesTable]),
