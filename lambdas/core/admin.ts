@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from './errors.js';
-import { json, parseJsonBody, validate, type HttpRequest, type HttpResponse } from './http.js';
+import { json, parseJsonBody, storeIdOf, validate, type HttpRequest, type HttpResponse } from './http.js';
 import { liveLeases } from './dispatch-model.js';
-import { STORE_ID_PATTERN } from './names.js';
 import { MAX_RECEIVE_COUNT, OverridesSchema, PLAN_NAMES } from './plans.js';
 import type { QueueAdmin, StoreRegistry, TokenStore } from './ports.js';
 import { signalStore, type SignalDeps } from './signal.js';
@@ -15,7 +14,6 @@ export interface AdminDeps extends SignalDeps {
 }
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
-const StoreIdParam = z.string().regex(STORE_ID_PATTERN, 'must be 1–48 characters of [A-Za-z0-9_-]');
 const TenantId = z.string().regex(ID, 'must be 1–64 characters of [A-Za-z0-9_-]');
 
 const PutStoreBody = z.strictObject({
@@ -36,10 +34,7 @@ const PatchStoreBody = z
     message: 'give at least one of status, plan, overrides',
   });
 
-const storeIdOf = (request: HttpRequest): string =>
-  validate(StoreIdParam, request.pathParameters['storeId'], ['storeId']);
-
-const existingStore = async (deps: AdminDeps, storeId: string): Promise<StoreRecord> => {
+export const existingStore = async (deps: AdminDeps, storeId: string): Promise<StoreRecord> => {
   const store = await deps.stores.get(storeId);
   if (!store) throw new NotFoundError('store_not_found', `store ${storeId} does not exist`);
   return store;

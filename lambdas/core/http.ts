@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError, PayloadTooLargeError, ValidationError } from './errors.js';
+import { STORE_ID_PATTERN } from './names.js';
 
 /** What a use case sees of an HTTP request, whether it came from API Gateway or from local mode. */
 export interface HttpRequest {
@@ -112,3 +113,9 @@ export const validate = <T>(schema: z.ZodType<T>, value: unknown, pathPrefix: Pr
   const first = issues[0] ?? { field: 'body', message: 'invalid' };
   throw new ValidationError(`${first.field}: ${first.message}`, { issues });
 };
+
+const StoreIdParam = z.string().regex(STORE_ID_PATTERN, 'must be 1–48 characters of [A-Za-z0-9_-]');
+
+/** The `{storeId}` path parameter, validated (store ids become queue names). */
+export const storeIdOf = (request: Pick<HttpRequest, 'pathParameters'>): string =>
+  validate(StoreIdParam, request.pathParameters['storeId'], ['storeId']);

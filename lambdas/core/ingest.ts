@@ -11,12 +11,13 @@ import {
   MAX_BATCH_BODY_BYTES,
   MAX_TASK_BODY_BYTES,
   parseJsonBody,
+  storeIdOf,
   validate,
   type HttpRequest,
   type HttpResponse,
 } from './http.js';
 import type { WorkMessage } from './messages.js';
-import { MetricNames, STORE_ID_PATTERN } from './names.js';
+import { MetricNames } from './names.js';
 import type { DeliveryLog, StoreRegistry, TaskQueues } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { acceptsTasks, isConsumable, type StoreRecord } from './store-model.js';
@@ -28,7 +29,6 @@ export interface IngestDeps extends SignalDeps {
   deliveries: DeliveryLog;
 }
 
-const StoreIdParam = z.string().regex(STORE_ID_PATTERN, 'must be 1–48 characters of [A-Za-z0-9_-]');
 const EventIdParam = z.string().regex(EVENT_ID_PATTERN, 'must be 1–128 characters of [A-Za-z0-9._:-]');
 
 const wrapDependency = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
@@ -41,7 +41,7 @@ const wrapDependency = async <T>(what: string, fn: () => Promise<T>): Promise<T>
 
 /** The store, if the calling tenant owns it and it accepts tasks. */
 const storeForTenant = async (deps: IngestDeps, request: HttpRequest): Promise<StoreRecord> => {
-  const storeId = validate(StoreIdParam, request.pathParameters['storeId'], ['storeId']);
+  const storeId = storeIdOf(request);
   const store = await wrapDependency('the store registry', () => deps.stores.get(storeId));
   // One answer for "unknown" and "another tenant's": a 404 would tell integrators which store ids exist.
   if (!store || store.tenantId !== request.tenantId) throw new ForbiddenError();

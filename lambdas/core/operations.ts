@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { storeView, type AdminDeps } from './admin.js';
-import { ConflictError, NotFoundError, ValidationError } from './errors.js';
-import { json, parseJsonBody, validate, type HttpRequest, type HttpResponse } from './http.js';
-import { ACTIVE_SHARDS, MetricNames, STORE_ID_PATTERN } from './names.js';
+import { existingStore, storeView, type AdminDeps } from './admin.js';
+import { ConflictError, ValidationError } from './errors.js';
+import { json, parseJsonBody, storeIdOf, validate, type HttpRequest, type HttpResponse } from './http.js';
+import { ACTIVE_SHARDS, MetricNames } from './names.js';
 import type { ActiveEntry, ActiveStoreIndex } from './ports.js';
-import type { StoreRecord } from './store-model.js';
 
 /** Operator use cases (issue #4): the backlog listing, the controlled discard, per-store measures. */
 export interface OperationsDeps extends AdminDeps {
@@ -12,17 +11,6 @@ export interface OperationsDeps extends AdminDeps {
 }
 
 export const BACKLOG_PAGE = { default: 20, max: 50 } as const;
-
-const StoreIdParam = z.string().regex(STORE_ID_PATTERN, 'must be 1–48 characters of [A-Za-z0-9_-]');
-
-const storeIdOf = (request: HttpRequest): string =>
-  validate(StoreIdParam, request.pathParameters['storeId'], ['storeId']);
-
-const existingStore = async (deps: AdminDeps, storeId: string): Promise<StoreRecord> => {
-  const store = await deps.stores.get(storeId);
-  if (!store) throw new NotFoundError('store_not_found', `store ${storeId} does not exist`);
-  return store;
-};
 
 /** Where the next page starts: after this (activeSince, storeId), the listing's total order. */
 const CursorSchema = z.object({ s: z.number(), id: z.string() });
