@@ -8,6 +8,7 @@ import { AttentionQueue } from './constructs/attention-queue.js';
 import { AttentionWorkers } from './constructs/attention-workers.js';
 import { DataTables } from './constructs/data-tables.js';
 import { HttpApi, type ApiThrottling } from './constructs/http-api.js';
+import type { TenantThrottling } from './constructs/tenant-usage-plan.js';
 import { Monitoring, type AlarmThresholds } from './constructs/monitoring.js';
 import { Reconciler } from './constructs/reconciler.js';
 import type { ServiceWiring } from './constructs/service-wiring.js';
@@ -44,6 +45,11 @@ export interface AttentionQueueStackProps extends StackProps {
    * @default DEFAULT_API_THROTTLING (1000 rps, 2000 burst)
    */
   readonly apiThrottling?: ApiThrottling;
+  /**
+   * Per-tenant throttling of the integrator routes (the usage plan's per-key rate and burst).
+   * @default INTEGRATOR_API's tenantRatePerSecond (50) and tenantBurst (100)
+   */
+  readonly apiTenantThrottling?: TenantThrottling;
   /**
    * X-Ray tracing of the API stage.
    * @default false
@@ -121,6 +127,7 @@ export class AttentionQueueStack extends Stack {
     this.httpApi = new HttpApi(this, 'Http', {
       ...wiring,
       throttling: props.apiThrottling,
+      tenantThrottling: props.apiTenantThrottling,
       tracingEnabled: props.apiTracingEnabled,
       cloudWatchRole: props.apiCloudWatchRole,
     });
@@ -135,6 +142,7 @@ export class AttentionQueueStack extends Stack {
         worker: this.workers.function,
         reconciler: this.reconciler.function,
       },
+      workerLogGroup: this.workers.logGroup,
       api: this.httpApi.api,
       alarmEmail: props.alarmEmail,
       alarmThresholds: props.alarmThresholds,

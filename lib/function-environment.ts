@@ -22,6 +22,13 @@ export const NEVER_DEPLOYED: readonly EnvName[] = [
   EnvNames.region,
 ];
 
+/**
+ * Set on AWS only, by the construct that owns what they point at (not the stack-wide environment); local
+ * mode leaves them unset on purpose and the runtime then uses its in-process stand-in. The synth check
+ * below still requires them on a deployed function.
+ */
+export const DEPLOYED_ONLY: readonly EnvName[] = [EnvNames.usagePlanStage];
+
 /** Settings with a runtime default: leaving them out is fine. Every other listed name must be provided. */
 export const RUNTIME_DEFAULTED: readonly EnvName[] = [
   EnvNames.marketplaceTimeoutMs,

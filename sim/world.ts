@@ -21,7 +21,7 @@ import type {
   ReceivedMessage,
   StoreRegistry,
   TaskQueues,
-  Telemetry,
+  ScopedTelemetry,
 } from '../lambdas/core/ports.js';
 import { reconcile, type ReconcilerDeps } from '../lambdas/core/reconcile.js';
 import type { StoreRecord } from '../lambdas/core/store-model.js';
@@ -226,7 +226,7 @@ export interface SimResult {
   trace: string[];
 }
 
-class SimTelemetry implements Telemetry {
+class SimTelemetry implements ScopedTelemetry {
   constructor(
     private readonly sched: Scheduler,
     private readonly actor: Actor,
@@ -248,6 +248,11 @@ class SimTelemetry implements Telemetry {
   error(message: string, fields?: Record<string, unknown>): void {
     this.log('error', message, fields);
   }
+  /** The trace names the actor already; a scope's fields would only lengthen it. */
+  scoped(): SimTelemetry {
+    return this;
+  }
+  end(): void {}
 }
 
 /**

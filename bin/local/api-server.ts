@@ -7,7 +7,7 @@ import type {
   APIGatewayProxyResult,
   APIGatewayTokenAuthorizerEvent,
 } from 'aws-lambda';
-import { INTEGRATOR_API } from '../../lambdas/config/topology.js';
+import { INTEGRATOR_API, NO_USAGE_KEY_MESSAGE } from '../../lambdas/config/topology.js';
 import { errorBody } from '../../lambdas/core/http.js';
 import { matchRoute, type RouteFunction } from '../../lambdas/core/routes.js';
 
@@ -29,11 +29,15 @@ export interface ApiServerOptions {
   ) => { status: number; body: unknown; headers?: Record<string, string> } | undefined;
   /** How long an authorizer decision is reused, as API Gateway does (default INTEGRATOR_API's); 0 disables. */
   authorizerCacheSeconds?: number;
-  /** Per-tenant token bucket on integrator routes (default INTEGRATOR_API's); null disables. */
+  /**
+   * Token bucket per usage key (one per tenant) on integrator routes, as the stack's usage plan (default
+   * INTEGRATOR_API's rate and burst); null disables it. A missing usage key is refused either way.
+   */
   tenantThrottle?: { ratePerSecond: number; burst: number } | null;
 }
 
-type Decision = Pick<APIGatewayAuthorizerResult, 'principalId' | 'context'>;
+/** What API Gateway keeps of an Allow, usage key included (it is cached with the decision). */
+type Decision = Pick<APIGatewayAuthorizerResult, 'principalId' | 'context' | 'usageIdentifierKey'>;
 
 /**
  * API Gateway's authorizer cache: an Allow is reused per Authorization header value for the TTL, so a
@@ -66,7 +70,10 @@ export class AuthorizerCache {
   }
 }
 
-/** Per-tenant token buckets: the local equivalent of the deployed per-credential rate rule. */
+/**
+ * Token buckets keyed by the authorizer's usage key, as API Gateway's usage plan keys its per-key throttle:
+ * every token of a tenant carries the tenant's key, so a tenant has one bucket whatever its token count.
+ */
 export class TenantThrottle {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   constructor(
@@ -76,12 +83,12 @@ export class TenantThrottle {
   ) {}
 
   /** undefined when the request may pass, else the seconds to wait (for Retry-After). */
-  take(tenantId: string): number | undefined {
+  take(usageKey: string): number | undefined {
     const now = this.now();
-    const bucket = this.buckets.get(tenantId) ?? { tokens: this.burst, at: now };
+    const bucket = this.buckets.get(usageKey) ?? { tokens: this.burst, at: now };
     bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.ratePerSecond);
     bucket.at = now;
-    this.buckets.set(tenantId, bucket);
+    this.buckets.set(usageKey, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return undefined;
@@ -173,6 +180,7 @@ export const startApiServer = async (
         if (typeof value === 'string') headers[key] = value;
       const authorization = headers['authorization'];
       const authorizer: Record<string, string> = {};
+      let usageKey: string | undefined;
       const { route } = match;
       if (route.auth === 'tenant') {
         if (!authorization) return send(401, errorBody('unauthorized', 'missing credential'));
@@ -187,13 +195,16 @@ export const startApiServer = async (
             authorizerCache.set(authorization, decision);
           }
           Object.assign(authorizer, decision.context ?? {}, { principalId: decision.principalId });
+          usageKey = decision.usageIdentifierKey ?? undefined;
         } catch (error) {
           // As API Gateway: the authorizer's "Unauthorized" is a 401; any other failure is AUTHORIZER_FAILURE (503 here and in the stack).
           if ((error as Error).message === 'Unauthorized')
             return send(401, errorBody('unauthorized', 'missing or invalid credential'));
           return send(503, errorBody('dependency_unavailable', 'the credential could not be checked; retry'));
         }
-        const wait = throttle?.take(String(authorizer['tenantId']));
+        // Integrator routes require a usage key (apiKeyRequired): without one API Gateway answers 403.
+        if (!usageKey) return send(403, errorBody('forbidden', NO_USAGE_KEY_MESSAGE));
+        const wait = throttle?.take(usageKey);
         if (wait !== undefined) {
           return send(429, errorBody('throttled', 'too many requests for this tenant; retry later'), {
             'retry-after': String(wait),

@@ -88,6 +88,16 @@ for (const [id, title] of [['top-backlog', 'Top 20 stores by backlog'], ['top-ag
   s.querySelector('h2').textContent = title;
   charts.appendChild(s);
 }
+// The CloudWatch dashboard's Logs Insights table (PerStoreLogQueries.measures), from the scoped worker metrics.
+{
+  const s = document.createElement('section');
+  s.className = 'wide';
+  s.id = 'w-per-store';
+  s.innerHTML = '<h2></h2><table id="per-store"><thead><tr><th>store</th><th>republished</th><th>discarded</th>' +
+    '<th>lease blocks</th><th>rate-limited</th><th>max oldest task (ms)</th><th>max drain (ms)</th></tr></thead><tbody></tbody></table>';
+  s.querySelector('h2').textContent = 'Per-store measures (top 20 by republished attentions)';
+  charts.appendChild(s);
+}
 
 function pick(widget, m) {
   const lines = [];
@@ -150,18 +160,20 @@ function draw(canvas, lines) {
   });
 }
 
-function table(id, rows) {
+function table(id, rows, cells) {
   const body = document.querySelector('#' + id + ' tbody');
   body.innerHTML = '';
   for (const r of rows) {
     const tr = document.createElement('tr');
     tr.dataset.store = r.storeId;
-    for (const v of [r.storeId, r.tenantId, r.plan, r.status, r.backlog, r.inFlight, r.delayed, r.oldestAgeSeconds, r.busySeconds, r.activeConsumers, r.deadLetters]) {
-      const td = document.createElement('td'); td.textContent = String(v); tr.appendChild(td);
+    for (const v of cells(r)) {
+      const td = document.createElement('td'); td.textContent = v === null ? '–' : String(v); tr.appendChild(td);
     }
     body.appendChild(tr);
   }
 }
+const storeCells = (r) => [r.storeId, r.tenantId, r.plan, r.status, r.backlog, r.inFlight, r.delayed, r.oldestAgeSeconds, r.busySeconds, r.activeConsumers, r.deadLetters];
+const measureCells = (r) => [r.storeId, r.republished, r.discarded, r.leaseBlocks, r.rateLimited, r.oldestTaskMs, r.maxDrainMs];
 
 const fmt = (x) => x.toLocaleString('en-US');
 async function tick() {
@@ -184,7 +196,8 @@ async function tick() {
     document.getElementById('s-rate').textContent = rate.toFixed(1);
     document.getElementById('s-dead').textContent = fmt(m.counters['TasksDeadLettered'] || 0);
     document.getElementById('s-accepted').textContent = fmt(m.counters['TasksAccepted'] || 0);
-    if (st) { table('top-backlog', st.byBacklog); table('top-age', st.byAge); }
+    if (st) { table('top-backlog', st.byBacklog, storeCells); table('top-age', st.byAge, storeCells); }
+    table('per-store', m.perStore || [], measureCells);
     document.getElementById('updated').textContent = 'updated ' + new Date(m.at).toLocaleTimeString();
     document.getElementById('error').textContent = '';
     document.body.dataset.polls = String(Number(document.body.dataset.polls || 0) + 1);

@@ -1,6 +1,7 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { MetricObservation, RecordingTelemetry } from '../../lambdas/adapters/recording-telemetry.js';
 import { RecordingTelemetry as Keys } from '../../lambdas/adapters/recording-telemetry.js';
+import { MetricNames } from '../../lambdas/core/names.js';
 import { listBacklog, type OperationsDeps } from '../../lambdas/core/operations.js';
 import { DASHBOARD_HTML } from './dashboard-page.js';
 
@@ -32,6 +33,26 @@ export interface StoresSnapshot {
   attentionQueue: { visible: number; inFlight: number; delayed: number };
 }
 
+/**
+ * One store as the per-store measures table shows it (the local mirror of the CloudWatch dashboard's
+ * Logs Insights table, `PerStoreLogQueries.measures`): totals and maxima since the monitor started.
+ */
+export interface PerStoreRow {
+  storeId: string;
+  /** AttentionsPublished with reason `requeue`: the store's attention went back on the queue. */
+  republished: number;
+  /** Sum of AttentionsDiscarded (every reason). */
+  discarded: number;
+  /** Sum of LeaseBlocked. */
+  leaseBlocks: number;
+  /** Sum of MarketplaceThrottled (rate-limited marketplace calls). */
+  rateLimited: number;
+  /** Max OldestTaskAge (ms); null until one is observed (Logs Insights shows an empty cell). */
+  oldestTaskMs: number | null;
+  /** Max TimeToDrain (ms); null until one is observed. */
+  maxDrainMs: number | null;
+}
+
 export interface LatencySummary {
   count: number;
   p50: number;
@@ -49,10 +70,95 @@ export interface MetricsSnapshot {
   series: { t: number[]; counts: Record<string, number[]>; latency: Record<string, (number | null)[]> };
   latency: Record<string, LatencySummary>;
   stores: StoresSnapshot | null;
+  /** The top 20 stores by republished attentions (then by store id), from the scoped worker metrics. */
+  perStore: PerStoreRow[];
 }
 
 const TOP = 20;
 const LISTED = 50;
+/** Per-store measures keep at most this many stores (about 1 MB); the least recently seen goes first. */
+export const PER_STORE_MAX = 5000;
+
+/** A store's row before any of its measures arrived. */
+export const emptyPerStoreRow = (storeId: string): PerStoreRow => ({
+  storeId,
+  republished: 0,
+  discarded: 0,
+  leaseBlocks: 0,
+  rateLimited: 0,
+  oldestTaskMs: null,
+  maxDrainMs: null,
+});
+
+/**
+ * Per-store measures from metric observations that carry `properties.storeId` (the worker scopes every
+ * attention). Only the six measured metrics create or refresh a row: they are all worker metrics, as the
+ * CloudWatch table reads the worker's logs only, and a request's path (any store id, even an unknown one)
+ * cannot fill the map. Memory is bounded: past `maxStores` the store seen least recently is evicted (its
+ * totals are lost; if it comes back it starts again from zero).
+ */
+export class PerStoreMeasures {
+  /** Insertion order is recency: each observation moves its store to the end. */
+  private readonly rows = new Map<string, PerStoreRow>();
+
+  constructor(private readonly maxStores = PER_STORE_MAX) {
+    if (!Number.isInteger(maxStores) || maxStores < 1)
+      throw new Error('maxStores must be a positive integer');
+  }
+
+  get size(): number {
+    return this.rows.size;
+  }
+
+  observe(o: MetricObservation): void {
+    const storeId = o.properties?.['storeId'];
+    if (typeof storeId !== 'string' || storeId === '') return;
+    const apply = measureOf(o);
+    if (!apply) return;
+    const row = this.rows.get(storeId) ?? emptyPerStoreRow(storeId);
+    this.rows.delete(storeId);
+    apply(row, o.value);
+    this.rows.set(storeId, row);
+    if (this.rows.size > this.maxStores) {
+      const leastRecent = this.rows.keys().next();
+      if (!leastRecent.done) this.rows.delete(leastRecent.value);
+    }
+  }
+
+  /** The first `n` stores by republished attentions (descending), then by store id; copies. */
+  top(n = TOP): PerStoreRow[] {
+    return [...this.rows.values()]
+      .sort(
+        (x, y) =>
+          y.republished - x.republished || (x.storeId < y.storeId ? -1 : x.storeId > y.storeId ? 1 : 0),
+      )
+      .slice(0, n)
+      .map((row) => ({ ...row }));
+  }
+}
+
+const max = (current: number | null, value: number): number =>
+  current === null ? value : Math.max(current, value);
+
+/** How one observation changes a store's row, or undefined when it is not one of the measures. */
+const measureOf = (o: MetricObservation): ((row: PerStoreRow, value: number) => void) | undefined => {
+  switch (o.name) {
+    case MetricNames.attentionsPublished:
+      return o.dimensions?.['reason'] === 'requeue' ? (r, v) => (r.republished += v) : undefined;
+    case MetricNames.attentionsDiscarded:
+      return (r, v) => (r.discarded += v);
+    case MetricNames.leaseBlocked:
+      return (r, v) => (r.leaseBlocks += v);
+    case MetricNames.marketplaceThrottled:
+      return (r, v) => (r.rateLimited += v);
+    case MetricNames.oldestTaskAge:
+      return (r, v) => (r.oldestTaskMs = max(r.oldestTaskMs, v));
+    case MetricNames.timeToDrain:
+      return (r, v) => (r.maxDrainMs = max(r.maxDrainMs, v));
+    default:
+      return undefined;
+  }
+};
 
 const percentile = (sorted: number[], p: number): number =>
   sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
@@ -60,13 +166,15 @@ const percentile = (sorted: number[], p: number): number =>
 /**
  * Local mode's CloudWatch: buckets every metric RecordingTelemetry sees (the same names and dimensions
  * the EMF records carry) into one-second bins, keeps the last few minutes, and samples the busy stores
- * (the operator listing: the active index + queue counts) for the top-stores tables. Store sampling runs
+ * (the operator listing: the active index + queue counts) for the top-stores tables, and keeps the per-store
+ * measures of the scoped worker metrics (PerStoreMeasures) for the per-store table. Store sampling runs
  * only while someone looks (a /metrics request in the last 30 s), so tests that never ask pay nothing.
  */
 export class LocalMonitor {
   private readonly startedAt = Date.now();
   private readonly bins = new Map<number, { counts: Map<string, number>; latency: Map<string, number[]> }>();
   private readonly latencyAll = new Map<string, number[]>();
+  private readonly perStore: PerStoreMeasures;
   private readonly unsubscribe: () => void;
   private stores: StoresSnapshot | null = null;
   private lastAsked = 0;
@@ -78,8 +186,9 @@ export class LocalMonitor {
     private readonly deps: OperationsDeps,
     private readonly sqs: SQSClient,
     private readonly attentionQueueUrl: string,
-    private readonly opts: { windowSeconds?: number; sampleEveryMs?: number } = {},
+    private readonly opts: { windowSeconds?: number; sampleEveryMs?: number; maxStores?: number } = {},
   ) {
+    this.perStore = new PerStoreMeasures(opts.maxStores);
     this.unsubscribe = telemetry.subscribe((o) => this.observe(o));
     this.timer = setInterval(() => {
       this.prune();
@@ -93,6 +202,7 @@ export class LocalMonitor {
   }
 
   private observe(o: MetricObservation): void {
+    this.perStore.observe(o);
     const second = Math.floor(Date.now() / 1000);
     let bin = this.bins.get(second);
     if (!bin) {
@@ -257,6 +367,7 @@ export class LocalMonitor {
       series: { t, counts, latency },
       latency: summary,
       stores: this.stores,
+      perStore: this.perStore.top(TOP),
     };
   }
 

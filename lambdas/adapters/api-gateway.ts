@@ -56,7 +56,21 @@ export const isDependencyFailure = (error: unknown): boolean => {
   return e.$metadata !== undefined || NETWORK_CODES.has(e.code ?? '') || e.name === 'TimeoutError';
 };
 
-export type RouteHandlers = Partial<Record<RouteId, (request: HttpRequest) => Promise<HttpResponse>>>;
+/** A route's use case; `telemetry` is scoped to the request (its correlation id, tenant and store). */
+export type RouteHandlers = Partial<
+  Record<RouteId, (request: HttpRequest, telemetry: Telemetry) => Promise<HttpResponse>>
+>;
+
+/** What every log line and metric record of one request carries: the request id is its correlation id. */
+const requestFields = (request: HttpRequest, route: RouteId): Record<string, string> => {
+  const storeId = request.pathParameters['storeId'];
+  return {
+    correlationId: request.requestId,
+    route,
+    ...(request.tenantId === undefined ? {} : { tenantId: request.tenantId }),
+    ...(storeId === undefined ? {} : { storeId }),
+  };
+};
 
 /** A Lambda proxy handler that dispatches on the API Gateway resource + method to the route's use case. */
 export const createApiHandler =
@@ -65,15 +79,16 @@ export const createApiHandler =
     const route = ROUTES.find((r) => r.resource === event.resource && r.method === event.httpMethod);
     const handle = route ? handlers[route.id] : undefined;
     let response: HttpResponse;
-    if (!handle) {
+    if (!route || !handle) {
       response = json(
         404,
         errorBody('route_not_found', `no route for ${event.httpMethod} ${event.resource}`),
       );
     } else {
       const request = toHttpRequest(event);
+      const scope = telemetry.scoped(requestFields(request, route.id));
       try {
-        response = await handle(request);
+        response = await handle(request, scope);
       } catch (error) {
         response = errorResponse(
           isDependencyFailure(error)
@@ -81,13 +96,13 @@ export const createApiHandler =
             : error,
         );
         if (response.status >= 500) {
-          telemetry.error('request failed', {
-            route: route?.id,
-            requestId: request.requestId,
+          scope.error('request failed', {
             error: String(error),
             cause: String((error as Error).cause ?? ''),
           });
         }
+      } finally {
+        scope.end();
       }
     }
     afterEach?.();

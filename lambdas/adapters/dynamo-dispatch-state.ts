@@ -144,11 +144,12 @@ export class DynamoDispatchState implements DispatchState {
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number },
+    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number; throttled?: boolean },
   ): Promise<Conditional> {
     const slot: Slot = { s: 'q', at: opts.dueAt, n: opts.nextCallAt };
+    const head = opts.headSentAt === undefined ? '' : ', headSentAt = :head';
     return this.update(storeId, {
-      update: `SET slots.#id = :slot${opts.headSentAt === undefined ? '' : ', headSentAt = :head'}`,
+      update: `SET slots.#id = :slot${head} ADD nRepublished :one${opts.throttled ? ', nThrottled :one' : ''}`,
       condition: `${isMyLease} AND size(slots) <= :max`,
       names: { '#id': slotId },
       values: {
@@ -156,6 +157,7 @@ export class DynamoDispatchState implements DispatchState {
         ':l': 'l',
         ':fence': fence,
         ':max': opts.max,
+        ':one': 1,
         ...(opts.headSentAt === undefined ? {} : { ':head': opts.headSentAt }),
       },
     });
@@ -175,10 +177,16 @@ export class DynamoDispatchState implements DispatchState {
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { seenSeq: number; now: number; tat?: number },
+    opts: { seenSeq: number; now: number; tat?: number; drainMs?: number },
   ): Promise<Conditional> {
+    const sets = [
+      'idleSeq = :seen',
+      'lastIdleAt = :now',
+      ...(opts.tat === undefined ? [] : ['tat = :tat']),
+      ...(opts.drainMs === undefined ? [] : ['lastDrainMs = :drain']),
+    ];
     return this.update(storeId, {
-      update: `REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen${opts.tat === undefined ? '' : ', tat = :tat'}`,
+      update: `REMOVE slots.#id, activeShard, activeSince, headSentAt SET ${sets.join(', ')}`,
       condition: `${isMyLease} AND enqSeq = :seen AND size(slots) = :one AND (attribute_not_exists(wakeAt) OR wakeAt <= :now)`,
       names: { '#id': slotId },
       values: {
@@ -188,6 +196,7 @@ export class DynamoDispatchState implements DispatchState {
         ':one': 1,
         ':now': opts.now,
         ...(opts.tat === undefined ? {} : { ':tat': opts.tat }),
+        ...(opts.drainMs === undefined ? {} : { ':drain': opts.drainMs }),
       },
     });
   }
@@ -217,10 +226,19 @@ export class DynamoDispatchState implements DispatchState {
 
   dropQueued(storeId: string, slotId: string, ifOver?: number): Promise<Conditional> {
     return this.update(storeId, {
-      update: 'REMOVE slots.#id',
+      update: `REMOVE slots.#id ADD nDiscarded :one${ifOver === undefined ? '' : ', nLeaseBlocked :one'}`,
       condition: ifOver === undefined ? isQueued : `${isQueued} AND size(slots) > :over`,
       names: { '#id': slotId },
-      values: { ':q': 'q', ...(ifOver === undefined ? {} : { ':over': ifOver }) },
+      values: { ':q': 'q', ':one': 1, ...(ifOver === undefined ? {} : { ':over': ifOver }) },
+    });
+  }
+
+  async noteDiscarded(storeId: string): Promise<void> {
+    // Conditional only so that a store removed meanwhile is not recreated as a bare counter.
+    await this.update(storeId, {
+      update: 'ADD nDiscarded :one',
+      condition: 'attribute_exists(slots)',
+      values: { ':one': 1 },
     });
   }
 
@@ -245,14 +263,14 @@ export class DynamoDispatchState implements DispatchState {
 
   noteResend(storeId: string, slotId: string, resends: number): Promise<Conditional> {
     return this.update(storeId, {
-      update: 'SET slots.#id.#r = :next',
+      update: 'SET slots.#id.#r = :next ADD nResent :one',
       // A slot never re-announced has no `r`; after that it must still be at the count the caller saw.
       condition:
         resends === 0
           ? `${isQueued} AND attribute_not_exists(slots.#id.#r)`
           : `${isQueued} AND slots.#id.#r = :r`,
       names: { '#id': slotId },
-      values: { ':q': 'q', ':next': resends + 1, ...(resends === 0 ? {} : { ':r': resends }) },
+      values: { ':q': 'q', ':next': resends + 1, ':one': 1, ...(resends === 0 ? {} : { ':r': resends }) },
     });
   }
 

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { Tables } from '../core/names.js';
-import type { TokenRecord, TokenStore } from '../core/ports.js';
+import type { TokenChange, TokenRecord, TokenStore } from '../core/ports.js';
 import { conditional } from './dynamo-conditional.js';
 
 const TokenRecordSchema = z.object({
@@ -16,14 +16,17 @@ const TokenRecordSchema = z.object({
   createdAt: z.number(),
   expiresAt: z.number().optional(),
   revokedAt: z.number().optional(),
+  /** Absent on records written before per-tenant usage plans. */
+  usageKey: z.string().min(1).optional(),
 });
 
 const parse = (item: Record<string, unknown>): TokenRecord => {
-  const { expiresAt, revokedAt, ...rest } = TokenRecordSchema.parse(item);
+  const { expiresAt, revokedAt, usageKey, ...rest } = TokenRecordSchema.parse(item);
   return {
     ...rest,
     ...(expiresAt === undefined ? {} : { expiresAt }),
     ...(revokedAt === undefined ? {} : { revokedAt }),
+    ...(usageKey === undefined ? {} : { usageKey }),
   };
 };
 
@@ -71,7 +74,7 @@ export class DynamoTokenStore implements TokenStore {
     return records;
   }
 
-  async restrict(tokenHash: string, change: { expiresAt?: number; revokedAt?: number }): Promise<boolean> {
+  async amend(tokenHash: string, change: TokenChange): Promise<boolean> {
     const sets = Object.entries(change).filter(([, v]) => v !== undefined);
     if (sets.length === 0) return (await this.get(tokenHash)) !== undefined;
     const result = await conditional(() =>

@@ -1,34 +1,49 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { METRICS_NAMESPACE, type MetricName } from '../core/names.js';
-import type { Fields, Telemetry } from '../core/ports.js';
+import type { Fields, ScopedTelemetry } from '../core/ports.js';
+
+type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
+
+/** EMF metadata values are strings; undefined fields are left out. */
+const metadataOf = (fields: Fields): [string, string][] =>
+  Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]);
 
 /**
  * Telemetry on Lambda: Powertools Logger (structured JSON) and Metrics (CloudWatch EMF). Metrics
- * without dimensions are batched and flushed once per invocation; the few with a low-cardinality
- * dimension (a reason, a status class) go out as single EMF records.
+ * without dimensions are batched and flushed once per invocation (or per scope); the few with a
+ * low-cardinality dimension (a reason, a status class) go out as single EMF records. A scope's fields
+ * ride on its log lines as persistent keys and on its EMF records as metadata (properties, not
+ * dimensions), so per-store values cost no custom-metric dimension.
  */
-export class PowertoolsTelemetry implements Telemetry {
+export class PowertoolsTelemetry implements ScopedTelemetry {
   readonly logger: Logger;
   readonly metrics: Metrics;
+  private batched = 0;
 
-  constructor(serviceName: string) {
-    this.logger = new Logger({ serviceName });
+  constructor(
+    private readonly serviceName: string,
+    parent?: { logger: Logger; fields: Fields },
+    private readonly metadata: [string, string][] = [],
+  ) {
+    this.logger = parent
+      ? parent.logger.createChild({ persistentKeys: parent.fields as Record<string, never> })
+      : new Logger({ serviceName });
     this.metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName });
+    for (const [key, value] of metadata) this.metrics.addMetadata(key, value);
   }
 
-  private add(
-    name: MetricName,
-    unit: (typeof MetricUnit)[keyof typeof MetricUnit],
-    value: number,
-    dimensions?: Record<string, string>,
-  ): void {
+  private add(name: MetricName, unit: Unit, value: number, dimensions?: Record<string, string>): void {
     if (!dimensions || Object.keys(dimensions).length === 0) {
       this.metrics.addMetric(name, unit, value);
+      this.batched++;
       return;
     }
     const single = this.metrics.singleMetric();
     for (const [key, dim] of Object.entries(dimensions)) single.addDimension(key, dim);
+    for (const [key, meta] of this.metadata) single.addMetadata(key, meta);
     single.addMetric(name, unit, value);
   }
 
@@ -47,7 +62,20 @@ export class PowertoolsTelemetry implements Telemetry {
   error(message: string, fields?: Fields): void {
     this.logger.error(message, fields ?? {});
   }
+  scoped(fields: Fields): PowertoolsTelemetry {
+    const defined = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+    return new PowertoolsTelemetry(this.serviceName, { logger: this.logger, fields: defined }, [
+      ...this.metadata,
+      ...metadataOf(defined),
+    ]);
+  }
+  /** Publishes the batched metrics; nothing when none were added (Powertools would warn). */
   flush(): void {
+    if (this.batched === 0) return;
+    this.batched = 0;
     this.metrics.publishStoredMetrics();
+  }
+  end(): void {
+    this.flush();
   }
 }

@@ -1,5 +1,5 @@
 import type { MetricName } from '../core/names.js';
-import type { Fields, Telemetry } from '../core/ports.js';
+import type { Fields, ScopedTelemetry } from '../core/ports.js';
 
 export interface LogRecord {
   level: 'info' | 'warn' | 'error';
@@ -15,10 +15,12 @@ export type MetricObservation = {
   kind: 'count' | 'timing';
   name: MetricName;
   dimensions?: Record<string, string>;
+  /** The scope's fields (EMF properties on AWS): storeId, tenantId, correlationId. */
+  properties?: Fields;
   value: number;
 };
 
-export class RecordingTelemetry implements Telemetry {
+export class RecordingTelemetry implements ScopedTelemetry {
   readonly counters = new Map<string, number>();
   readonly timings = new Map<string, number[]>();
   private readonly listeners = new Set<(observation: MetricObservation) => void>();
@@ -45,25 +47,47 @@ export class RecordingTelemetry implements Telemetry {
     for (const listener of this.listeners) listener(observation);
   }
 
-  count(name: MetricName, value = 1, dimensions?: Record<string, string>): void {
+  count(name: MetricName, value = 1, dimensions?: Record<string, string>, properties?: Fields): void {
     const key = RecordingTelemetry.key(name, dimensions);
     this.counters.set(key, (this.counters.get(key) ?? 0) + value);
     if (dimensions) this.counters.set(name, (this.counters.get(name) ?? 0) + value);
     if (this.listeners.size > 0)
-      this.notify({ kind: 'count', name, value, ...(dimensions ? { dimensions } : {}) });
+      this.notify({
+        kind: 'count',
+        name,
+        value,
+        ...(dimensions ? { dimensions } : {}),
+        ...(properties ? { properties } : {}),
+      });
   }
-  timing(name: MetricName, milliseconds: number, dimensions?: Record<string, string>): void {
+  timing(
+    name: MetricName,
+    milliseconds: number,
+    dimensions?: Record<string, string>,
+    properties?: Fields,
+  ): void {
     const list = this.timings.get(name) ?? [];
     if (list.length < 100_000) list.push(milliseconds);
     this.timings.set(name, list);
     if (this.listeners.size > 0)
-      this.notify({ kind: 'timing', name, value: milliseconds, ...(dimensions ? { dimensions } : {}) });
+      this.notify({
+        kind: 'timing',
+        name,
+        value: milliseconds,
+        ...(dimensions ? { dimensions } : {}),
+        ...(properties ? { properties } : {}),
+      });
   }
   /** The counter's total, or the total for one dimension set. */
   total(name: MetricName, dimensions?: Record<string, string>): number {
     return this.counters.get(RecordingTelemetry.key(name, dimensions)) ?? 0;
   }
-  private log(level: LogRecord['level'], message: string, fields?: Fields): void {
+  scoped(fields: Fields): ScopedTelemetry {
+    return new RecordingScope(this, fields);
+  }
+  end(): void {}
+  /** @internal the scope's entry point: logs carry the scope's fields under the call's own. */
+  log(level: LogRecord['level'], message: string, fields?: Fields): void {
     if (this.sink && this.order[level] >= this.order[this.level])
       this.sink({ level, message, ...(fields ? { fields } : {}) });
   }
@@ -76,4 +100,31 @@ export class RecordingTelemetry implements Telemetry {
   error(message: string, fields?: Fields): void {
     this.log('error', message, fields);
   }
+}
+
+/** A scope of a RecordingTelemetry: same counters, its fields on every log record and metric observation. */
+class RecordingScope implements ScopedTelemetry {
+  constructor(
+    private readonly root: RecordingTelemetry,
+    private readonly fields: Fields,
+  ) {}
+  count(name: MetricName, value = 1, dimensions?: Record<string, string>): void {
+    this.root.count(name, value, dimensions, this.fields);
+  }
+  timing(name: MetricName, milliseconds: number, dimensions?: Record<string, string>): void {
+    this.root.timing(name, milliseconds, dimensions, this.fields);
+  }
+  info(message: string, fields?: Fields): void {
+    this.root.log('info', message, { ...this.fields, ...fields });
+  }
+  warn(message: string, fields?: Fields): void {
+    this.root.log('warn', message, { ...this.fields, ...fields });
+  }
+  error(message: string, fields?: Fields): void {
+    this.root.log('error', message, { ...this.fields, ...fields });
+  }
+  scoped(fields: Fields): ScopedTelemetry {
+    return new RecordingScope(this.root, { ...this.fields, ...fields });
+  }
+  end(): void {}
 }

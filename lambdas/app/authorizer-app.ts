@@ -3,8 +3,8 @@ import { DynamoTokenStore } from '../adapters/dynamo-token-store.js';
 import { EnvNames } from '../config/env-names.js';
 import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
-import type { TokenStore } from '../core/ports.js';
-import { bearerToken, hashToken, isUsable, tokenStatus } from '../core/tokens.js';
+import type { TokenRecord, TokenStore } from '../core/ports.js';
+import { bearerToken, hashToken, isUsable, tokenIdOf, tokenStatus } from '../core/tokens.js';
 import { clientsFor, telemetryFor, type RuntimeOverrides } from './runtime.js';
 
 /** API Gateway turns this exact message into a 401 (the gateway response then carries the contract's JSON). */
@@ -20,17 +20,24 @@ export const integratorRoutesArn = (methodArn: string): string => {
   return `${apiArn}/${stage ?? '*'}/*/v1/*`;
 };
 
-/** The tenant of a usable token (not revoked, not past a rotation's overlap window), else undefined. */
+/** The record of a usable token (not revoked, not past a rotation's overlap window), else undefined. */
+export const usableTokenRecord = async (
+  tokens: TokenStore,
+  header: string | undefined,
+  now: number = Date.now(),
+): Promise<TokenRecord | undefined> => {
+  const token = bearerToken(header);
+  if (!token) return undefined;
+  const record = await tokens.get(hashToken(token));
+  return record && isUsable(tokenStatus(record, now)) ? record : undefined;
+};
+
+/** The tenant of a usable token, else undefined. */
 export const authorizeToken = async (
   tokens: TokenStore,
   header: string | undefined,
   now: number = Date.now(),
-): Promise<string | undefined> => {
-  const token = bearerToken(header);
-  if (!token) return undefined;
-  const record = await tokens.get(hashToken(token));
-  return record && isUsable(tokenStatus(record, now)) ? record.tenantId : undefined;
-};
+): Promise<string | undefined> => (await usableTokenRecord(tokens, header, now))?.tenantId;
 
 export const createAuthorizerHandler = (
   config: FunctionConfig<'authorizer'>,
@@ -41,10 +48,23 @@ export const createAuthorizerHandler = (
   const tokens = new DynamoTokenStore(clients.doc, config[EnvNames.tokensTable]);
   const clock = (): number => overrides.clock?.now() ?? Date.now();
   return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
-    const tenantId = await authorizeToken(tokens, event.authorizationToken, clock());
-    if (!tenantId) {
+    const record = await usableTokenRecord(tokens, event.authorizationToken, clock());
+    if (!record) {
       telemetry.info('integrator token refused');
       throw new Error(UNAUTHORIZED);
+    }
+    const { tenantId, usageKey } = record;
+    if (usageKey === undefined) {
+      // Issued before per-tenant usage plans. Still an Allow (the token is valid), but without a usage key
+      // API Gateway answers 403 on every integrator route (they require one) until an operator backfills
+      // the tenant's key (POST /admin/tenants/{tenantId}/usage-key) or rotates the token.
+      telemetry.warn(
+        'integrator token has no usage key; backfill the tenant (POST /admin/tenants/{tenantId}/usage-key)',
+        {
+          tenantId,
+          tokenId: tokenIdOf(record.tokenHash),
+        },
+      );
     }
     return {
       principalId: `tenant:${tenantId}`,
@@ -55,6 +75,8 @@ export const createAuthorizerHandler = (
         ],
       },
       context: { tenantId },
+      // The tenant's throttle bucket: the API's key source is AUTHORIZER (see TenantUsagePlan).
+      ...(usageKey === undefined ? {} : { usageIdentifierKey: usageKey }),
     };
   };
 };

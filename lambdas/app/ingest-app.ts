@@ -30,9 +30,9 @@ export const createIngestHandler = (config: FunctionConfig<'ingest'>, overrides:
   const deps = composeIngest(config, overrides);
   return createApiHandler(
     {
-      submitTask: (request) => submitTask(deps, request),
-      submitBatch: (request) => submitBatch(deps, request),
-      taskStatus: (request) => taskStatus(deps, request),
+      submitTask: (request, telemetry) => submitTask({ ...deps, telemetry }, request),
+      submitBatch: (request, telemetry) => submitBatch({ ...deps, telemetry }, request),
+      taskStatus: (request, telemetry) => taskStatus({ ...deps, telemetry }, request),
     },
     deps.telemetry,
     () => deps.telemetry.flush?.(),

@@ -5,7 +5,7 @@ import { PowertoolsTelemetry } from '../adapters/powertools-telemetry.js';
 import { randomIds, systemClock } from '../adapters/system.js';
 import { EnvNames } from '../config/env-names.js';
 import { FUNCTIONS } from '../config/topology.js';
-import type { Clock, IdGenerator, Marketplace, Telemetry } from '../core/ports.js';
+import type { Clock, IdGenerator, Marketplace, Telemetry, TenantUsageKeys } from '../core/ports.js';
 import type { SignalDeps } from '../core/signal.js';
 import type { RedriveMode } from '../adapters/sqs-queue-admin.js';
 
@@ -18,6 +18,8 @@ export interface RuntimeOverrides {
   marketplace?: Marketplace;
   random?: () => number;
   redriveMode?: RedriveMode;
+  /** The tenant throttle identities (otherwise API Gateway's on AWS, derived ones in local mode). */
+  usageKeys?: TenantUsageKeys;
 }
 
 export type FlushableTelemetry = Telemetry & { flush?(): void };

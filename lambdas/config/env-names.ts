@@ -16,6 +16,12 @@ export const EnvNames = {
   attentionGraceSeconds: 'AQ_ATTENTION_GRACE_SECONDS',
   sweepStoresPerRun: 'AQ_SWEEP_STORES_PER_RUN',
   storeCacheSeconds: 'AQ_STORE_CACHE_SECONDS',
+  /**
+   * `{restApiId}:{stageName}` of the API stage whose usage plan throttles each tenant (API Gateway's own
+   * notation for a usage plan's stage); the admin function finds the plan by it. Set on AWS only: when
+   * unset (local mode) tenant usage keys are derived in process.
+   */
+  usagePlanStage: 'AQ_USAGE_PLAN_STAGE',
   /** Optional endpoint overrides: set only in local mode and tests (emulators). */
   sqsEndpoint: 'AQ_SQS_ENDPOINT',
   dynamoEndpoint: 'AQ_DYNAMODB_ENDPOINT',

@@ -30,6 +30,10 @@ const FullConfigSchema = z.object({
   [EnvNames.attentionGraceSeconds]: intInRange(1, 900, 20),
   [EnvNames.sweepStoresPerRun]: intInRange(0, 10_000, 35),
   [EnvNames.storeCacheSeconds]: intInRange(0, 300, 0),
+  [EnvNames.usagePlanStage]: z
+    .string()
+    .regex(/^[a-z0-9]+:[A-Za-z0-9_-]+$/, '{restApiId}:{stageName}')
+    .optional(),
   [EnvNames.sqsEndpoint]: z.url().optional(),
   [EnvNames.dynamoEndpoint]: z.url().optional(),
 });
@@ -57,6 +61,7 @@ export const FunctionEnv = {
     EnvNames.dispatchTable,
     EnvNames.tokensTable,
     EnvNames.attentionQueueUrl,
+    EnvNames.usagePlanStage,
   ],
   authorizer: [...COMMON, EnvNames.tokensTable],
   worker: [

@@ -131,16 +131,26 @@ export const DELIVERY_RECORD_TTL_SECONDS =
   STORE_QUEUE.retentionSeconds + STORE_QUEUE.deadLetterRetentionSeconds + 24 * 3600;
 
 /**
- * The integrator API's credential cache and per-tenant throttle, shared by the stack (API Gateway's
- * authorizer cache, the WAF rate rule) and local mode (api-server.ts emulates both).
+ * The integrator API's credential cache and throttles, shared by the stack (API Gateway's authorizer
+ * cache, the tenant usage plan, the WAF flood rule) and local mode (api-server.ts emulates the first two).
  */
 export const INTEGRATOR_API = {
   /** API Gateway reuses an authorizer decision for this long: a revoked token works at most this much longer. */
   authorizerCacheSeconds: 60,
-  /** Per-credential request rate: requests per second, averaged over the rate rule's window. */
+  /** Per-tenant steady rate, requests per second, across all of a tenant's tokens (usage plan; local bucket). */
   tenantRatePerSecond: 50,
-  /** The window the deployed rate rule counts over (WAF allows 60, 120, 300, 600). */
-  rateWindowSeconds: 60,
-  /** Local mode's token bucket depth (the deployed rule has no burst: it counts per window). */
+  /** Per-tenant burst: the token bucket's depth (usage plan; local bucket). */
   tenantBurst: 100,
+  /**
+   * The outer, per-credential flood ceiling (WAF, before the authorizer runs), averaged over
+   * `rateWindowSeconds`: well above one tenant's rate, so a client that merely exceeds its rate meets the
+   * usage plan's 429 (Retry-After 1), not a minute-long block.
+   */
+  credentialFloodRatePerSecond: 200,
+  /** The window the WAF flood rule counts over (WAF allows 60, 120, 300, 600). */
+  rateWindowSeconds: 60,
 } as const;
+
+/** Local mode's and the stack's answer to an integrator token without a usage key (403 `forbidden`). */
+export const NO_USAGE_KEY_MESSAGE =
+  'this token has no usage key for the per-tenant throttle (tokens issued before per-tenant throttling have none); an operator gives it one with POST /admin/tenants/{tenantId}/usage-key';

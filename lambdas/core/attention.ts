@@ -65,7 +65,11 @@ const acquireLease = async (
       };
     }
     const slot = result.current?.slots[slotId];
-    if (!slot || slot.s !== 'q') return discard(deps, 'stale'); // already leased (duplicate delivery) or gone
+    if (!slot || slot.s !== 'q') {
+      // Already leased (a duplicate delivery) or gone.
+      await deps.dispatch.noteDiscarded(storeId);
+      return discard(deps, 'stale');
+    }
     if (slot.at > now + CLOCK_SKEW_MS) {
       // Early (a delay longer than SQS's 900 s): wait again rather than spin.
       await publishAttention(deps, storeId, slotId, 'requeue', slot.at - now);
@@ -76,19 +80,23 @@ const acquireLease = async (
     const dropped = await deps.dispatch.dropQueued(storeId, slotId, max);
     if (dropped.ok) return discard(deps, 'over_limit');
   }
+  await deps.dispatch.noteDiscarded(storeId);
   return discard(deps, 'stale');
 };
 
-/** Ends the slice: idle (done in the slice), hand the slot back as a queued attention, or let it go. */
+/**
+ * Ends the slice: idle (done in the slice), hand the slot back as a queued attention, or let it go.
+ * Resolves true when it re-published the store's attention (backlog remains: its next turn).
+ */
 const finishSlice = async (
   deps: WorkerDeps,
   store: StoreRecord,
   policy: Policy,
   lease: Lease,
   slice: SliceResult,
-) => {
+): Promise<boolean> => {
   countSliceEnd(deps, slice);
-  if (slice.resumeAt === undefined) return; // empty (idle or shared) or lease lost
+  if (slice.resumeAt === undefined) return false; // empty (idle or shared) or lease lost
   if (slice.end === 'error') {
     // Messages in hand may stay hidden until the lease ends (+ visibility margin): forbid "idle" until
     // they are surely visible again, or the next slice could find the queue empty and strand them.
@@ -101,6 +109,7 @@ const finishSlice = async (
     dueAt: slice.resumeAt,
     max: policy.maxConcurrentConsumers,
     nextCallAt: slice.nextCallAt,
+    throttled: slice.end === 'throttled',
     ...(slice.headSentAt === undefined ? {} : { headSentAt: slice.headSentAt }),
   });
   if (requeued.ok) {
@@ -112,13 +121,14 @@ const finishSlice = async (
       slice.resumeAt - deps.clock.now(),
       lease.correlationId,
     );
-    return;
+    return true;
   }
   const slot = requeued.current?.slots[lease.slotId];
   if (slot?.s === 'l' && slot.f === lease.fence) {
     // Over a lowered limit: this slot goes away; the remaining ones carry on.
     await deps.dispatch.release(store.storeId, lease.slotId, lease.fence);
   }
+  return false;
 };
 
 const runLeased = async (
@@ -132,7 +142,7 @@ const runLeased = async (
   try {
     slice = await runSlice(deps, store, policy, lease);
   } catch (error) {
-    deps.telemetry.error('slice failed', { storeId: store.storeId, error: String(error) });
+    deps.telemetry.error('slice failed', { error: String(error) });
     slice = {
       end: 'error',
       handled: 0,
@@ -143,14 +153,13 @@ const runLeased = async (
       resumeAt: deps.clock.now() + 5_000,
     };
   }
-  await finishSlice(deps, store, policy, lease, slice);
+  const republished = await finishSlice(deps, store, policy, lease, slice);
   deps.telemetry.info('slice ended', {
-    storeId: store.storeId,
-    tenantId: store.tenantId,
     // A slice is one lease of one slot: slot id and fencing token name it uniquely.
     sliceId: `${lease.slotId}:${lease.fence}`,
-    ...(lease.correlationId === undefined ? {} : { correlationId: lease.correlationId }),
     end: slice.end,
+    // 1 when the store's attention went back on the queue (a number, so log queries can sum it per store).
+    republished: republished ? 1 : 0,
     handled: slice.handled,
     delivered: slice.delivered,
     durationMs: deps.clock.now() - lease.startedAt,
@@ -167,6 +176,24 @@ export const handleAttention = async (
   message: AttentionMessage,
 ): Promise<AttentionOutcome> => {
   const store = await deps.stores.get(message.storeId);
+  // Every log line and metric record of this attention names its store, tenant and correlation id.
+  const telemetry = deps.telemetry.scoped({
+    storeId: message.storeId,
+    ...(store === undefined ? {} : { tenantId: store.tenantId }),
+    ...(message.correlationId === undefined ? {} : { correlationId: message.correlationId }),
+  });
+  try {
+    return await attend({ ...deps, telemetry }, message, store);
+  } finally {
+    telemetry.end();
+  }
+};
+
+const attend = async (
+  deps: WorkerDeps,
+  message: AttentionMessage,
+  store: StoreRecord | undefined,
+): Promise<AttentionOutcome> => {
   if (!store) {
     if (message.slotId !== ENSURE_SLOT) await deps.dispatch.dropQueued(message.storeId, message.slotId);
     return discard(deps, 'unknown_store');
@@ -184,7 +211,10 @@ export const handleAttention = async (
     // Ingest could not record its enqueue: record it now, so a lease about to mark the store idle fails to.
     await deps.dispatch.recordEnqueued(store.storeId, 1, now);
     const issued = await deps.dispatch.issueSlot(store.storeId, slotId, now, 1, now);
-    if (!issued.ok) return discard(deps, 'coalesced');
+    if (!issued.ok) {
+      await deps.dispatch.noteDiscarded(store.storeId);
+      return discard(deps, 'coalesced');
+    }
   }
   const acquired = await acquireLease(deps, store.storeId, slotId, policy);
   if (acquired.kind !== 'lease') return acquired;

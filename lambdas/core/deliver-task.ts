@@ -92,9 +92,8 @@ const deadLetter = async (
   }
   deps.telemetry.count(MetricNames.tasksDeadLettered, 1, { code: reason.code });
   deps.telemetry.warn('task dead-lettered', {
-    storeId: store.storeId,
-    tenantId: store.tenantId,
     eventId: attempt?.eventId,
+    // The task's own correlation id (the request that submitted it), over the attention's.
     ...(attempt?.correlationId === undefined ? {} : { correlationId: attempt.correlationId }),
     ...reason,
   });
@@ -197,7 +196,6 @@ export const deliverTask = async (
     case 'ok':
       if (!(await settle('delivered', { countAttempt: true }))) {
         deps.telemetry.warn('delivery claim was taken over during the call', {
-          storeId: store.storeId,
           eventId: work.eventId,
         });
       }

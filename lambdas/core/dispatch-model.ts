@@ -35,6 +35,19 @@ export const DispatchItemSchema = z.object({
   idleSeq: z.number().int().optional(),
   /** Rate limiting: the store's theoretical arrival time, the earliest its next marketplace call may start. */
   tat: z.number().optional(),
+  /**
+   * Per-store measures (issue #4), kept on writes the protocol makes anyway, cumulative since the store
+   * was created: attentions re-published after a slice, resent by the reconciler, discarded (paused,
+   * over the limit, duplicate, coalesced), lease blocks (over the concurrency limit), slices stopped by a
+   * marketplace 429; and the last completed drain (signalled → idle).
+   */
+  nRepublished: z.number().int().optional(),
+  nResent: z.number().int().optional(),
+  nDiscarded: z.number().int().optional(),
+  nLeaseBlocked: z.number().int().optional(),
+  nThrottled: z.number().int().optional(),
+  lastDrainMs: z.number().optional(),
+  lastIdleAt: z.number().optional(),
 });
 export type DispatchItem = z.infer<typeof DispatchItemSchema>;
 

@@ -94,3 +94,10 @@ export const MetricNames = {
 } as const;
 
 export type MetricName = (typeof MetricNames)[keyof typeof MetricNames];
+
+/**
+ * Name of a tenant's API Gateway API key (the usage-plan identifier of its throttle bucket). API keys are
+ * account- and region-wide, so the name carries the deployment's prefix; prefixes contain no '-', so no
+ * other deployment's name can start with this one's `{prefix}-tenant-`.
+ */
+export const usageKeyName = (prefix: string, tenantId: string): string => `${prefix}-tenant-${tenantId}`;

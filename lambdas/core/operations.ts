@@ -131,15 +131,18 @@ export const purgeStoreQueue = async (deps: OperationsDeps, request: HttpRequest
     discarded,
     reason: body.reason,
     caller: request.caller ?? 'unknown',
-    requestId: request.requestId,
   });
   return json(202, { storeId, discarded, status: 'purged' });
 };
 
+const isoOrNull = (ms: number | undefined): string | null =>
+  ms === undefined ? null : new Date(ms).toISOString();
+
 /**
- * `GET /admin/stores/{storeId}/measures`: the contract's store view plus the per-store measures the API can
- * read without a write per task. Republished/discarded attentions, lease blocks and completed drain times are
- * per-store log fields (EMF properties) and dashboard aggregates, not API fields.
+ * `GET /admin/stores/{storeId}/measures`: the contract's store view plus the six measures of the pattern,
+ * per store: backlog and oldest age (SQS), attentions republished and discarded, lease and rate-limit
+ * blocks, and time to drain — the counters are kept on the store's dispatch item by writes the protocol
+ * makes anyway (cumulative since the store was created), so reading them costs one GetItem.
  */
 export const storeMeasures = async (deps: OperationsDeps, request: HttpRequest): Promise<HttpResponse> => {
   const store = await existingStore(deps, storeIdOf(request));
@@ -152,9 +155,26 @@ export const storeMeasures = async (deps: OperationsDeps, request: HttpRequest):
       backlog: view.queue.backlog + view.queue.inFlight + view.queue.delayed,
       oldestAgeSeconds: view.queue.oldestAgeSeconds,
       deadLetters: view.queue.deadLetters,
-      activeSince: since === undefined ? null : new Date(since).toISOString(),
+      activeSince: isoOrNull(since),
       /** Time spent draining so far: the store has been busy since activeSince (time to drain, in progress). */
       drainingSeconds: since === undefined ? 0 : Math.max(0, Math.round((now - since) / 1000)),
+      /** The last completed drain: signalled → idle. */
+      lastDrainSeconds: dispatch?.lastDrainMs === undefined ? null : Math.round(dispatch.lastDrainMs / 1000),
+      lastIdleAt: isoOrNull(dispatch?.lastIdleAt),
+      attentions: {
+        /** Re-published by a worker after a slice because backlog remained (round-robin turns). */
+        republished: dispatch?.nRepublished ?? 0,
+        /** Re-published by the reconciler because one looked lost. */
+        resent: dispatch?.nResent ?? 0,
+        /** Discarded: store paused/maintenance/disabled, over its limit, duplicate or coalesced. */
+        discarded: dispatch?.nDiscarded ?? 0,
+      },
+      blocks: {
+        /** Attentions refused a lease because the store held more slots than its concurrency limit. */
+        lease: dispatch?.nLeaseBlocked ?? 0,
+        /** Slices stopped by a marketplace 429 (the store's slot waits for Retry-After). */
+        rateLimit: dispatch?.nThrottled ?? 0,
+      },
     },
   });
 };

@@ -33,36 +33,47 @@ export interface DispatchState {
     slotId: string,
     opts: { now: number; expiresAt: number; max: number },
   ): Promise<Conditional>;
-  /** Turn this lease back into a queued slot due at `dueAt` (the store still has work). */
+  /**
+   * Turn this lease back into a queued slot due at `dueAt` (the store still has work); counts a republished
+   * attention, and a rate-limit block when the slice ended on a marketplace 429 (`throttled`).
+   */
   requeue(
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number },
+    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number; throttled?: boolean },
   ): Promise<Conditional>;
   /**
    * Remove this lease's slot, unless it is the store's last (that one goes through markIdle); `tat`
    * (single-consumer stores) carries its rate pacing to the next slot.
    */
   release(storeId: string, slotId: string, fence: number, tat?: number): Promise<Conditional>;
-  /** Remove the last slot and the active mark, only if enqSeq is still `seenSeq` and no wake is pending. */
+  /**
+   * Remove the last slot and the active mark, only if enqSeq is still `seenSeq` and no wake is pending;
+   * records when, and `drainMs` (how long the store was busy) as its last time to drain.
+   */
   markIdle(
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { seenSeq: number; now: number; tat?: number },
+    opts: { seenSeq: number; now: number; tat?: number; drainMs?: number },
   ): Promise<Conditional>;
   /** Rate limiting: atomically push the store's theoretical arrival time on by `intervalMs`; returns the new value. */
   advanceTat(storeId: string, intervalMs: number): Promise<number>;
   /** Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs`; false if it does not lag. */
   restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean>;
-  /** Drop a queued slot (store paused or gone); with `ifOver`, only while the store holds more slots than that. */
+  /**
+   * Drop a queued slot (store paused or gone), counting a discarded attention; with `ifOver`, only while
+   * the store holds more slots than that, counting a lease block too (the store is over its limit).
+   */
   dropQueued(storeId: string, slotId: string, ifOver?: number): Promise<Conditional>;
+  /** Count a discarded attention that changed nothing else (a duplicate, a coalesced nudge); never creates the item. */
+  noteDiscarded(storeId: string): Promise<void>;
   /** Forbid marking the store idle before `until` (a task was deferred past the lease). */
   deferWake(storeId: string, until: number): Promise<void>;
   /** Reconciler: an expired lease becomes a queued slot due at `dueAt`. */
   reclaim(storeId: string, slotId: string, fence: number, dueAt: number): Promise<Conditional>;
-  /** Reconciler: note one more resend of a queued slot whose attention looks lost. */
+  /** Reconciler: note one more resend of a queued slot whose attention looks lost (counted per store). */
   noteResend(storeId: string, slotId: string, resends: number): Promise<Conditional>;
   /** Mark a store active (sweep found backlog; resume; redrive), optionally with a wake time. */
   markActive(storeId: string, now: number, wakeAt?: number): Promise<void>;
@@ -247,15 +258,23 @@ export interface TokenRecord {
   expiresAt?: number;
   /** Epoch ms of revocation: refused from then on. */
   revokedAt?: number;
+  /**
+   * The tenant's usage-plan key (TenantUsageKeys), which the authorizer hands API Gateway so every token of
+   * a tenant draws on one throttle bucket. Absent on records issued before per-tenant usage plans.
+   */
+  usageKey?: string;
 }
+
+/** What may change on an existing token record: its end (rotation, revocation) or its usage key (backfill). */
+export type TokenChange = Partial<Pick<TokenRecord, 'expiresAt' | 'revokedAt' | 'usageKey'>>;
 
 export interface TokenStore {
   put(record: TokenRecord): Promise<void>;
   get(tokenHash: string): Promise<TokenRecord | undefined>;
   /** Every token record of one tenant (the byTenant index), in no particular order. */
   listByTenant(tenantId: string): Promise<TokenRecord[]>;
-  /** Sets expiresAt / revokedAt on an existing record; false if there is no such record. */
-  restrict(tokenHash: string, change: { expiresAt?: number; revokedAt?: number }): Promise<boolean>;
+  /** Sets the given fields on an existing record; false if there is no such record. */
+  amend(tokenHash: string, change: TokenChange): Promise<boolean>;
 }
 
 export type Fields = Record<string, unknown>;
@@ -267,4 +286,30 @@ export interface Telemetry {
   info(message: string, fields?: Fields): void;
   warn(message: string, fields?: Fields): void;
   error(message: string, fields?: Fields): void;
+  /**
+   * The same telemetry with `fields` (a store's, tenant's and correlation ids) on every log line and, as
+   * EMF properties — never dimensions — on every metric record, for one attention or one request.
+   */
+  scoped(fields: Fields): ScopedTelemetry;
+}
+
+/** Telemetry for one unit of work; `end()` publishes the metrics it batched. */
+export interface ScopedTelemetry extends Telemetry {
+  end(): void;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Per-tenant request throttling (issue #5)
+
+/**
+ * One throttle identity per tenant: on AWS an API Gateway API key in the stage's usage plan, whose value
+ * the authorizer returns as `usageIdentifierKey` (the API's key source is AUTHORIZER, so the value is an
+ * identifier for the throttle, not a credential); in local mode a value derived in process.
+ */
+export interface TenantUsageKeys {
+  /**
+   * The tenant's key value, creating the key and adding it to the usage plan when missing. Idempotent and
+   * safe to retry after a partial failure (a key created but not yet in the plan is found and added).
+   */
+  ensure(tenantId: string): Promise<string>;
 }

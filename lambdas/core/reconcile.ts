@@ -39,7 +39,12 @@ const inParallel = async <T>(items: T[], limit: number, fn: (item: T) => Promise
  * looks lost are re-announced (same slot id, so the duplicate is discarded cheaply), and a store left
  * with no slot at all gets one.
  */
-const repairStore = async (deps: ReconcilerDeps, storeId: string, report: ReconcileReport): Promise<void> => {
+const repairStore = async (
+  deps: ReconcilerDeps,
+  storeId: string,
+  report: ReconcileReport,
+  correlationId: string,
+): Promise<void> => {
   const [item, store] = await Promise.all([deps.dispatch.read(storeId), deps.stores.get(storeId)]);
   if (!item || !store || !isConsumable(store.status)) return;
   report.checked++;
@@ -47,7 +52,7 @@ const repairStore = async (deps: ReconcilerDeps, storeId: string, report: Reconc
   const note = (kind: RepairKind) => {
     report.repairs[kind]++;
     deps.telemetry.count(MetricNames.reconcilerRepairs, 1, { kind });
-    deps.telemetry.info('reconciler repaired a store', { storeId, kind });
+    deps.telemetry.info('reconciler repaired a store', { storeId, tenantId: store.tenantId, kind });
   };
   for (const [slotId, slot] of Object.entries(item.slots)) {
     if (slot.s === 'l' && slot.at + CLOCK_SKEW_MS < now) {
@@ -59,7 +64,7 @@ const repairStore = async (deps: ReconcilerDeps, storeId: string, report: Reconc
       await deps.dispatch.deferWake(storeId, dueAt + WAKE_MARGIN_MS);
       const reclaimed = await deps.dispatch.reclaim(storeId, slotId, slot.f, dueAt);
       if (reclaimed.ok) {
-        await publishAttention(deps, storeId, slotId, 'reclaim', dueAt - now);
+        await publishAttention(deps, storeId, slotId, 'reclaim', dueAt - now, correlationId);
         note('reclaim');
       }
     } else if (slot.s === 'q') {
@@ -67,7 +72,7 @@ const repairStore = async (deps: ReconcilerDeps, storeId: string, report: Reconc
       if (now > slot.at + deps.settings.attentionGraceMs * 2 ** resends) {
         const noted = await deps.dispatch.noteResend(storeId, slotId, resends);
         if (noted.ok) {
-          await publishAttention(deps, storeId, slotId, 'resend');
+          await publishAttention(deps, storeId, slotId, 'resend', 0, correlationId);
           note('resend');
         }
       }
@@ -75,14 +80,14 @@ const repairStore = async (deps: ReconcilerDeps, storeId: string, report: Reconc
   }
   if (
     Object.keys(item.slots).length === 0 &&
-    (await signalStore(deps, storeId, { limit: 1, reason: 'repair' }))
+    (await signalStore(deps, storeId, { limit: 1, reason: 'repair', correlationId }))
   ) {
     note('repair');
   }
 };
 
 /** The last safety net: a few stores per run, any store with messages but no active mark is signalled. */
-const sweep = async (deps: ReconcilerDeps, report: ReconcileReport): Promise<void> => {
+const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationId: string): Promise<void> => {
   if (deps.settings.sweepStoresPerRun <= 0) return;
   const cursor = await deps.dispatch.readCursor(SWEEP_CURSOR_ID);
   const page = await deps.stores.scan(cursor, deps.settings.sweepStoresPerRun);
@@ -94,17 +99,35 @@ const sweep = async (deps: ReconcilerDeps, report: ReconcileReport): Promise<voi
     const item = await deps.dispatch.read(store.storeId);
     if (item?.activeShard !== undefined) return; // tracked by the active index already
     await deps.dispatch.markActive(store.storeId, deps.clock.now());
-    if (await signalStore(deps, store.storeId, { limit: 1, reason: 'sweep' })) {
+    if (await signalStore(deps, store.storeId, { limit: 1, reason: 'sweep', correlationId })) {
       report.repairs.sweep++;
       deps.telemetry.count(MetricNames.reconcilerRepairs, 1, { kind: 'sweep' });
-      deps.telemetry.warn('sweep found an untracked backlog', { storeId: store.storeId, pending });
+      deps.telemetry.warn('sweep found an untracked backlog', {
+        storeId: store.storeId,
+        tenantId: store.tenantId,
+        pending,
+      });
     }
   });
   await deps.dispatch.writeCursor(SWEEP_CURSOR_ID, page.cursor);
 };
 
-/** One reconciler run: every store in the active index (work ∝ stores not idle), then a sweep step. */
+/**
+ * One reconciler run: every store in the active index (work ∝ stores not idle), then a sweep step. The
+ * run's id is the correlation id of its log lines and of the attentions it publishes.
+ */
 export const reconcile = async (deps: ReconcilerDeps): Promise<ReconcileReport> => {
+  // One run per schedule tick (reserved concurrency 1): its start time names it, readable in the logs.
+  const correlationId = `reconcile-${new Date(deps.clock.now()).toISOString()}`;
+  const telemetry = deps.telemetry.scoped({ correlationId });
+  try {
+    return await reconcileRun({ ...deps, telemetry }, correlationId);
+  } finally {
+    telemetry.end();
+  }
+};
+
+const reconcileRun = async (deps: ReconcilerDeps, correlationId: string): Promise<ReconcileReport> => {
   const report: ReconcileReport = {
     checked: 0,
     repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
@@ -116,14 +139,14 @@ export const reconcile = async (deps: ReconcilerDeps): Promise<ReconcileReport> 
       const page = await deps.dispatch.listActive(String(shard), cursor, ACTIVE_PAGE);
       await inParallel(page.storeIds, CONCURRENCY, (storeId) =>
         // One store's failure must not stop the run for the others.
-        repairStore(deps, storeId, report).catch((error: unknown) =>
+        repairStore(deps, storeId, report, correlationId).catch((error: unknown) =>
           deps.telemetry.error('reconciler could not check a store', { storeId, error: String(error) }),
         ),
       );
       cursor = page.cursor;
     } while (cursor);
   }
-  await sweep(deps, report);
+  await sweep(deps, report, correlationId);
   deps.telemetry.count(MetricNames.reconcilerStoresChecked, report.checked);
   return report;
 };

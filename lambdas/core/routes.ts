@@ -69,6 +69,14 @@ export const ROUTES = [
     fn: 'admin',
     auth: 'iam',
   },
+  {
+    // Puts the tenant's usage-plan key on tokens issued before per-tenant usage plans (issue #5).
+    id: 'backfillUsageKey',
+    method: 'POST',
+    resource: '/admin/tenants/{tenantId}/usage-key',
+    fn: 'admin',
+    auth: 'iam',
+  },
   // Operator routes (issue #4): busy stores oldest first, the controlled discard, per-store measures.
   { id: 'listBacklog', method: 'GET', resource: '/admin/backlog', fn: 'admin', auth: 'iam' },
   {

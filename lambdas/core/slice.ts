@@ -60,7 +60,7 @@ const DEFERRED_LOOK_MS = 20_000;
 const ERROR_RETRY_MS = 5_000;
 
 type IdleAttempt =
-  | { kind: 'idle' }
+  | { kind: 'idle'; drainMs?: number }
   | { kind: 'shared' }
   | { kind: 'lost' }
   | { kind: 'new_work'; enqSeq: number }
@@ -81,12 +81,15 @@ const tryIdle = async (
   // Two tries: a release refused because the other slots left meanwhile makes this the last slot.
   for (let attempt = 0; attempt < 2; attempt++) {
     const now = deps.clock.now();
+    // Time to drain: from the store becoming busy to the slice that found it empty.
+    const drainMs = lease.activeSince === undefined ? undefined : Math.max(0, now - lease.activeSince);
     const result = await deps.dispatch.markIdle(storeId, lease.slotId, lease.fence, {
       seenSeq,
       now,
       ...(tat === undefined ? {} : { tat }),
+      ...(drainMs === undefined ? {} : { drainMs }),
     });
-    if (result.ok) return { kind: 'idle' };
+    if (result.ok) return drainMs === undefined ? { kind: 'idle' } : { kind: 'idle', drainMs };
     const current = result.current;
     const slot = current?.slots[lease.slotId];
     if (!current || !slot || slot.s !== 'l' || slot.f !== lease.fence) return { kind: 'lost' };
@@ -166,7 +169,7 @@ export const runSlice = async (
         trickled = batch.length > 0;
       }
     } catch (error) {
-      deps.telemetry.error('receive failed', { storeId: store.storeId, error: String(error) });
+      deps.telemetry.error('receive failed', { error: String(error) });
       return result('error', { resumeAt: now + ERROR_RETRY_MS });
     }
 
@@ -174,15 +177,9 @@ export const runSlice = async (
       const idle = await tryIdle(deps, store.storeId, lease, seenSeq, single ? pacer.carry : undefined);
       switch (idle.kind) {
         case 'idle': {
-          if (lease.activeSince !== undefined) {
-            // Time to drain: from the store becoming busy to the slice that found it empty.
-            const drainMs = deps.clock.now() - lease.activeSince;
-            deps.telemetry.timing(MetricNames.timeToDrain, drainMs);
-            deps.telemetry.info('store drained', {
-              storeId: store.storeId,
-              tenantId: store.tenantId,
-              drainMs,
-            });
+          if (idle.drainMs !== undefined) {
+            deps.telemetry.timing(MetricNames.timeToDrain, idle.drainMs);
+            deps.telemetry.info('store drained', { drainMs: idle.drainMs });
           }
           return result('empty', { idle: true });
         }
@@ -235,7 +232,7 @@ export const runSlice = async (
         outcome = await deliverTask(deps, store, policy, message, pace, deadline);
       } catch (error) {
         // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
-        deps.telemetry.error('task handling failed', { storeId: store.storeId, error: String(error) });
+        deps.telemetry.error('task handling failed', { error: String(error) });
         await flush().catch(() => undefined);
         return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
       }
@@ -287,9 +284,7 @@ export const runSlice = async (
       await signalStore(deps, store.storeId, {
         limit: Math.min(policy.maxConcurrentConsumers, useful),
         reason: 'fanout',
-      }).catch((error: unknown) =>
-        deps.telemetry.warn('fan-out failed', { storeId: store.storeId, error: String(error) }),
-      );
+      }).catch((error: unknown) => deps.telemetry.warn('fan-out failed', { error: String(error) }));
     }
   }
 };

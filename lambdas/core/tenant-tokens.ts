@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConflictError, NotFoundError, ValidationError } from './errors.js';
 import { json, parseJsonBody, validate, type HttpRequest, type HttpResponse } from './http.js';
-import type { Clock, Telemetry, TokenRecord, TokenStore } from './ports.js';
+import type { Clock, Telemetry, TenantUsageKeys, TokenRecord, TokenStore } from './ports.js';
 import { hashToken, isUsable, newToken, TOKEN_ID_PATTERN, tokenIdOf, tokenStatus } from './tokens.js';
 
 /**
@@ -11,6 +11,8 @@ import { hashToken, isUsable, newToken, TOKEN_ID_PATTERN, tokenIdOf, tokenStatus
  */
 export interface TenantTokenDeps {
   tokens: TokenStore;
+  /** The tenant's throttle identity, stored on each token so all of a tenant's tokens share one bucket. */
+  usageKeys: TenantUsageKeys;
   clock: Clock;
   telemetry: Telemetry;
 }
@@ -61,8 +63,10 @@ const issue = async (deps: TenantTokenDeps, tenantId: string, now: number) => {
       `tenant ${tenantId} already has ${live.length} live tokens; revoke one first`,
     );
   }
+  // The throttle identity before the record: if it cannot be had, nothing is written and a retry is safe.
+  const usageKey = await deps.usageKeys.ensure(tenantId);
   const token = newToken();
-  const record: TokenRecord = { tokenHash: hashToken(token), tenantId, createdAt: now };
+  const record: TokenRecord = { tokenHash: hashToken(token), tenantId, createdAt: now, usageKey };
   await deps.tokens.put(record);
   return { token, record };
 };
@@ -91,7 +95,7 @@ export const revokeToken = async (deps: TenantTokenDeps, request: HttpRequest): 
   const now = deps.clock.now();
   const record = await findToken(deps, tenantId, tokenId);
   if (tokenStatus(record, now) === 'revoked') return json(200, tokenView(record, now)); // idempotent
-  if (!(await deps.tokens.restrict(record.tokenHash, { revokedAt: now }))) {
+  if (!(await deps.tokens.amend(record.tokenHash, { revokedAt: now }))) {
     throw new NotFoundError('token_not_found', `tenant ${tenantId} has no token ${tokenId}`);
   }
   deps.telemetry.info('tenant token revoked', { tenantId, tokenId, caller: request.caller });
@@ -115,7 +119,7 @@ export const rotateToken = async (deps: TenantTokenDeps, request: HttpRequest): 
   // The new token first: if the old one's expiry then fails to save, both still work and a retry is safe.
   const { token, record } = await issue(deps, tenantId, now);
   const expiresAt = Math.min(old.expiresAt ?? Number.POSITIVE_INFINITY, now + overlapSeconds * 1000);
-  await deps.tokens.restrict(old.tokenHash, { expiresAt });
+  await deps.tokens.amend(old.tokenHash, { expiresAt });
   const newTokenId = tokenIdOf(record.tokenHash);
   deps.telemetry.info('tenant token rotated', {
     tenantId,
@@ -130,4 +134,28 @@ export const rotateToken = async (deps: TenantTokenDeps, request: HttpRequest): 
     tenantId,
     replaced: tokenView({ ...old, expiresAt }, now),
   });
+};
+
+/**
+ * `POST /admin/tenants/{tenantId}/usage-key`: gives the tenant its usage-plan key (creating it when
+ * missing) and writes it onto every token record of the tenant that lacks it. Tokens issued before
+ * per-tenant usage plans are refused by API Gateway (403) until then; this lets them keep working
+ * without a rotation. Idempotent: a second call finds nothing to update.
+ */
+export const backfillUsageKey = async (
+  deps: TenantTokenDeps,
+  request: HttpRequest,
+): Promise<HttpResponse> => {
+  const tenantId = tenantOf(request);
+  noBody(request);
+  const usageKey = await deps.usageKeys.ensure(tenantId);
+  const stale = (await deps.tokens.listByTenant(tenantId)).filter((r) => r.usageKey !== usageKey);
+  let updated = 0;
+  for (const record of stale) if (await deps.tokens.amend(record.tokenHash, { usageKey })) updated++;
+  deps.telemetry.info('tenant usage key backfilled', {
+    tenantId,
+    tokensUpdated: updated,
+    caller: request.caller,
+  });
+  return json(200, { tenantId, tokensUpdated: updated });
 };

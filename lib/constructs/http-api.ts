@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
+  ApiKeySourceType,
   AuthorizationType,
   EndpointType,
   IdentitySource,
@@ -23,12 +24,14 @@ import {
   type RouteId,
   type RouteSpec,
 } from '../../lambdas/core/routes.js';
-import { INTEGRATOR_API } from '../../lambdas/config/topology.js';
+import { EnvNames } from '../../lambdas/config/env-names.js';
+import { INTEGRATOR_API, NO_USAGE_KEY_MESSAGE } from '../../lambdas/config/topology.js';
 import { grantStoreQueues } from '../store-queue-access.js';
 import { requirePositiveNumber } from '../validation.js';
 import { ServiceFunction } from './lambda-function.js';
 import type { ServiceWiring } from './service-wiring.js';
 import { TenantRateLimit } from './tenant-rate-limit.js';
+import { TenantUsagePlan, type TenantThrottling } from './tenant-usage-plan.js';
 
 /** Default method throttling of the stage: well under the account-wide 10,000 rps so one API cannot starve others. */
 export const DEFAULT_API_THROTTLING = { rateLimit: 1000, burstLimit: 2000 } as const;
@@ -37,6 +40,8 @@ export const DEFAULT_API_THROTTLING = { rateLimit: 1000, burstLimit: 2000 } as c
  * working for at most this long (local mode emulates the same cache).
  */
 export const AUTHORIZER_CACHE_SECONDS = INTEGRATOR_API.authorizerCacheSeconds;
+/** The one stage (a literal: the admin function is told it, and may not depend on the stage resource). */
+export const API_STAGE_NAME = 'prod';
 
 export interface ApiThrottling {
   /**
@@ -57,6 +62,11 @@ export interface HttpApiProps extends ServiceWiring {
    * @default DEFAULT_API_THROTTLING
    */
   readonly throttling?: ApiThrottling;
+  /**
+   * Per-tenant throttling of the integrator routes (the usage plan's per-key throttle).
+   * @default INTEGRATOR_API's tenantRatePerSecond (50) and tenantBurst (100)
+   */
+  readonly tenantThrottling?: TenantThrottling;
   /**
    * X-Ray tracing of the stage.
    * @default false
@@ -79,6 +89,7 @@ const GATEWAY_ERRORS: readonly {
   code: string;
   statusCode?: string;
   headers?: Record<string, string>;
+  message?: string;
 }[] = [
   { type: ResponseType.UNAUTHORIZED, code: 'unauthorized' },
   { type: ResponseType.ACCESS_DENIED, code: 'forbidden' },
@@ -88,15 +99,19 @@ const GATEWAY_ERRORS: readonly {
   { type: ResponseType.EXPIRED_TOKEN, code: 'unauthorized', statusCode: '401' },
   // The authorizer failed (e.g. DynamoDB unreachable), which is not the caller's fault.
   { type: ResponseType.AUTHORIZER_FAILURE, code: 'dependency_unavailable', statusCode: '503' },
-  // Stage throttling is a token bucket refilled every second: one second is an honest Retry-After.
+  // An integrator route without a usage key from the authorizer: a token issued before per-tenant throttling.
+  { type: ResponseType.INVALID_API_KEY, code: 'forbidden', statusCode: '403', message: NO_USAGE_KEY_MESSAGE },
+  // Usage-plan (per tenant) and stage throttling are token buckets refilled every second: one second is an
+  // honest Retry-After.
   { type: ResponseType.THROTTLED, code: 'throttled', headers: { 'Retry-After': "'1'" } },
   { type: ResponseType.REQUEST_TOO_LARGE, code: 'payload_too_large' },
   { type: ResponseType.DEFAULT_4XX, code: 'bad_request' },
   { type: ResponseType.DEFAULT_5XX, code: 'gateway_error' },
 ];
 
-export const gatewayErrorTemplate = (code: string): string =>
-  `{"error":{"code":"${code}","message":$context.error.messageString}}`;
+/** API Gateway's own message (`$context.error.messageString`, already quoted) unless one is given. */
+export const gatewayErrorTemplate = (code: string, message?: string): string =>
+  `{"error":{"code":"${code}","message":${message === undefined ? '$context.error.messageString' : JSON.stringify(message)}}}`;
 
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
@@ -120,6 +135,8 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
 /**
  * The REST API (API Gateway v1: Lambda TOKEN authorizer with caching and IAM auth per method), built
  * by iterating ROUTES, and the three functions behind it: ingest, admin and the tenant authorizer.
+ * Integrator routes are throttled per tenant by a usage plan (the authorizer supplies each tenant's API
+ * key) behind a per-credential WAF flood rule.
  */
 export class HttpApi extends Construct {
   public readonly api: RestApi;
@@ -132,7 +149,9 @@ export class HttpApi extends Construct {
   public readonly methods: Readonly<Record<RouteId, Method>>;
   /** `ANY /{proxy+}`: unknown routes, answered 404 by the admin function. */
   public readonly catchAll: Method;
-  /** Per-credential rate rule (WAF) on the integrator routes: 429 with Retry-After. */
+  /** The per-tenant limit: a usage plan throttling each tenant's API key (429 THROTTLED, Retry-After 1). */
+  public readonly tenantUsagePlan: TenantUsagePlan;
+  /** The outer layer: a per-credential flood rule (WAF) on the integrator routes, before the authorizer. */
   public readonly tenantRateLimit: TenantRateLimit;
 
   constructor(scope: Construct, id: string, props: HttpApiProps) {
@@ -162,13 +181,6 @@ export class HttpApi extends Construct {
     attentionQueue.grantSendMessages(this.ingestFunction);
     grantStoreQueues(this, this.ingestFunction, queuePrefix, 'ingest');
 
-    this.adminFunction = new ServiceFunction(this, 'Admin', { name: 'admin', ...functionDefaults }).function;
-    tables.stores.grantReadWriteData(this.adminFunction);
-    tables.dispatch.grantReadWriteData(this.adminFunction);
-    tables.tokens.grantReadWriteData(this.adminFunction);
-    attentionQueue.grantSendMessages(this.adminFunction);
-    grantStoreQueues(this, this.adminFunction, queuePrefix, 'admin');
-
     this.authorizerFunction = new ServiceFunction(this, 'Authorizer', {
       name: 'authorizer',
       ...functionDefaults,
@@ -188,7 +200,11 @@ export class HttpApi extends Construct {
       cloudWatchRole,
       // Deleting this stack must not take logging away from other APIs in the account.
       cloudWatchRoleRemovalPolicy: cloudWatchRole ? RemovalPolicy.RETAIN : undefined,
+      // Integrator methods require an API key, which the tenant authorizer supplies (usageIdentifierKey):
+      // clients never send one, and an x-api-key header they send is ignored.
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
       deployOptions: {
+        stageName: API_STAGE_NAME,
         throttlingRateLimit: rateLimit,
         throttlingBurstLimit: burstLimit,
         accessLogDestination: new LogGroupLogDestination(this.accessLogGroup),
@@ -197,18 +213,39 @@ export class HttpApi extends Construct {
       },
     });
 
+    this.tenantUsagePlan = new TenantUsagePlan(this, 'TenantUsagePlan', {
+      api: this.api,
+      stage: this.api.deploymentStage,
+      stageName: API_STAGE_NAME,
+      ...props.tenantThrottling,
+    });
+
+    // The admin function issues tokens, and with a tenant's first token its API key in the usage plan.
+    this.adminFunction = new ServiceFunction(this, 'Admin', {
+      name: 'admin',
+      ...functionDefaults,
+      environment: { ...props.environment, [EnvNames.usagePlanStage]: this.tenantUsagePlan.apiStage },
+    }).function;
+    tables.stores.grantReadWriteData(this.adminFunction);
+    tables.dispatch.grantReadWriteData(this.adminFunction);
+    tables.tokens.grantReadWriteData(this.adminFunction);
+    attentionQueue.grantSendMessages(this.adminFunction);
+    grantStoreQueues(this, this.adminFunction, queuePrefix, 'admin');
+    if (!this.adminFunction.role) throw new Error('the admin function has no role');
+    this.tenantUsagePlan.grantKeyManagement(this.adminFunction.role);
+
     this.authorizer = new TokenAuthorizer(this, 'TenantAuthorizer', {
       handler: this.authorizerFunction,
       identitySource: IdentitySource.header('Authorization'),
       resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_SECONDS),
     });
 
-    for (const { type, code, statusCode, headers } of GATEWAY_ERRORS) {
+    for (const { type, code, statusCode, headers, message } of GATEWAY_ERRORS) {
       this.api.addGatewayResponse(`GatewayError${type.responseType}`, {
         type,
         ...(statusCode ? { statusCode } : {}),
         ...(headers ? { responseHeaders: headers } : {}),
-        templates: { 'application/json': gatewayErrorTemplate(code) },
+        templates: { 'application/json': gatewayErrorTemplate(code, message) },
       });
     }
 
@@ -235,7 +272,12 @@ export class HttpApi extends Construct {
   private methodOptions(auth: RouteAuth): MethodOptions {
     switch (auth) {
       case 'tenant':
-        return { authorizationType: AuthorizationType.CUSTOM, authorizer: this.authorizer };
+        // apiKeyRequired puts the method under the tenant usage plan (the key comes from the authorizer).
+        return {
+          authorizationType: AuthorizationType.CUSTOM,
+          authorizer: this.authorizer,
+          apiKeyRequired: true,
+        };
       case 'iam':
         return { authorizationType: AuthorizationType.IAM };
       case 'none':

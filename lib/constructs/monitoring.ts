@@ -7,6 +7,8 @@ import {
   Dashboard,
   GraphWidget,
   GraphWidgetView,
+  LogQueryVisualizationType,
+  LogQueryWidget,
   MathExpression,
   Metric,
   TableWidget,
@@ -16,6 +18,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -63,6 +66,8 @@ export interface MonitoringProps {
   readonly attentionQueue: IQueue;
   readonly attentionDeadLetterQueue: IQueue;
   readonly functions: MonitoringFunctions;
+  /** The worker's log group: its lines and EMF records carry the per-store properties the log widgets read. */
+  readonly workerLogGroup: ILogGroup;
   readonly api: RestApi;
   /**
    * Address subscribed to the alarm topic.
@@ -91,12 +96,36 @@ export const MonitoringQueries = {
   /** Sum of a dimensioned project metric across every value of `dimension` and every service. */
   total: (metric: MetricName, dimension: string): string =>
     `SELECT SUM(${metric}) FROM SCHEMA("${METRICS_NAMESPACE}", ${dimension}, service)`,
-  /** The stores whose work queue scores highest on an AWS/SQS per-queue metric (no per-store custom metric). */
-  topStoreQueues: (prefix: string, metric: string): string =>
-    `SELECT MAX(${metric}) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${QueueNames.storeQueue(prefix, '%')}' GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
-  /** Messages sent to store DLQs (the worker sends permanent failures there itself), by queue. */
-  deadLetterInflow: (prefix: string): string =>
-    `SELECT SUM(NumberOfMessagesSent) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${QueueNames.storeDeadLetterQueue(prefix, '%')}' GROUP BY QueueName ORDER BY SUM() DESC LIMIT ${TOP_STORES}`,
+  /**
+   * The queues that score highest on an AWS/SQS per-queue metric (no per-store custom metric): the store
+   * queues `{prefix}-s-*` and their DLQs `{prefix}-d-*`. Metrics Insights' WHERE has only `=`, `!=`, AND
+   * and OR — no prefix match — so the query names what to leave out (the attention queues); any other
+   * queue of the account and region shows up too, which is why the README advises an account per
+   * deployment.
+   */
+  topQueues: (metric: string, excludedQueueNames: readonly string[]): string =>
+    `SELECT MAX(${metric}) FROM SCHEMA("AWS/SQS", QueueName)${excludedQueueNames.length === 0 ? '' : ` WHERE ${excludedQueueNames.map((name) => `QueueName != '${name}'`).join(' AND ')}`} GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
+} as const;
+
+/**
+ * CloudWatch Logs Insights queries over the worker's log group: the per-store values ride on its log
+ * lines and EMF records as properties (storeId, tenantId, correlationId), never as metric dimensions.
+ */
+export const PerStoreLogQueries = {
+  /** The pattern's per-store measures, busiest first: republished/discarded attentions, blocks, ages. */
+  measures: [
+    'filter ispresent(storeId)',
+    `stats sum(republished) as republished, sum(${MetricNames.attentionsDiscarded}) as discarded, sum(${MetricNames.leaseBlocked}) as leaseBlocks, sum(${MetricNames.marketplaceThrottled}) as rateLimited, max(${MetricNames.oldestTaskAge}) as oldestTaskMs, max(${MetricNames.timeToDrain}) as maxDrainMs by storeId`,
+    'sort republished desc',
+    `limit ${TOP_STORES}`,
+  ],
+  /** Tasks the worker dead-lettered, by store and reason code. */
+  deadLetters: [
+    "filter message = 'task dead-lettered'",
+    'stats count(*) as deadLettered by storeId, code',
+    'sort deadLettered desc',
+    `limit ${TOP_STORES}`,
+  ],
 } as const;
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -241,7 +270,13 @@ export class Monitoring extends Construct {
     this.dashboard.addWidgets(
       graph(
         'Dead-letter inflow and purges',
-        [insights(q.deadLetterInflow(props.queuePrefix), 'DLQ sends', FIVE_MINUTES)],
+        [
+          insights(
+            q.total(MetricNames.tasksDeadLettered, 'code'),
+            'Dead-lettered (all stores)',
+            FIVE_MINUTES,
+          ),
+        ],
         [
           insights(q.byDimension(MetricNames.tasksDeadLettered, 'code'), 'Dead-lettered'),
           metric(MetricNames.tasksPurged, 'admin'),
@@ -270,16 +305,35 @@ export class Monitoring extends Construct {
         height: 6,
       }),
     );
+    const notStoreQueues = [attention.queueName, props.attentionDeadLetterQueue.queueName];
+    const storeQueuesNote = `${QueueNames.storeQueue(props.queuePrefix, '…')} = store queue, ${QueueNames.storeDeadLetterQueue(props.queuePrefix, '…')} = its DLQ`;
     const topStores = (title: string, sqsMetric: string): TableWidget =>
       new TableWidget({
-        title,
-        metrics: [insights(q.topStoreQueues(props.queuePrefix, sqsMetric), sqsMetric, FIVE_MINUTES)],
+        title: `${title} (${storeQueuesNote})`,
+        metrics: [insights(q.topQueues(sqsMetric, notStoreQueues), sqsMetric, FIVE_MINUTES)],
         width: 12,
         height: 8,
       });
     this.dashboard.addWidgets(
       topStores(`Top ${TOP_STORES} stores by backlog`, 'ApproximateNumberOfMessagesVisible'),
       topStores(`Top ${TOP_STORES} stores by oldest message age (s)`, 'ApproximateAgeOfOldestMessage'),
+    );
+    const perStore = (title: string, queryLines: readonly string[], width: number): LogQueryWidget =>
+      new LogQueryWidget({
+        title,
+        logGroupNames: [props.workerLogGroup.logGroupName],
+        queryLines: [...queryLines],
+        view: LogQueryVisualizationType.TABLE,
+        width,
+        height: 8,
+      });
+    this.dashboard.addWidgets(
+      perStore(
+        `Per-store measures, top ${TOP_STORES} by republished attentions (worker logs)`,
+        PerStoreLogQueries.measures,
+        16,
+      ),
+      perStore(`Dead letters by store (worker logs)`, PerStoreLogQueries.deadLetters, 8),
     );
     this.dashboard.addWidgets(
       new GraphWidget({

@@ -9,8 +9,9 @@ export interface TenantRateLimitProps {
   /** The API stage to protect. */
   readonly stage: Stage;
   /**
-   * Requests per second one integrator credential may make, averaged over `windowSeconds`.
-   * @default INTEGRATOR_API.tenantRatePerSecond (50)
+   * Requests per second one integrator credential may make, averaged over `windowSeconds`: a flood
+   * ceiling above the per-tenant rate the usage plan enforces.
+   * @default INTEGRATOR_API.credentialFloodRatePerSecond (200)
    */
   readonly ratePerSecond?: number;
   /**
@@ -26,11 +27,12 @@ export const THROTTLED_BODY = JSON.stringify(
 );
 
 /**
- * Per-tenant throttling without run-time state: a WAF rate-based rule keyed on the Authorization header
- * of integrator routes, answering 429 with Retry-After and the contract's JSON. Integrator tokens belong
- * to one tenant each (at most MAX_LIVE_TOKENS_PER_TENANT live), so this bounds a tenant's rate; it runs
- * before the authorizer, so a flood costs no Lambda invocation. Sampled requests stay off: they would
- * store Authorization headers (tokens) in WAF.
+ * The outer layer of integrator throttling: a WAF rate-based rule keyed on the Authorization header of
+ * integrator routes, answering 429 with Retry-After and the contract's JSON. It runs before the
+ * authorizer, so a flood (even of made-up tokens) costs no Lambda invocation, and it is exact where the
+ * usage plan is best-effort; but it counts per credential, over a window, at a ceiling well above a
+ * tenant's rate. The per-tenant limit is the usage plan (TenantUsagePlan), which every token of a tenant
+ * shares. Sampled requests stay off: they would store Authorization headers (tokens) in WAF.
  */
 export class TenantRateLimit extends Construct {
   public readonly webAcl: CfnWebACL;
@@ -42,7 +44,7 @@ export class TenantRateLimit extends Construct {
     super(scope, id);
     const ratePerSecond = requirePositiveNumber(
       'ratePerSecond',
-      props.ratePerSecond ?? INTEGRATOR_API.tenantRatePerSecond,
+      props.ratePerSecond ?? INTEGRATOR_API.credentialFloodRatePerSecond,
     );
     const windowSeconds = props.windowSeconds ?? INTEGRATOR_API.rateWindowSeconds;
     // WAF's floor is 10 requests per window.

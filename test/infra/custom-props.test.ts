@@ -12,6 +12,7 @@ const { stack, template } = synthStack({
   workerPoolSize: 50,
   removalPolicy: RemovalPolicy.DESTROY,
   apiThrottling: { rateLimit: 10, burstLimit: 20 },
+  apiTenantThrottling: { rateLimit: 2.5, burstLimit: 7 },
   apiTracingEnabled: true,
   apiCloudWatchRole: false,
   logRetention: RetentionDays.ONE_WEEK,
@@ -87,6 +88,12 @@ describe('stack props', () => {
   it('apiThrottling sets the stage burst limit', () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingBurstLimit: 20 })]),
+    });
+  });
+
+  it('apiTenantThrottling sets the usage plan throttle', () => {
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Throttle: { RateLimit: 2.5, BurstLimit: 7 },
     });
   });
 

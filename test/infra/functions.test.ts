@@ -5,6 +5,7 @@ import type { FunctionName } from '../../lambdas/config/runtime-config.js';
 import { FUNCTIONS } from '../../lambdas/config/topology.js';
 import { METRICS_NAMESPACE } from '../../lambdas/core/names.js';
 import { DEFAULT_QUEUE_PREFIX } from '../../lib/attention-queue-stack.js';
+import { API_STAGE_NAME } from '../../lib/constructs/http-api.js';
 import { idsMatching, logicalIdOf, MARKETPLACE_BASE_URL, resourceById, synthStack } from './synth-stack.js';
 
 const { stack, template } = synthStack();
@@ -23,6 +24,7 @@ const PROVIDED_AT_DEPLOY: readonly string[] = [
   EnvNames.deliveriesTable,
   EnvNames.attentionQueueUrl,
   EnvNames.marketplaceBaseUrl,
+  EnvNames.usagePlanStage,
 ];
 const ON_EVERY_FUNCTION = [EnvNames.serviceName, EnvNames.metricsNamespace, 'NODE_OPTIONS'];
 
@@ -113,6 +115,15 @@ describe('variable values', () => {
     'the marketplace base URL is the stack prop on %s',
     (fn) => {
       expect(variablesOf(fn)[EnvNames.marketplaceBaseUrl]).toBe(MARKETPLACE_BASE_URL);
+    },
+  );
+
+  it.each(withVariable(EnvNames.usagePlanStage))(
+    "the usage plan's stage is {restApiId}:{stage} of the API on %s (the plan's id would be a cycle)",
+    (fn) => {
+      expect(variablesOf(fn)[EnvNames.usagePlanStage]).toEqual({
+        'Fn::Join': ['', [{ Ref: logicalIdOf(stack.httpApi.api) }, `:${API_STAGE_NAME}`]],
+      });
     },
   );
 

@@ -39,6 +39,18 @@ describe('invalid props are rejected before synth', () => {
     );
   });
 
+  it.each([0, -1, Number.NaN])('apiTenantThrottling.rateLimit %s', (rateLimit) => {
+    expect(() => buildStack({ apiTenantThrottling: { rateLimit } })).toThrow(
+      /tenantThrottling.rateLimit must be a positive number/,
+    );
+  });
+
+  it.each([0, 2.5, -3])('apiTenantThrottling.burstLimit %s', (burstLimit) => {
+    expect(() => buildStack({ apiTenantThrottling: { burstLimit } })).toThrow(
+      /tenantThrottling.burstLimit must be an integer/,
+    );
+  });
+
   it('runtimeSettings.marketplaceTimeoutMs above the ceiling the worker timeout is sized for', () => {
     expect(() =>
       buildStack({ runtimeSettings: { marketplaceTimeoutMs: MAX_MARKETPLACE_TIMEOUT_MS + 1 } }),

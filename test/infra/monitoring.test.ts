@@ -5,6 +5,7 @@ import {
   DEFAULT_ALARM_THRESHOLDS,
   LATENCY_PERCENTILES,
   MonitoringQueries,
+  PerStoreLogQueries,
   TOP_STORES,
 } from '../../lib/constructs/monitoring.js';
 import { buildStack, logicalIdOf, resourcesOfType, synthStack } from './synth-stack.js';
@@ -128,30 +129,67 @@ describe('monitoring: dashboard', () => {
     ]);
   });
 
-  it('shows dead-letter inflow per store DLQ (by the -d- prefix), per reason code, and purged tasks', () => {
+  it('shows dead-letter inflow in total and per reason code, and purged tasks', () => {
     expect(series('Dead-letter inflow and purges')).toEqual([
-      `SELECT SUM(NumberOfMessagesSent) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${PREFIX}-d-%' GROUP BY QueueName ORDER BY SUM() DESC LIMIT ${TOP_STORES}`,
+      'SELECT SUM(TasksDeadLettered) FROM SCHEMA("AttentionQueue", code, service)',
       'SELECT SUM(TasksDeadLettered) FROM SCHEMA("AttentionQueue", code, service) GROUP BY code',
       own(MetricNames.tasksPurged, FUNCTIONS.admin.serviceName),
     ]);
   });
 
-  it(`lists the top ${TOP_STORES} stores by backlog (store queues of this prefix only)`, () => {
-    expect(series(`Top ${TOP_STORES} stores by backlog`)).toEqual([
-      `SELECT MAX(ApproximateNumberOfMessagesVisible) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${PREFIX}-s-%' GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
+  const QUEUES_NOTE = `(${PREFIX}-s-… = store queue, ${PREFIX}-d-… = its DLQ)`;
+
+  it(`lists the top ${TOP_STORES} queues by backlog, leaving out the attention queues`, () => {
+    // Metrics Insights' WHERE has no LIKE: the query leaves out by name what is not a store's queue.
+    expect(series(`Top ${TOP_STORES} stores by backlog ${QUEUES_NOTE}`)).toEqual([
+      `SELECT MAX(ApproximateNumberOfMessagesVisible) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName != '${attentionQueue}' AND QueueName != '${attentionDlq}' GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
     ]);
   });
 
-  it(`lists the top ${TOP_STORES} stores by oldest message age`, () => {
-    expect(series(`Top ${TOP_STORES} stores by oldest message age (s)`)).toEqual([
-      `SELECT MAX(ApproximateAgeOfOldestMessage) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${PREFIX}-s-%' GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
+  it(`lists the top ${TOP_STORES} queues by oldest message age`, () => {
+    expect(series(`Top ${TOP_STORES} stores by oldest message age (s) ${QUEUES_NOTE}`)).toEqual([
+      `SELECT MAX(ApproximateAgeOfOldestMessage) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName != '${attentionQueue}' AND QueueName != '${attentionDlq}' GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
     ]);
+  });
+
+  it('uses only the operators Metrics Insights accepts in WHERE (=, !=, AND, OR)', () => {
+    const queries = widgets.flatMap((w) =>
+      (w.properties.metrics ?? []).flatMap((line) => {
+        const last = line[line.length - 1] as { expression?: string };
+        return last.expression ? [last.expression] : [];
+      }),
+    );
+    expect(queries.filter((query) => /\b(LIKE|IN)\b/i.test(query))).toEqual([]);
   });
 
   it('draws the top-stores widgets as tables', () => {
     expect(
       widgets.filter((w) => w.properties.title?.startsWith('Top ')).map((w) => w.properties.view),
     ).toEqual(['table', 'table']);
+  });
+
+  type LogWidget = { type: string; properties: { title?: string; query?: string; view?: string } };
+  const logWidgets = (widgets as unknown as LogWidget[]).filter((w) => w.type === 'log');
+
+  it('reads the per-store measures from the worker’s log group (EMF properties), as a table', () => {
+    const found = logWidgets.find((w) => w.properties.title?.startsWith('Per-store measures'));
+    expect({ query: found?.properties.query, view: found?.properties.view }).toEqual({
+      query: `SOURCE '<${logicalIdOf(stack.workers.logGroup)}>' | ${PerStoreLogQueries.measures.join('\n| ')}`,
+      view: 'table',
+    });
+  });
+
+  it('sums the per-store measures the worker emits with a storeId property', () => {
+    expect(PerStoreLogQueries.measures.join(' ')).toContain(
+      'stats sum(republished) as republished, sum(AttentionsDiscarded) as discarded, sum(LeaseBlocked) as leaseBlocks, sum(MarketplaceThrottled) as rateLimited, max(OldestTaskAge) as oldestTaskMs, max(TimeToDrain) as maxDrainMs by storeId',
+    );
+  });
+
+  it('lists dead letters by store and code from the worker’s log lines', () => {
+    const found = logWidgets.find((w) => w.properties.title === 'Dead letters by store (worker logs)');
+    expect(found?.properties.query).toBe(
+      `SOURCE '<${logicalIdOf(stack.workers.logGroup)}>' | ${PerStoreLogQueries.deadLetters.join('\n| ')}`,
+    );
   });
 
   it('shows marketplace latency percentiles (the metric carries only `service`)', () => {
@@ -177,8 +215,8 @@ describe('monitoring: dashboard', () => {
   });
 
   it('builds its queries from MonitoringQueries', () => {
-    expect(series(`Top ${TOP_STORES} stores by backlog`)).toEqual([
-      MonitoringQueries.topStoreQueues(PREFIX, 'ApproximateNumberOfMessagesVisible'),
+    expect(series(`Top ${TOP_STORES} stores by backlog ${QUEUES_NOTE}`)).toEqual([
+      MonitoringQueries.topQueues('ApproximateNumberOfMessagesVisible', [attentionQueue, attentionDlq]),
     ]);
   });
 });

@@ -1,13 +1,27 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { EnvNames } from '../../lambdas/config/env-names.js';
-import { INTEGRATOR_API } from '../../lambdas/config/topology.js';
-import { AUTHORIZER_CACHE_SECONDS, gatewayErrorTemplate } from '../../lib/constructs/http-api.js';
+import { INTEGRATOR_API, NO_USAGE_KEY_MESSAGE } from '../../lambdas/config/topology.js';
+import { ROUTES } from '../../lambdas/core/routes.js';
+import {
+  API_STAGE_NAME,
+  AUTHORIZER_CACHE_SECONDS,
+  gatewayErrorTemplate,
+} from '../../lib/constructs/http-api.js';
 import { THROTTLED_BODY } from '../../lib/constructs/tenant-rate-limit.js';
-import { resourcesOfType, synthStack } from './synth-stack.js';
+import {
+  asArray,
+  logicalIdOf,
+  resourcesOfType,
+  roleIdOf,
+  statementsOfRole,
+  synthStack,
+  type PolicyStatement,
+} from './synth-stack.js';
 
 /**
- * The stack's security properties, one per assertion: throttling per credential with Retry-After,
+ * The stack's security properties, one per assertion: throttling per tenant (usage plan) behind a
+ * per-credential flood rule, both with Retry-After,
  * the authorizer cache bound, TLS-only queues, encryption at rest, log retention, and no secret in
  * any function's environment or in any parameter.
  */
@@ -15,7 +29,120 @@ const { stack, template } = synthStack();
 const http = stack.httpApi;
 const templateJson = JSON.stringify(template.toJSON());
 
-describe('per-tenant throttling (WAF rate rule on the integrator routes)', () => {
+describe('per-tenant throttling (one usage plan, one API key per tenant, supplied by the authorizer)', () => {
+  const plans = resourcesOfType(template, 'AWS::ApiGateway::UsagePlan');
+  const plan = plans[0]?.[1].Properties ?? {};
+  const apiRef = { Ref: logicalIdOf(http.api) };
+  /** `arn:{partition}:apigateway:{region}::{path}` as CDK joins it (the path's first part follows '::'). */
+  const apigatewayArn = (path: string, ...rest: unknown[]) => ({
+    'Fn::Join': [
+      '',
+      ['arn:', { Ref: 'AWS::Partition' }, ':apigateway:', { Ref: 'AWS::Region' }, `::${path}`, ...rest],
+    ],
+  });
+
+  it('reads API keys from the authorizer (usageIdentifierKey), never from a client header', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
+  });
+
+  it('has one usage plan, bound to the API stage', () => {
+    expect(plans).toHaveLength(1);
+    expect(plan['ApiStages']).toEqual([
+      { ApiId: apiRef, Stage: { Ref: logicalIdOf(http.api.deploymentStage) }, Throttle: {} },
+    ]);
+  });
+
+  it(`throttles each key at ${INTEGRATOR_API.tenantRatePerSecond} rps with bursts of ${INTEGRATOR_API.tenantBurst}`, () => {
+    expect(plan['Throttle']).toEqual({
+      RateLimit: INTEGRATOR_API.tenantRatePerSecond,
+      BurstLimit: INTEGRATOR_API.tenantBurst,
+    });
+  });
+
+  it('sets no quota (the contract throttles; it has no monthly allowance)', () => {
+    expect(plan).not.toHaveProperty('Quota');
+  });
+
+  it('creates no API key at deploy time (the admin function makes one per tenant)', () => {
+    template.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
+  });
+
+  it.each(ROUTES.map((r) => [r.id, r] as const))(
+    '%s requires an API key exactly when it is an integrator route',
+    (id, route) => {
+      template.hasResourceProperties('AWS::ApiGateway::Method', {
+        HttpMethod: route.method,
+        ResourceId: { Ref: logicalIdOf(http.methods[id].resource) },
+        ApiKeyRequired: route.auth === 'tenant' ? true : Match.absent(),
+      });
+    },
+  );
+
+  it('the catch-all requires no API key', () => {
+    const anyMethods = resourcesOfType(template, 'AWS::ApiGateway::Method').filter(
+      ([, m]) => m.Properties?.['HttpMethod'] === 'ANY',
+    );
+    expect(anyMethods.length).toBeGreaterThan(0);
+    expect(anyMethods.filter(([, m]) => m.Properties?.['ApiKeyRequired'] !== undefined)).toEqual([]);
+  });
+
+  it('tells the admin function the usage plan by its API stage', () => {
+    const admin = resourcesOfType(template, 'AWS::Lambda::Function').find(
+      ([id]) => id === logicalIdOf(http.adminFunction),
+    );
+    expect(
+      (admin?.[1].Properties?.['Environment'] as { Variables: Record<string, unknown> }).Variables[
+        EnvNames.usagePlanStage
+      ],
+    ).toEqual({ 'Fn::Join': ['', [apiRef, `:${API_STAGE_NAME}`]] });
+  });
+
+  it('lets the admin function list plans, find and create keys, and add keys to this plan only', () => {
+    const apigateway = statementsOfRole(template, roleIdOf(http.adminFunction)).filter((s) =>
+      asArray(s.Action).some((a) => a.startsWith('apigateway:')),
+    );
+    expect(apigateway).toEqual([
+      { Effect: 'Allow', Action: 'apigateway:GET', Resource: apigatewayArn('/usageplans') },
+      { Effect: 'Allow', Action: ['apigateway:GET', 'apigateway:POST'], Resource: apigatewayArn('/apikeys') },
+      {
+        Effect: 'Allow',
+        Action: 'apigateway:POST',
+        Resource: apigatewayArn(
+          '/usageplans/',
+          { Ref: logicalIdOf(http.tenantUsagePlan.usagePlan) },
+          '/keys',
+        ),
+      },
+    ]);
+  });
+
+  it('gives no other role any apigateway action', () => {
+    const adminRole = roleIdOf(http.adminFunction);
+    const others = resourcesOfType(template, 'AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties?.['Roles']) !== JSON.stringify([{ Ref: adminRole }]))
+      .flatMap(([, p]) => (p.Properties?.['PolicyDocument'] as { Statement: PolicyStatement[] }).Statement)
+      .filter((s) => asArray(s.Action).some((a) => a.startsWith('apigateway:')));
+    expect(others).toEqual([]);
+  });
+
+  it("answers API Gateway's 429 (usage plan or stage throttling) with Retry-After and the contract JSON", () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'THROTTLED',
+      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
+      ResponseTemplates: { 'application/json': gatewayErrorTemplate('throttled') },
+    });
+  });
+
+  it('answers a token without a usage key (issued before usage plans) 403 forbidden, naming the fix', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'INVALID_API_KEY',
+      StatusCode: '403',
+      ResponseTemplates: { 'application/json': gatewayErrorTemplate('forbidden', NO_USAGE_KEY_MESSAGE) },
+    });
+  });
+});
+
+describe('flood ceiling per credential (WAF rate rule on the integrator routes, in front of the usage plan)', () => {
   const acl = resourcesOfType(template, 'AWS::WAFv2::WebACL');
   type Json = Record<string, unknown>;
   const rule = ((acl[0]?.[1].Properties?.Rules as Json[] | undefined)?.[0] ?? {}) as Json & {
@@ -40,8 +167,14 @@ describe('per-tenant throttling (WAF rate rule on the integrator routes)', () =>
     ]);
   });
 
-  it(`allows ${INTEGRATOR_API.tenantRatePerSecond} requests/s per credential over a ${INTEGRATOR_API.rateWindowSeconds} s window`, () => {
-    expect(rate['Limit']).toBe(INTEGRATOR_API.tenantRatePerSecond * INTEGRATOR_API.rateWindowSeconds);
+  it(`allows ${INTEGRATOR_API.credentialFloodRatePerSecond} requests/s per credential over a ${INTEGRATOR_API.rateWindowSeconds} s window`, () => {
+    expect(rate['Limit']).toBe(
+      INTEGRATOR_API.credentialFloodRatePerSecond * INTEGRATOR_API.rateWindowSeconds,
+    );
+  });
+
+  it("sits above a tenant's usage-plan rate, so a client over its rate meets the plan's 429 first", () => {
+    expect(INTEGRATOR_API.credentialFloodRatePerSecond).toBeGreaterThan(INTEGRATOR_API.tenantRatePerSecond);
     expect(rate['EvaluationWindowSec']).toBe(INTEGRATOR_API.rateWindowSeconds);
   });
 
@@ -79,14 +212,6 @@ describe('per-tenant throttling (WAF rate rule on the integrator routes)', () =>
       VisibilityConfig: Match.objectLike({ SampledRequestsEnabled: false }),
     });
     expect(rule.VisibilityConfig?.['SampledRequestsEnabled']).toBe(false);
-  });
-
-  it("gives API Gateway's own 429 (stage throttling) a Retry-After too", () => {
-    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
-      ResponseType: 'THROTTLED',
-      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
-      ResponseTemplates: { 'application/json': gatewayErrorTemplate('throttled') },
-    });
   });
 });
 

@@ -12,8 +12,8 @@ const EXTRA_SCREENSHOT = process.env['DASHBOARD_SCREENSHOT'];
 
 /**
  * The local dashboard in a real browser (Debian's chromium driven by playwright-core, offline): during a
- * small workload its charts get data and its top-stores table lists the busy store. CI installs chromium;
- * elsewhere the test is skipped when no chromium is installed.
+ * small workload its charts get data and its top-stores and per-store measures tables list the busy
+ * store. CI installs chromium; elsewhere the test is skipped when no chromium is installed.
  */
 describe.skipIf(!existsSync(CHROMIUM) && !process.env['CI'])('local dashboard in a browser', () => {
   let t: TestStack;
@@ -91,6 +91,20 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env['CI'])('local dashboard in
   it('lists the busy store first in the top-stores-by-backlog table', async () => {
     await page.waitForSelector('#top-backlog tbody tr[data-store="busy-shop"]', { timeout: 20_000 });
     expect(await page.getAttribute('#top-backlog tbody tr:first-child', 'data-store')).toBe('busy-shop');
+  });
+
+  it('lists the busy store in the per-store measures table, with its republished attentions', async () => {
+    // Its slices end with backlog left, so its attention goes back on the queue (AttentionsPublished{requeue}).
+    await page.waitForSelector('#per-store tbody tr[data-store="busy-shop"]', { timeout: 20_000 });
+    await waitFor(
+      'the busy store has republished attentions',
+      async () =>
+        Number(await page.textContent('#per-store tbody tr[data-store="busy-shop"] td:nth-child(2)')) > 0,
+      15_000,
+    );
+    const column = (await page.locator('#per-store tbody tr td:nth-child(2)').allTextContents()).map(Number);
+    expect(column.length).toBeLessThanOrEqual(20);
+    expect(column).toEqual([...column].sort((x, y) => y - x));
   });
 
   it('shows the busy store’s backlog in the header', async () => {

@@ -11,7 +11,7 @@ import {
   logicalIdOf,
   type TemplateResource,
 } from '../infra/synth-stack.js';
-import { RUNTIME_DEFAULTED } from '../../lib/function-environment.js';
+import { DEPLOYED_ONLY, RUNTIME_DEFAULTED } from '../../lib/function-environment.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 /**
@@ -88,13 +88,29 @@ describe('local mode is wired like the synthesized stack', () => {
   it.each(FUNCTION_NAMES)('gives the %s function the wiring variables the stack sets', (fn) => {
     const wiring = (names: string[]) =>
       sortStrings(
-        names.filter((name) => !LOCAL_ONLY.has(name) && !RUNTIME_DEFAULTED.includes(name as never)),
+        names.filter(
+          (name) =>
+            !LOCAL_ONLY.has(name) &&
+            !RUNTIME_DEFAULTED.includes(name as never) &&
+            !DEPLOYED_ONLY.includes(name as never),
+        ),
       );
     const deployed = wiring(
       Object.keys(templateEnv(fn)).filter((name) => FunctionEnv[fn].includes(name as never)),
     );
     const local = wiring(FunctionEnv[fn].filter((name) => t.stack.env[name] !== undefined));
     expect(local).toEqual(deployed);
+  });
+
+  it.each(
+    FUNCTION_NAMES.flatMap((fn) =>
+      DEPLOYED_ONLY.filter((name) => FunctionEnv[fn].includes(name as never)).map(
+        (name) => [name, fn] as const,
+      ),
+    ),
+  )('sets %s on the deployed %s function only (local mode uses its in-process stand-in)', (name, fn) => {
+    expect(templateEnv(fn)[name]).toBeDefined();
+    expect(t.stack.env[name]).toBeUndefined();
   });
 
   it.each([

@@ -103,6 +103,60 @@ describe('operator routes (local mode)', () => {
     );
   });
 
+  it('keeps the pattern’s per-store measures on the store’s dispatch item (DynamoDB Local)', async () => {
+    // Two tasks per slice: five tasks take three turns, two of them re-published attentions.
+    await t.createStore('measured', {
+      tenantId: 'acme',
+      marketplace: 'amazon',
+      plan: 'basic',
+      overrides: { maxMessagesPerSlice: 2 },
+    });
+    // Queued while no worker runs, so the turns are exactly 2 + 2 + 1 (no task trickles into a slice).
+    await t.stack.stopWorkers();
+    await t.submitMany('measured', token, inventoryTasks('m', 5));
+    t.stack.startWorkers();
+    type Measures = {
+      attentions: { republished: number; resent: number; discarded: number };
+      blocks: { lease: number; rateLimit: number };
+      lastDrainSeconds: number | null;
+      lastIdleAt: string | null;
+    };
+    const measures = async () =>
+      (await t.admin<{ measures: Measures }>('GET', '/admin/stores/measured/measures')).body.measures;
+    await waitFor(
+      'measured drains and goes idle',
+      async () => (await measures()).lastIdleAt !== null,
+      30_000,
+    );
+    const drained = await measures();
+
+    // A paused store's pending attention is discarded, and counted against the store.
+    await t.stack.stopWorkers();
+    await t.submitMany('measured', token, inventoryTasks('p', 1));
+    await t.admin('PATCH', '/admin/stores/measured', { status: 'paused' });
+    t.stack.startWorkers();
+    await waitFor(
+      'the paused store’s attention is discarded',
+      async () => (await measures()).attentions.discarded >= 1,
+      30_000,
+    );
+    expect({
+      delivered: t.deliveredCount('measured'),
+      republished: drained.attentions.republished,
+      discardedBefore: drained.attentions.discarded,
+      blocks: drained.blocks,
+      drainMeasured: typeof drained.lastDrainSeconds === 'number',
+      discardedAfter: (await measures()).attentions.discarded,
+    }).toEqual({
+      delivered: 5,
+      republished: 2,
+      discardedBefore: 0,
+      blocks: { lease: 0, rateLimit: 0 },
+      drainMeasured: true,
+      discardedAfter: 1,
+    });
+  });
+
   it('serves GET /metrics with the counters the EMF records carry', async () => {
     const res = await fetch(`${t.stack.url}/metrics`);
     const body = (await res.json()) as MetricsSnapshot;
@@ -111,7 +165,7 @@ describe('operator routes (local mode)', () => {
       delivered: body.counters[MetricNames.tasksDelivered],
       purges: body.counters[MetricNames.storePurges],
       seriesOfDeliveries: (body.series.counts[MetricNames.tasksDelivered] ?? []).reduce((a, b) => a + b, 0),
-    }).toEqual({ accepted: 35, delivered: 5, purges: 1, seriesOfDeliveries: 5 });
+    }).toEqual({ accepted: 41, delivered: 10, purges: 1, seriesOfDeliveries: 10 });
   });
 
   it('serves GET /dashboard as a self-contained HTML page', async () => {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { DynamoTokenStore } from '../../lambdas/adapters/dynamo-token-store.js';
+import { NO_USAGE_KEY_MESSAGE } from '../../lambdas/config/topology.js';
 import { ROUTES } from '../../lambdas/core/routes.js';
+import { hashToken, newToken, tokenIdOf } from '../../lambdas/core/tokens.js';
 import { sleep, startTestStack, type TestStack } from '../support/harness.js';
 import { queueDepth } from '../support/queues.js';
 
@@ -215,5 +217,84 @@ describe('per-tenant throttling', () => {
     });
     // Another tenant is not slowed (its answer is its own 403, not a 429).
     expect((await call(quiet)).status).toBe(403);
+  });
+
+  it("draws every token of a tenant from one bucket (its usage key's), leaving other tenants alone", async () => {
+    const first = await t.tokenFor('twin');
+    const second = await t.tokenFor('twin');
+    const solo = await t.tokenFor('solo');
+    for (const [storeId, tenantId] of [
+      ['twin-shop', 'twin'],
+      ['solo-shop', 'solo'],
+    ] as const) {
+      await t.createStore(storeId, { tenantId, marketplace: 'amazon', plan: 'basic', status: 'paused' });
+    }
+    const call = (storeId: string, token: string) =>
+      fetch(`${t.stack.url}/v1/stores/${storeId}/tasks/e-1`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+    // Burst 3 across both tokens: a bucket per token would let all four through.
+    const statuses: number[] = [];
+    for (const token of [first, second, first]) statuses.push((await call('twin-shop', token)).status);
+    const throttled = await call('twin-shop', second);
+    const soloStatuses: number[] = [];
+    for (let i = 0; i < 3; i++) soloStatuses.push((await call('solo-shop', solo)).status);
+    expect({ statuses, fourth: throttled.status, soloStatuses }).toEqual({
+      statuses: [200, 200, 200],
+      fourth: 429,
+      soloStatuses: [200, 200, 200],
+    });
+    expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await throttled.json()).toEqual({
+      error: { code: 'throttled', message: 'too many requests for this tenant; retry later' },
+    });
+  });
+
+  /** Token records as written before per-tenant usage keys (no usageKey), and a paused store of the tenant. */
+  const legacyTenant = async (tenantId: string, storeId: string, tokens: string[]): Promise<void> => {
+    const store = new DynamoTokenStore(t.stack.clients.doc, t.stack.resources.tables.tokens);
+    for (const token of tokens)
+      await store.put({ tokenHash: hashToken(token), tenantId, createdAt: Date.now() });
+    await t.createStore(storeId, { tenantId, marketplace: 'amazon', plan: 'basic', status: 'paused' });
+  };
+
+  it('answers 403 forbidden to a token issued before usage keys, until it is rotated', async () => {
+    const legacy = newToken();
+    await legacyTenant('legacy', 'legacy-shop', [legacy]);
+    const refused = await t.request('GET', '/v1/stores/legacy-shop/tasks/e-1', { token: legacy });
+    expect(refused).toEqual({
+      status: 403,
+      body: { error: { code: 'forbidden', message: NO_USAGE_KEY_MESSAGE } },
+    });
+    const rotated = await t.admin<{ token: string }>(
+      'POST',
+      `/admin/tenants/legacy/tokens/${tokenIdOf(hashToken(legacy))}/rotate`,
+    );
+    expect(rotated.status).toBe(201);
+    const accepted = await t.request('GET', '/v1/stores/legacy-shop/tasks/e-1', {
+      token: rotated.body.token,
+    });
+    expect(accepted.status).toBe(200);
+  });
+
+  it('gives every token of a tenant issued before usage keys the tenant’s key on backfill', async () => {
+    const [seen, unseen] = [newToken(), newToken()];
+    await legacyTenant('old-tenant', 'old-shop', [seen, unseen]);
+    const before = await t.request('GET', '/v1/stores/old-shop/tasks/e-1', { token: seen });
+    const backfill = await t.admin('POST', '/admin/tenants/old-tenant/usage-key');
+    const again = await t.admin('POST', '/admin/tenants/old-tenant/usage-key');
+    // `seen`'s refusal stays in the authorizer cache for its TTL; a token not yet cached works at once.
+    const after = await t.request('GET', '/v1/stores/old-shop/tasks/e-1', { token: unseen });
+    expect({
+      before: before.status,
+      backfill: [backfill.status, backfill.body],
+      again: again.body,
+      after: after.status,
+    }).toEqual({
+      before: 403,
+      backfill: [200, { tenantId: 'old-tenant', tokensUpdated: 2 }],
+      again: { tenantId: 'old-tenant', tokensUpdated: 0 },
+      after: 200,
+    });
   });
 });

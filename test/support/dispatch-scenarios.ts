@@ -187,4 +187,49 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     },
     { restarted: true, ahead: false, advanced: T + 400, lagging: true, tat: T + 9_000 },
   ],
+  [
+    'the per-store measures count republishes, resends, discards and blocks, and keep the last drain',
+    async (d, id) => {
+      const counters = (item: DispatchItem | undefined) => ({
+        republished: item?.nRepublished,
+        resent: item?.nResent,
+        discarded: item?.nDiscarded,
+        leaseBlocked: item?.nLeaseBlocked,
+        throttled: item?.nThrottled,
+        lastDrainMs: item?.lastDrainMs,
+        lastIdleAt: item?.lastIdleAt,
+      });
+      // A counter is never created on an item that does not exist.
+      await d.noteDiscarded(id);
+      const before = await d.read(id);
+      await d.recordEnqueued(id, 1, T);
+      await d.issueSlot(id, 'a', T, 3, T);
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 3 });
+      await d.requeue(id, 'a', 1, { dueAt: T, max: 3, nextCallAt: T });
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 3 });
+      await d.requeue(id, 'a', 2, { dueAt: T + 5_000, max: 3, nextCallAt: T, throttled: true });
+      const refused = okOf(await d.requeue(id, 'a', 2, { dueAt: T, max: 3, nextCallAt: T }));
+      await d.noteResend(id, 'a', 0);
+      await d.issueSlot(id, 'b', T, 3, T);
+      await d.dropQueued(id, 'b', 1);
+      await d.issueSlot(id, 'c', T, 3, T);
+      await d.dropQueued(id, 'c');
+      await d.noteDiscarded(id);
+      await d.acquire(id, 'a', { now: T + 5_000, expiresAt: T + 35_000, max: 3 });
+      await d.markIdle(id, 'a', 3, { seenSeq: 1, now: T + 7_000, drainMs: 7_000 });
+      return { before: before === undefined, refused, ...counters(await d.read(id)) };
+    },
+    {
+      before: true,
+      // A refused write counts nothing.
+      refused: false,
+      republished: 2,
+      resent: 1,
+      discarded: 3,
+      leaseBlocked: 1,
+      throttled: 1,
+      lastDrainMs: 7_000,
+      lastIdleAt: T + 7_000,
+    },
+  ],
 ];

@@ -34,6 +34,13 @@ export class MemoryDispatchState implements DispatchState {
     item.activeSince ??= now;
   }
 
+  private static add(
+    item: DispatchItem,
+    counter: 'nRepublished' | 'nResent' | 'nDiscarded' | 'nLeaseBlocked' | 'nThrottled',
+  ): void {
+    item[counter] = (item[counter] ?? 0) + 1;
+  }
+
   private static lease(item: DispatchItem | undefined, slotId: string, fence: number): boolean {
     const slot = item?.slots[slotId];
     return slot?.s === 'l' && slot.f === fence;
@@ -107,7 +114,7 @@ export class MemoryDispatchState implements DispatchState {
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number },
+    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number; throttled?: boolean },
   ): Promise<Conditional> {
     return this.write(
       storeId,
@@ -116,6 +123,8 @@ export class MemoryDispatchState implements DispatchState {
       (item) => {
         item.slots[slotId] = { s: 'q', at: opts.dueAt, n: opts.nextCallAt };
         if (opts.headSentAt !== undefined) item.headSentAt = opts.headSentAt;
+        MemoryDispatchState.add(item, 'nRepublished');
+        if (opts.throttled) MemoryDispatchState.add(item, 'nThrottled');
       },
     );
   }
@@ -133,7 +142,7 @@ export class MemoryDispatchState implements DispatchState {
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { seenSeq: number; now: number; tat?: number },
+    opts: { seenSeq: number; now: number; tat?: number; drainMs?: number },
   ): Promise<Conditional> {
     return this.write(
       storeId,
@@ -148,7 +157,9 @@ export class MemoryDispatchState implements DispatchState {
         delete item.activeSince;
         delete item.headSentAt;
         item.idleSeq = opts.seenSeq;
+        item.lastIdleAt = opts.now;
         if (opts.tat !== undefined) item.tat = opts.tat;
+        if (opts.drainMs !== undefined) item.lastDrainMs = opts.drainMs;
       },
     );
   }
@@ -180,7 +191,16 @@ export class MemoryDispatchState implements DispatchState {
         item?.slots[slotId]?.s === 'q' && (ifOver === undefined || Object.keys(item.slots).length > ifOver),
       (item) => {
         delete item.slots[slotId];
+        MemoryDispatchState.add(item, 'nDiscarded');
+        if (ifOver !== undefined) MemoryDispatchState.add(item, 'nLeaseBlocked');
       },
+    );
+  }
+  async noteDiscarded(storeId: string): Promise<void> {
+    this.write(
+      storeId,
+      (item) => item !== undefined,
+      (item) => MemoryDispatchState.add(item, 'nDiscarded'),
     );
   }
   async deferWake(storeId: string, until: number): Promise<void> {
@@ -211,6 +231,7 @@ export class MemoryDispatchState implements DispatchState {
       (item) => {
         const slot = item.slots[slotId] as Extract<Slot, { s: 'q' }>;
         slot.r = resends + 1;
+        MemoryDispatchState.add(item, 'nResent');
       },
     );
   }

@@ -7,6 +7,8 @@ import {
   ValidationError,
 } from '../../../lambdas/core/errors.js';
 import { json, type HttpRequest, type HttpResponse } from '../../../lambdas/core/http.js';
+import { MetricNames } from '../../../lambdas/core/names.js';
+import type { Telemetry } from '../../../lambdas/core/ports.js';
 import { apiEvent, recordingTelemetry } from '../support/fixtures.js';
 
 describe('toHttpRequest', () => {
@@ -216,7 +218,7 @@ describe('createApiHandler', () => {
     });
   });
 
-  it('logs a 5xx with the route, request id and cause', async () => {
+  it('logs a 5xx with the request’s correlation id, route, tenant, store and cause', async () => {
     const { telemetry, logs } = recordingTelemetry();
     const failing = async () => {
       throw new DependencyError('the store queue is unavailable', new Error('SQS down'));
@@ -227,13 +229,32 @@ describe('createApiHandler', () => {
         level: 'error',
         message: 'request failed',
         fields: {
+          correlationId: 'req-1',
           route: 'submitTask',
-          requestId: 'req-1',
+          tenantId: 'tenant-1',
+          storeId: 'store-1',
           error: 'DependencyError: the store queue is unavailable',
           cause: 'Error: SQS down',
         },
       },
     ]);
+  });
+
+  it('hands the use case telemetry scoped to the request: its log lines and metrics carry the ids', async () => {
+    const { telemetry, logs } = recordingTelemetry();
+    const observed: unknown[] = [];
+    telemetry.subscribe((observation) => observed.push(observation.properties));
+    const submitTask = async (_request: unknown, scoped: Telemetry) => {
+      scoped.info('task accepted', { eventId: 'e1' });
+      scoped.count(MetricNames.tasksAccepted);
+      return json(202, {});
+    };
+    await createApiHandler({ submitTask }, telemetry)(apiEvent());
+    const ids = { correlationId: 'req-1', route: 'submitTask', tenantId: 'tenant-1', storeId: 'store-1' };
+    expect({ logs, observed }).toEqual({
+      logs: [{ level: 'info', message: 'task accepted', fields: { ...ids, eventId: 'e1' } }],
+      observed: [ids],
+    });
   });
 
   it('does not log a 4xx as an error', async () => {

@@ -112,11 +112,11 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
-      'requeue hands my lease back as a queued slot carrying its pacing and the head age',
+      'requeue hands my lease back as a queued slot carrying its pacing and the head age, counting a republish',
       (s) =>
         s.requeue(STORE, 'slot-a', 4, { dueAt: T0 + 500, max: 3, nextCallAt: T0 + 200, headSentAt: T0 - 9 }),
       update({
-        UpdateExpression: 'SET slots.#id = :slot, headSentAt = :head',
+        UpdateExpression: 'SET slots.#id = :slot, headSentAt = :head ADD nRepublished :one',
         ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence AND size(slots) <= :max',
         ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
         ExpressionAttributeValues: {
@@ -124,6 +124,7 @@ describe('DynamoDispatchState writes', () => {
           ':l': 'l',
           ':fence': 4,
           ':max': 3,
+          ':one': 1,
           ':head': T0 - 9,
         },
       }),
@@ -132,7 +133,7 @@ describe('DynamoDispatchState writes', () => {
       'requeue without a head age leaves headSentAt alone',
       (s) => s.requeue(STORE, 'slot-a', 4, { dueAt: T0 + 500, max: 3, nextCallAt: T0 + 200 }),
       update({
-        UpdateExpression: 'SET slots.#id = :slot',
+        UpdateExpression: 'SET slots.#id = :slot ADD nRepublished :one',
         ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence AND size(slots) <= :max',
         ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
         ExpressionAttributeValues: {
@@ -140,6 +141,24 @@ describe('DynamoDispatchState writes', () => {
           ':l': 'l',
           ':fence': 4,
           ':max': 3,
+          ':one': 1,
+        },
+      }),
+    ],
+    [
+      'requeue after a marketplace 429 also counts a rate-limit block',
+      (s) =>
+        s.requeue(STORE, 'slot-a', 4, { dueAt: T0 + 500, max: 3, nextCallAt: T0 + 200, throttled: true }),
+      update({
+        UpdateExpression: 'SET slots.#id = :slot ADD nRepublished :one, nThrottled :one',
+        ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence AND size(slots) <= :max',
+        ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
+        ExpressionAttributeValues: {
+          ':slot': { s: 'q', at: T0 + 500, n: T0 + 200 },
+          ':l': 'l',
+          ':fence': 4,
+          ':max': 3,
+          ':one': 1,
         },
       }),
     ],
@@ -157,7 +176,8 @@ describe('DynamoDispatchState writes', () => {
       'markIdle removes the last slot and the active mark only if nothing was enqueued since and no wake is pending',
       (s) => s.markIdle(STORE, 'slot-a', 4, { seenSeq: 7, now: T0 }),
       update({
-        UpdateExpression: 'REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen',
+        UpdateExpression:
+          'REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen, lastIdleAt = :now',
         ConditionExpression:
           'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND (attribute_not_exists(wakeAt) OR wakeAt <= :now)',
         ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
@@ -165,23 +185,51 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
-      'dropQueued removes a slot only while it is queued',
-      (s) => s.dropQueued(STORE, 'slot-b'),
+      'markIdle with a drain time records it as the store’s last time to drain',
+      (s) => s.markIdle(STORE, 'slot-a', 4, { seenSeq: 7, now: T0, drainMs: 5_000 }),
       update({
-        UpdateExpression: 'REMOVE slots.#id',
-        ConditionExpression: 'slots.#id.#s = :q',
-        ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's' },
-        ExpressionAttributeValues: { ':q': 'q' },
+        UpdateExpression:
+          'REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen, lastIdleAt = :now, lastDrainMs = :drain',
+        ConditionExpression:
+          'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND (attribute_not_exists(wakeAt) OR wakeAt <= :now)',
+        ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
+        ExpressionAttributeValues: {
+          ':l': 'l',
+          ':fence': 4,
+          ':seen': 7,
+          ':one': 1,
+          ':now': T0,
+          ':drain': 5_000,
+        },
       }),
     ],
     [
-      'dropQueued with ifOver removes it only while the store holds more slots than that',
+      'dropQueued removes a slot only while it is queued, counting a discarded attention',
+      (s) => s.dropQueued(STORE, 'slot-b'),
+      update({
+        UpdateExpression: 'REMOVE slots.#id ADD nDiscarded :one',
+        ConditionExpression: 'slots.#id.#s = :q',
+        ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's' },
+        ExpressionAttributeValues: { ':q': 'q', ':one': 1 },
+      }),
+    ],
+    [
+      'dropQueued with ifOver removes it only while the store holds more slots than that, counting a lease block',
       (s) => s.dropQueued(STORE, 'slot-b', 2),
       update({
-        UpdateExpression: 'REMOVE slots.#id',
+        UpdateExpression: 'REMOVE slots.#id ADD nDiscarded :one, nLeaseBlocked :one',
         ConditionExpression: 'slots.#id.#s = :q AND size(slots) > :over',
         ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's' },
-        ExpressionAttributeValues: { ':q': 'q', ':over': 2 },
+        ExpressionAttributeValues: { ':q': 'q', ':one': 1, ':over': 2 },
+      }),
+    ],
+    [
+      'noteDiscarded counts a discarded attention without creating a store’s item',
+      (s) => s.noteDiscarded(STORE),
+      update({
+        UpdateExpression: 'ADD nDiscarded :one',
+        ConditionExpression: 'attribute_exists(slots)',
+        ExpressionAttributeValues: { ':one': 1 },
       }),
     ],
     [
@@ -207,20 +255,20 @@ describe('DynamoDispatchState writes', () => {
       'noteResend marks the first resend of a slot never re-announced',
       (s) => s.noteResend(STORE, 'slot-b', 0),
       update({
-        UpdateExpression: 'SET slots.#id.#r = :next',
+        UpdateExpression: 'SET slots.#id.#r = :next ADD nResent :one',
         ConditionExpression: 'slots.#id.#s = :q AND attribute_not_exists(slots.#id.#r)',
         ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's', '#r': 'r' },
-        ExpressionAttributeValues: { ':q': 'q', ':next': 1 },
+        ExpressionAttributeValues: { ':q': 'q', ':next': 1, ':one': 1 },
       }),
     ],
     [
       'noteResend counts a further resend only at the count the caller saw',
       (s) => s.noteResend(STORE, 'slot-b', 2),
       update({
-        UpdateExpression: 'SET slots.#id.#r = :next',
+        UpdateExpression: 'SET slots.#id.#r = :next ADD nResent :one',
         ConditionExpression: 'slots.#id.#s = :q AND slots.#id.#r = :r',
         ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's', '#r': 'r' },
-        ExpressionAttributeValues: { ':q': 'q', ':r': 2, ':next': 3 },
+        ExpressionAttributeValues: { ':q': 'q', ':next': 3, ':one': 1, ':r': 2 },
       }),
     ],
     [

@@ -51,6 +51,25 @@ describe('DynamoTokenStore', () => {
     await expect(tokens.get(record.tokenHash)).resolves.toEqual(record);
   });
 
+  it('puts and reads back the usage key with the record', async () => {
+    const withKey = { ...record, usageKey: 'k'.repeat(40) };
+    await tokens.put(withKey);
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toEqual(withKey);
+    ddb.on(GetCommand).resolves({ Item: withKey });
+    await expect(tokens.get(record.tokenHash)).resolves.toEqual(withKey);
+  });
+
+  it('reads a record written before usage keys as one without a usageKey field', async () => {
+    ddb.on(GetCommand).resolves({ Item: record });
+    const read = await tokens.get(record.tokenHash);
+    expect(read && 'usageKey' in read).toBe(false);
+  });
+
+  it('rejects an empty usage key', async () => {
+    ddb.on(GetCommand).resolves({ Item: { ...record, usageKey: '' } });
+    await expect(tokens.get(record.tokenHash)).rejects.toThrow();
+  });
+
   it('returns undefined for an unknown hash', async () => {
     ddb.on(GetCommand).resolves({});
     await expect(tokens.get('unknown')).resolves.toBeUndefined();
@@ -101,7 +120,7 @@ describe('DynamoTokenStore', () => {
 
   it('restricts an existing token with a conditional update', async () => {
     ddb.on(UpdateCommand).resolves({});
-    await expect(tokens.restrict(record.tokenHash, { expiresAt: T0 + 1000 })).resolves.toBe(true);
+    await expect(tokens.amend(record.tokenHash, { expiresAt: T0 + 1000 })).resolves.toBe(true);
     expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
       TableName: TABLES.tokens,
       Key: { tokenHash: record.tokenHash },
@@ -114,6 +133,6 @@ describe('DynamoTokenStore', () => {
 
   it('answers false when the token does not exist', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed());
-    await expect(tokens.restrict(record.tokenHash, { revokedAt: T0 })).resolves.toBe(false);
+    await expect(tokens.amend(record.tokenHash, { revokedAt: T0 })).resolves.toBe(false);
   });
 });

@@ -66,7 +66,87 @@ describe('PowertoolsTelemetry', () => {
 
   it('flush publishes the batched metrics', () => {
     const { telemetry, publish } = quietTelemetry();
+    telemetry.count(MetricNames.tasksAccepted);
     telemetry.flush();
     expect(publish).toHaveBeenCalledTimes(1);
+  });
+
+  it('flush publishes nothing when nothing was batched (Powertools would warn of empty metrics)', () => {
+    const { telemetry, publish } = quietTelemetry();
+    telemetry.flush();
+    expect(publish).not.toHaveBeenCalled();
+  });
+});
+
+/** Runs `fn` and returns the JSON lines Powertools printed (logs and EMF records alike). */
+const printed = (fn: () => void): Record<string, unknown>[] => {
+  const lines: string[] = [];
+  const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((method) =>
+    vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(String(line))),
+  );
+  const writes = [process.stdout, process.stderr].map((stream) =>
+    vi.spyOn(stream, 'write').mockImplementation((chunk: unknown) => {
+      lines.push(String(chunk));
+      return true;
+    }),
+  );
+  try {
+    fn();
+  } finally {
+    for (const spy of [...spies, ...writes]) spy.mockRestore();
+  }
+  return lines
+    .flatMap((chunk) => chunk.split('\n'))
+    .filter((line) => line.trim().startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+};
+
+describe('PowertoolsTelemetry.scoped', () => {
+  const ids = { storeId: 'store-1', tenantId: 'tenant-1', correlationId: 'req-1' };
+
+  it('puts the scope’s fields on every log line, under the call’s own fields', () => {
+    const lines = printed(() => {
+      const scope = new PowertoolsTelemetry('svc').scoped(ids);
+      scope.info('slice ended', { sliceId: 'a:1' });
+      scope.warn('task dead-lettered', { correlationId: 'req-0' });
+    });
+    expect(
+      lines.map((l) => [l['message'], l['storeId'], l['tenantId'], l['correlationId'], l['sliceId']]),
+    ).toEqual([
+      ['slice ended', 'store-1', 'tenant-1', 'req-1', 'a:1'],
+      ['task dead-lettered', 'store-1', 'tenant-1', 'req-0', undefined],
+    ]);
+  });
+
+  it('carries the fields on its EMF records as properties, never as dimensions', () => {
+    const lines = printed(() => {
+      const scope = new PowertoolsTelemetry('svc').scoped(ids);
+      scope.count(MetricNames.tasksDelivered, 2);
+      scope.count(MetricNames.slicesEnded, 1, { reason: 'empty' });
+      scope.end();
+    });
+    const emf = lines.filter((l) => '_aws' in l);
+    expect(
+      emf.map((record) => ({
+        dimensions: (record['_aws'] as { CloudWatchMetrics: { Dimensions: string[][] }[] })
+          .CloudWatchMetrics[0]?.Dimensions,
+        ids: [record['storeId'], record['tenantId'], record['correlationId']],
+      })),
+    ).toEqual([
+      { dimensions: [['service', 'reason']], ids: ['store-1', 'tenant-1', 'req-1'] },
+      { dimensions: [['service']], ids: ['store-1', 'tenant-1', 'req-1'] },
+    ]);
+  });
+
+  it('leaves the parent’s log lines without the scope’s fields', () => {
+    const lines = printed(() => {
+      const root = new PowertoolsTelemetry('svc');
+      root.scoped(ids).info('inside');
+      root.info('outside');
+    });
+    expect(lines.map((l) => [l['message'], l['storeId']])).toEqual([
+      ['inside', 'store-1'],
+      ['outside', undefined],
+    ]);
   });
 });

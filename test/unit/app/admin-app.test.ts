@@ -12,9 +12,17 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import {
+  APIGatewayClient,
+  CreateApiKeyCommand,
+  CreateUsagePlanKeyCommand,
+  GetApiKeysCommand,
+  GetUsagePlansCommand,
+} from '@aws-sdk/client-api-gateway';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
+import { DerivedUsageKeys } from '../../../lambdas/adapters/derived-usage-keys.js';
 import { createAdminHandler } from '../../../lambdas/app/admin-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
 import { hashToken, tokenIdOf } from '../../../lambdas/core/tokens.js';
@@ -214,13 +222,21 @@ describe('PUT /admin/stores/{storeId}', () => {
     await expect(call(storeRoute('PUT', { ...body, colour: 'red' }))).resolves.toMatchObject({ status: 400 });
   });
 
-  it('logs who saved the store', async () => {
+  it('logs who saved the store, with the request’s correlation id and route', async () => {
     const { call, logs } = setup();
     await call(storeRoute('PUT', body));
     expect(logs).toContainEqual({
       level: 'info',
       message: 'store saved',
-      fields: { storeId: 'store-1', tenantId: 'tenant-1', plan: 'basic', status: 'active', caller: OPERATOR },
+      fields: {
+        correlationId: 'req-9',
+        route: 'putStore',
+        storeId: 'store-1',
+        tenantId: 'tenant-1',
+        plan: 'basic',
+        status: 'active',
+        caller: OPERATOR,
+      },
     });
   });
 });
@@ -418,7 +434,12 @@ describe('POST /admin/tenants/{tenantId}/tokens', () => {
     const result = await call(tokenRoute());
     expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
       TableName: TABLES.tokens,
-      Item: { tokenHash: hashToken(result.body['token'] as string), tenantId: 'tenant-1', createdAt: T0 },
+      Item: {
+        tokenHash: hashToken(result.body['token'] as string),
+        tenantId: 'tenant-1',
+        createdAt: T0,
+        usageKey: await new DerivedUsageKeys('aq').ensure('tenant-1'),
+      },
       ConditionExpression: 'attribute_not_exists(#key)',
       ExpressionAttributeNames: { '#key': 'tokenHash' },
     });
@@ -443,6 +464,60 @@ describe('POST /admin/tenants/{tenantId}/tokens', () => {
       status: 400,
       body: { error: { message: expect.stringMatching(/^tenantId: /) } },
     });
+  });
+});
+
+describe('POST /admin/tenants/{tenantId}/tokens on AWS (AQ_USAGE_PLAN_STAGE set)', () => {
+  const apigw = mockClient(APIGatewayClient);
+  const tokenRoute = () => admin('POST', '/admin/tenants/{tenantId}/tokens', { tenantId: 'tenant-1' });
+  const awsSetup = () => {
+    const { telemetry } = recordingTelemetry();
+    const handler = createAdminHandler(
+      loadConfig('admin', { ...FULL_ENV, AQ_USAGE_PLAN_STAGE: 'abc123:prod' }),
+      { clients: createAwsClients({ region: 'us-east-1' }), telemetry, clock: fixedClock() },
+    );
+    return async (event: APIGatewayProxyEvent) => {
+      const result = await handler(event);
+      return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
+    };
+  };
+
+  beforeEach(() => {
+    apigw.reset();
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    apigw
+      .on(GetUsagePlansCommand)
+      .resolves({ items: [{ id: 'plan-1', apiStages: [{ apiId: 'abc123', stage: 'prod' }] }] });
+    apigw.on(GetApiKeysCommand).resolves({
+      items: [{ id: 'key-1', name: 'aq-tenant-tenant-1', value: 'v'.repeat(40), enabled: true }],
+    });
+    apigw.on(CreateUsagePlanKeyCommand).resolves({});
+  });
+
+  it("stores the tenant's API Gateway key value on the token record", async () => {
+    const call = awsSetup();
+    await expect(call(tokenRoute())).resolves.toMatchObject({ status: 201 });
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({ usageKey: 'v'.repeat(40) });
+    expect(apigw.commandCalls(CreateUsagePlanKeyCommand)[0]?.args[0].input).toEqual({
+      usagePlanId: 'plan-1',
+      keyId: 'key-1',
+      keyType: 'API_KEY',
+    });
+    expect(apigw.commandCalls(CreateApiKeyCommand)).toHaveLength(0);
+  });
+
+  it('answers 503 and writes no token when API Gateway fails', async () => {
+    apigw
+      .on(CreateUsagePlanKeyCommand)
+      .rejects(
+        Object.assign(new Error('rate exceeded'), { name: 'TooManyRequestsException', $metadata: {} }),
+      );
+    const call = awsSetup();
+    await expect(call(tokenRoute())).resolves.toMatchObject({
+      status: 503,
+      body: { error: { code: 'dependency_unavailable' } },
+    });
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
   });
 });
 

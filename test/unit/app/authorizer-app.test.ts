@@ -11,12 +11,13 @@ import {
 } from '../../../lambdas/app/authorizer-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
 import type { TokenRecord, TokenStore } from '../../../lambdas/core/ports.js';
-import { hashToken } from '../../../lambdas/core/tokens.js';
+import { hashToken, tokenIdOf } from '../../../lambdas/core/tokens.js';
 import { fixedClock, FULL_ENV, recordingTelemetry, T0, TABLES } from '../support/fixtures.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const TOKEN = 'aqt_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
 const METHOD_ARN = 'arn:aws:execute-api:us-east-1:123456789012:abcdef123/prod/POST/v1/stores/store-1/tasks';
+const USAGE_KEY = 'k'.repeat(40);
 
 const event = (authorizationToken: string): APIGatewayTokenAuthorizerEvent => ({
   type: 'TOKEN',
@@ -36,9 +37,9 @@ const setup = () => {
 beforeEach(() => {
   ddb.reset();
   ddb.on(GetCommand).resolves({});
-  ddb
-    .on(GetCommand, { Key: { tokenHash: hashToken(TOKEN) } })
-    .resolves({ Item: { tokenHash: hashToken(TOKEN), tenantId: 'tenant-1', createdAt: T0 } });
+  ddb.on(GetCommand, { Key: { tokenHash: hashToken(TOKEN) } }).resolves({
+    Item: { tokenHash: hashToken(TOKEN), tenantId: 'tenant-1', createdAt: T0, usageKey: USAGE_KEY },
+  });
 });
 
 describe('createAuthorizerHandler', () => {
@@ -57,6 +58,31 @@ describe('createAuthorizerHandler', () => {
       principalId: 'tenant:tenant-1',
       context: { tenantId: 'tenant-1' },
     });
+  });
+
+  it("returns the tenant's usage key for API Gateway's usage plan (key source AUTHORIZER)", async () => {
+    const { handler, logs } = setup();
+    const result = await handler(event(`Bearer ${TOKEN}`));
+    expect(result.usageIdentifierKey).toBe(USAGE_KEY);
+    expect(logs).toEqual([]);
+  });
+
+  it('still allows a token issued before usage keys, without one, and warns with tenant and token id', async () => {
+    ddb.on(GetCommand, { Key: { tokenHash: hashToken(TOKEN) } }).resolves({
+      Item: { tokenHash: hashToken(TOKEN), tenantId: 'tenant-1', createdAt: T0 },
+    });
+    const { handler, logs } = setup();
+    const result = await handler(event(`Bearer ${TOKEN}`));
+    expect(result.policyDocument.Statement).toEqual([expect.objectContaining({ Effect: 'Allow' })]);
+    expect('usageIdentifierKey' in result).toBe(false);
+    expect(logs).toEqual([
+      {
+        level: 'warn',
+        message:
+          'integrator token has no usage key; backfill the tenant (POST /admin/tenants/{tenantId}/usage-key)',
+        fields: { tenantId: 'tenant-1', tokenId: tokenIdOf(hashToken(TOKEN)) },
+      },
+    ]);
   });
 
   it('looks the token up by its SHA-256 hash, never the token itself', async () => {
@@ -133,7 +159,7 @@ describe('authorizeToken', () => {
     put: async () => undefined,
     get: async (hash) => (hash === found.tokenHash ? found : undefined),
     listByTenant: async () => [found],
-    restrict: async () => true,
+    amend: async () => true,
   });
   const tokens = storeWith(record());
 

@@ -229,12 +229,14 @@ describe('POST /admin/stores/{storeId}/queue/purge', () => {
         level: 'warn',
         message: 'store queue purged',
         fields: {
+          // The request's id is the correlation id every line of the request carries.
+          correlationId: 'req-7',
+          route: 'purgeStoreQueue',
           storeId: 'store-1',
           tenantId: 'tenant-1',
           discarded: 10,
           reason: 'integrator sent garbage',
           caller: OPERATOR,
-          requestId: 'req-7',
         },
       },
     ]);
@@ -296,8 +298,38 @@ describe('GET /admin/stores/{storeId}/measures', () => {
         deadLetters: 4,
         activeSince: new Date(T0 - 90_000).toISOString(),
         drainingSeconds: 90,
+        lastDrainSeconds: null,
+        lastIdleAt: null,
+        attentions: { republished: 0, resent: 0, discarded: 0 },
+        blocks: { lease: 0, rateLimit: 0 },
       },
       queue: { backlog: 7, inFlight: 2, delayed: 1, deadLetters: 4, oldestAgeSeconds: 90 },
+    });
+  });
+
+  it('reads the store’s attention, block and drain counters from its dispatch item', async () => {
+    ddb.on(GetCommand, { TableName: TABLES.dispatch }).resolves({
+      Item: {
+        storeId: 'store-1',
+        enqSeq: 40,
+        fence: 9,
+        slots: {},
+        nRepublished: 12,
+        nResent: 2,
+        nDiscarded: 5,
+        nLeaseBlocked: 1,
+        nThrottled: 3,
+        lastDrainMs: 61_400,
+        lastIdleAt: T0 - 5_000,
+      },
+    });
+    const { call } = setup();
+    const { body } = await call(measures());
+    expect(body['measures']).toMatchObject({
+      lastDrainSeconds: 61,
+      lastIdleAt: new Date(T0 - 5_000).toISOString(),
+      attentions: { republished: 12, resent: 2, discarded: 5 },
+      blocks: { lease: 1, rateLimit: 3 },
     });
   });
 
@@ -314,6 +346,10 @@ describe('GET /admin/stores/{storeId}/measures', () => {
       deadLetters: 0,
       activeSince: null,
       drainingSeconds: 0,
+      lastDrainSeconds: null,
+      lastIdleAt: null,
+      attentions: { republished: 0, resent: 0, discarded: 0 },
+      blocks: { lease: 0, rateLimit: 0 },
     });
   });
 

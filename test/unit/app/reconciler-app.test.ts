@@ -17,6 +17,7 @@ import { createReconcilerHandler } from '../../../lambdas/app/reconciler-app.js'
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
 import { ACTIVE_SHARDS, activeShardOf } from '../../../lambdas/core/names.js';
 import type { FlushableTelemetry } from '../../../lambdas/app/runtime.js';
+
 import {
   answerQueueAttributes,
   ATTENTION_URL,
@@ -29,6 +30,9 @@ import {
   T0,
   TABLES,
 } from '../support/fixtures.js';
+
+/** The run's correlation id: its start time; every attention it publishes and every line it logs carries it. */
+const RUN = `reconcile-${new Date(T0).toISOString()}`;
 
 const sqs = mockClient(SQSClient);
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -111,7 +115,15 @@ describe('createReconcilerHandler', () => {
     const { handler } = setup();
     await handler();
     expect(attentions()).toEqual([
-      { v: 1, storeId: 'store-1', slotId: 'a', reason: 'reclaim', issuedAt: T0, delay: 3 },
+      {
+        v: 1,
+        storeId: 'store-1',
+        slotId: 'a',
+        reason: 'reclaim',
+        issuedAt: T0,
+        correlationId: RUN,
+        delay: 3,
+      },
     ]);
   });
 
@@ -132,8 +144,10 @@ describe('createReconcilerHandler', () => {
       noted: ddb.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues,
       attentions: attentions(),
     }).toEqual({
-      noted: { ':q': 'q', ':next': 1 },
-      attentions: [{ v: 1, storeId: 'store-1', slotId: 'q', reason: 'resend', issuedAt: T0 }],
+      noted: { ':q': 'q', ':next': 1, ':one': 1 },
+      attentions: [
+        { v: 1, storeId: 'store-1', slotId: 'q', reason: 'resend', issuedAt: T0, correlationId: RUN },
+      ],
     });
   });
 
@@ -152,7 +166,9 @@ describe('createReconcilerHandler', () => {
     const report = await handler();
     expect({ report: report.repairs, attentions: attentions() }).toEqual({
       report: { reclaim: 0, resend: 0, repair: 1, sweep: 0 },
-      attentions: [{ v: 1, storeId: 'store-1', slotId: 'slot-new', reason: 'repair', issuedAt: T0 }],
+      attentions: [
+        { v: 1, storeId: 'store-1', slotId: 'slot-new', reason: 'repair', issuedAt: T0, correlationId: RUN },
+      ],
     });
   });
 
@@ -182,7 +198,7 @@ describe('createReconcilerHandler', () => {
         {
           level: 'error',
           message: 'reconciler could not check a store',
-          fields: { storeId: 'store-2', error: 'Error: throttled' },
+          fields: { correlationId: RUN, storeId: 'store-2', error: 'Error: throttled' },
         },
       ],
     });
@@ -262,7 +278,9 @@ describe('createReconcilerHandler: the sweep', () => {
     const report = await handler();
     expect({ sweep: report.repairs.sweep, attentions: attentions() }).toEqual({
       sweep: 1,
-      attentions: [{ v: 1, storeId: 'store-1', slotId: 'slot-new', reason: 'sweep', issuedAt: T0 }],
+      attentions: [
+        { v: 1, storeId: 'store-1', slotId: 'slot-new', reason: 'sweep', issuedAt: T0, correlationId: RUN },
+      ],
     });
   });
 

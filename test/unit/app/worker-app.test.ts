@@ -112,8 +112,9 @@ const dispatchWrite = (input: UpdateCommandInput): string => {
   if (update === 'SET wakeAt = :until') return 'deferWake';
   if (update.startsWith('SET slots.#id = :slot, activeShard')) return 'issueSlot';
   if (update.startsWith('SET slots.#id = :slot')) return 'requeue';
-  if (update === 'REMOVE slots.#id')
-    return input.ConditionExpression?.includes(':q') ? 'dropQueued' : 'release';
+  if (update.startsWith('REMOVE slots.#id ADD nDiscarded')) return 'dropQueued';
+  if (update === 'ADD nDiscarded :one') return 'noteDiscarded';
+  if (update === 'REMOVE slots.#id') return 'release';
   return 'other';
 };
 const writes = () => ddb.commandCalls(UpdateCommand).map((c) => dispatchWrite(c.args[0].input));
@@ -220,7 +221,7 @@ describe('createWorkerHandler: attentions it discards', () => {
     expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
       TableName: TABLES.dispatch,
       Key: { storeId: 'store-1' },
-      UpdateExpression: 'REMOVE slots.#id',
+      UpdateExpression: 'REMOVE slots.#id ADD nDiscarded :one',
       ConditionExpression: 'slots.#id.#s = :q',
       ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's' },
     });
@@ -247,7 +248,9 @@ describe('createWorkerHandler: attentions it discards', () => {
     expect({
       receives: sqs.commandCalls(ReceiveMessageCommand).length,
       stale: telemetry.total(MetricNames.attentionsDiscarded, { reason: 'stale' }),
-    }).toEqual({ receives: 0, stale: 1 });
+      // The store's own count of discarded attentions (its measures) goes up too.
+      writes: writes(),
+    }).toEqual({ receives: 0, stale: 1, writes: ['acquire', 'noteDiscarded'] });
   });
 });
 
@@ -292,6 +295,8 @@ describe('createWorkerHandler: a slice', () => {
       ':now': T0,
       // A single-consumer store hands its rate pacing to its next lease.
       ':tat': T0,
+      // Busy since T0 - 1 s (the leased item's activeSince): its time to drain.
+      ':drain': 1_000,
     });
   });
 
@@ -398,6 +403,37 @@ describe('createWorkerHandler: a slice', () => {
           errorCode: { DataType: 'String', StringValue: 'marketplace_rejected' },
           lastStatus: { DataType: 'Number', StringValue: '422' },
         }),
+      });
+    });
+
+    it('names the store, tenant and correlation id on every log line of the attention', async () => {
+      const { handler, logs } = setup(
+        marketplaceAnswering({ kind: 'permanent', status: 422, error: 'marketplace answered 422' }),
+      );
+      await handler(attentionEvent({ correlationId: 'req-7' }));
+      expect(
+        logs.map((line) => ({
+          message: line.message,
+          storeId: line.fields?.['storeId'],
+          tenantId: line.fields?.['tenantId'],
+          correlationId: line.fields?.['correlationId'],
+        })),
+      ).toEqual([
+        // The task carries no correlation id of its own here, so the attention's names it.
+        { message: 'task dead-lettered', storeId: 'store-1', tenantId: 'tenant-1', correlationId: 'req-7' },
+        { message: 'store drained', storeId: 'store-1', tenantId: 'tenant-1', correlationId: 'req-7' },
+        { message: 'slice ended', storeId: 'store-1', tenantId: 'tenant-1', correlationId: 'req-7' },
+      ]);
+    });
+
+    it('logs whether the slice re-published the store’s attention (summable per store)', async () => {
+      const { handler, logs } = setup(
+        marketplaceAnswering({ kind: 'throttled', status: 429, retryAfterSeconds: 30 }),
+      );
+      await handler(attentionEvent());
+      expect(logs.find((line) => line.message === 'slice ended')?.fields).toMatchObject({
+        end: 'throttled',
+        republished: 1,
       });
     });
 

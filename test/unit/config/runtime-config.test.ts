@@ -72,6 +72,22 @@ describe('loadConfig', () => {
     expect(() => loadConfig(fn, { ...FULL_ENV, [name]: value })).toThrow(new RegExp(`${name}: `));
   });
 
+  it("reads the usage plan's API stage for the admin function, and leaves it unset when absent (local mode)", () => {
+    expect(loadConfig('admin', { ...FULL_ENV, AQ_USAGE_PLAN_STAGE: 'abc123defg:prod' })).toMatchObject({
+      [EnvNames.usagePlanStage]: 'abc123defg:prod',
+    });
+    expect(loadConfig('admin', FULL_ENV)[EnvNames.usagePlanStage]).toBeUndefined();
+  });
+
+  it.each(['abc123', 'abc123:', ':prod', 'ABC:prod', 'abc:prod/x'])(
+    'refuses AQ_USAGE_PLAN_STAGE %s, naming it',
+    (value) => {
+      expect(() => loadConfig('admin', { ...FULL_ENV, AQ_USAGE_PLAN_STAGE: value })).toThrow(
+        /AQ_USAGE_PLAN_STAGE: \{restApiId\}:\{stageName\}/,
+      );
+    },
+  );
+
   it('throws a ConfigError', () => {
     expect(() => loadConfig('ingest', {})).toThrow(ConfigError);
   });

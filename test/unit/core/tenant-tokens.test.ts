@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../../../lambdas/core/http.js';
-import type { TokenRecord, TokenStore } from '../../../lambdas/core/ports.js';
+import type { TenantUsageKeys, TokenChange, TokenRecord, TokenStore } from '../../../lambdas/core/ports.js';
 import {
+  backfillUsageKey,
   createToken,
   DEFAULT_OVERLAP_SECONDS,
   listTokens,
@@ -26,7 +27,7 @@ class MemoryTokenStore implements TokenStore {
   async listByTenant(tenantId: string): Promise<TokenRecord[]> {
     return [...this.records.values()].filter((r) => r.tenantId === tenantId);
   }
-  async restrict(tokenHash: string, change: { expiresAt?: number; revokedAt?: number }): Promise<boolean> {
+  async amend(tokenHash: string, change: TokenChange): Promise<boolean> {
     const record = this.records.get(tokenHash);
     if (!record) return false;
     this.records.set(tokenHash, { ...record, ...change });
@@ -34,11 +35,23 @@ class MemoryTokenStore implements TokenStore {
   }
 }
 
+/** One usage key per tenant, counting the calls; `failing` makes the next calls throw. */
+class FakeUsageKeys implements TenantUsageKeys {
+  readonly calls: string[] = [];
+  failing: Error | undefined;
+  async ensure(tenantId: string): Promise<string> {
+    this.calls.push(tenantId);
+    if (this.failing) throw this.failing;
+    return `key-of-${tenantId}`;
+  }
+}
+
 const setup = (now = T0) => {
   const tokens = new MemoryTokenStore();
+  const usageKeys = new FakeUsageKeys();
   const { telemetry, logs } = recordingTelemetry();
-  const deps: TenantTokenDeps = { tokens, clock: fixedClock(now), telemetry };
-  return { tokens, deps, logs };
+  const deps: TenantTokenDeps = { tokens, usageKeys, clock: fixedClock(now), telemetry };
+  return { tokens, usageKeys, deps, logs };
 };
 
 const request = (pathParameters: Record<string, string>, body?: string): HttpRequest => ({
@@ -61,9 +74,29 @@ describe('createToken', () => {
     const { deps, tokens } = setup();
     const { token, tokenId } = await issue(deps);
     expect([...tokens.records.values()]).toEqual([
-      { tokenHash: hashToken(token), tenantId: 't1', createdAt: T0 },
+      { tokenHash: hashToken(token), tenantId: 't1', createdAt: T0, usageKey: 'key-of-t1' },
     ]);
     expect(tokenId).toBe(hashToken(token).slice(0, 12));
+  });
+
+  it("stores the tenant's usage key on the record, ensured for that tenant", async () => {
+    const { deps, tokens, usageKeys } = setup();
+    const { token } = await issue(deps, 't7');
+    expect(usageKeys.calls).toEqual(['t7']);
+    expect(tokens.records.get(hashToken(token))?.usageKey).toBe('key-of-t7');
+  });
+
+  it('writes nothing and lets the error through when the usage key cannot be had', async () => {
+    const { deps, tokens, usageKeys } = setup();
+    usageKeys.failing = Object.assign(new Error('API Gateway unavailable'), { $metadata: {} });
+    await expect(createToken(deps, request({ tenantId: 't1' }))).rejects.toThrow('API Gateway unavailable');
+    expect(tokens.records.size).toBe(0);
+  });
+
+  it('never puts the usage key in the answer (it is for the authorizer only)', async () => {
+    const { deps } = setup();
+    const res = await createToken(deps, request({ tenantId: 't1' }));
+    expect(JSON.stringify(res.body)).not.toContain('key-of-t1');
   });
 
   it('never logs the token', async () => {
@@ -73,12 +106,14 @@ describe('createToken', () => {
   });
 
   it(`refuses a tenant's token beyond ${MAX_LIVE_TOKENS_PER_TENANT} live ones with 409`, async () => {
-    const { deps } = setup();
+    const { deps, usageKeys } = setup();
     for (let i = 0; i < MAX_LIVE_TOKENS_PER_TENANT; i++) await issue(deps);
     await expect(createToken(deps, request({ tenantId: 't1' }))).rejects.toMatchObject({
       status: 409,
       code: 'too_many_tokens',
     });
+    // Refused before any usage key work.
+    expect(usageKeys.calls).toHaveLength(MAX_LIVE_TOKENS_PER_TENANT);
   });
 
   it('does not count revoked tokens toward the limit', async () => {
@@ -171,10 +206,33 @@ describe('rotateToken', () => {
       tokenHash: hashToken(body.token),
       tenantId: 't1',
       createdAt: T0,
+      usageKey: 'key-of-t1',
     });
     expect(tokens.records.get(hashToken(old.token))?.expiresAt).toBe(T0 + DEFAULT_OVERLAP_SECONDS * 1000);
     expect(body.replaced).toMatchObject({ tokenId: old.tokenId, status: 'expiring' });
     expect(body.tokenId).toBe(tokenIdOf(hashToken(body.token)));
+  });
+
+  it('gives the new token the usage key even when the old one had none (the migration path)', async () => {
+    const { deps, tokens } = setup();
+    const old = await issue(deps);
+    const { usageKey: _dropped, ...legacy } = tokens.records.get(hashToken(old.token)) as TokenRecord;
+    tokens.records.set(legacy.tokenHash, legacy);
+    const res = await rotateToken(deps, request({ tenantId: 't1', tokenId: old.tokenId }));
+    const { token } = res.body as { token: string };
+    expect(tokens.records.get(hashToken(token))?.usageKey).toBe('key-of-t1');
+  });
+
+  it('leaves the old token untouched when the usage key cannot be had', async () => {
+    const { deps, tokens, usageKeys } = setup();
+    const old = await issue(deps);
+    usageKeys.failing = new Error('API Gateway unavailable');
+    await expect(rotateToken(deps, request({ tenantId: 't1', tokenId: old.tokenId }))).rejects.toThrow(
+      'API Gateway unavailable',
+    );
+    expect([...tokens.records.values()]).toEqual([
+      { tokenHash: hashToken(old.token), tenantId: 't1', createdAt: T0, usageKey: 'key-of-t1' },
+    ]);
   });
 
   it('takes overlapSeconds from the body; 0 ends the old token now', async () => {
@@ -191,7 +249,7 @@ describe('rotateToken', () => {
   it('never extends an earlier, shorter expiry', async () => {
     const { deps, tokens } = setup();
     const old = await issue(deps);
-    await tokens.restrict(hashToken(old.token), { expiresAt: T0 + 5000 });
+    await tokens.amend(hashToken(old.token), { expiresAt: T0 + 5000 });
     await rotateToken(deps, request({ tenantId: 't1', tokenId: old.tokenId }, '{"overlapSeconds":600}'));
     expect(tokens.records.get(hashToken(old.token))?.expiresAt).toBe(T0 + 5000);
   });
@@ -220,6 +278,62 @@ describe('rotateToken', () => {
     await expect(rotateToken(deps, request({ tenantId: 't1', tokenId: old.tokenId }))).rejects.toMatchObject({
       status: 409,
       code: 'token_not_live',
+    });
+  });
+});
+
+describe('backfillUsageKey', () => {
+  const legacy = (tenantId: string, n: number): TokenRecord => ({
+    tokenHash: hashToken(`legacy-${tenantId}-${n}`),
+    tenantId,
+    createdAt: T0 - 1000,
+  });
+
+  it('writes the tenant’s usage key onto its tokens that lack it, and only the tenant’s', async () => {
+    const { deps, tokens, usageKeys } = setup();
+    for (const record of [legacy('t1', 1), legacy('t1', 2), legacy('t2', 1)]) await tokens.put(record);
+    const { token } = await issue(deps, 't1'); // already carries the key
+    const res = await backfillUsageKey(deps, request({ tenantId: 't1' }));
+    expect({
+      res: [res.status, res.body],
+      keys: [...tokens.records.values()].map((r) => [r.tenantId, r.usageKey]).sort(),
+      ensured: usageKeys.calls,
+      issued: tokens.records.get(hashToken(token))?.usageKey,
+    }).toEqual({
+      res: [200, { tenantId: 't1', tokensUpdated: 2 }],
+      keys: [
+        ['t1', 'key-of-t1'],
+        ['t1', 'key-of-t1'],
+        ['t1', 'key-of-t1'],
+        ['t2', undefined],
+      ],
+      ensured: ['t1', 't1'],
+      issued: 'key-of-t1',
+    });
+  });
+
+  it('is idempotent: a second call finds nothing to update', async () => {
+    const { deps, tokens } = setup();
+    await tokens.put(legacy('t1', 1));
+    await backfillUsageKey(deps, request({ tenantId: 't1' }));
+    const again = await backfillUsageKey(deps, request({ tenantId: 't1' }));
+    expect(again.body).toEqual({ tenantId: 't1', tokensUpdated: 0 });
+  });
+
+  it('changes nothing when the usage key cannot be had', async () => {
+    const { deps, tokens, usageKeys } = setup();
+    await tokens.put(legacy('t1', 1));
+    usageKeys.failing = new Error('API Gateway unavailable');
+    await expect(backfillUsageKey(deps, request({ tenantId: 't1' }))).rejects.toThrow(
+      'API Gateway unavailable',
+    );
+    expect([...tokens.records.values()].map((r) => r.usageKey)).toEqual([undefined]);
+  });
+
+  it('answers 400 for a malformed tenant id', async () => {
+    const { deps } = setup();
+    await expect(backfillUsageKey(deps, request({ tenantId: 'no spaces' }))).rejects.toMatchObject({
+      status: 400,
     });
   });
 });

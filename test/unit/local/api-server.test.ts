@@ -19,6 +19,12 @@ describe('AuthorizerCache (API Gateway’s, emulated)', () => {
     expect(cache.get('Bearer a')).toBeUndefined();
   });
 
+  it("keeps the usage key with the decision, as API Gateway caches the authorizer's whole answer", () => {
+    const cache = new AuthorizerCache(60_000);
+    cache.set('Bearer a', { ...decision, usageIdentifierKey: 'key-t1' });
+    expect(cache.get('Bearer a')?.usageIdentifierKey).toBe('key-t1');
+  });
+
   it('caches nothing with a TTL of 0', () => {
     const cache = new AuthorizerCache(0);
     cache.set('Bearer a', decision);
@@ -39,7 +45,7 @@ describe('AuthorizerCache (API Gateway’s, emulated)', () => {
   });
 });
 
-describe('TenantThrottle (per-tenant token bucket)', () => {
+describe('TenantThrottle (a token bucket per usage key, i.e. per tenant)', () => {
   it('lets a burst through, then answers the seconds to wait', () => {
     const c = clock();
     const throttle = new TenantThrottle(2, 3, c.now);
@@ -67,7 +73,7 @@ describe('TenantThrottle (per-tenant token bucket)', () => {
     expect(throttle.take('t1')).toBe(4);
   });
 
-  it('keeps tenants apart', () => {
+  it('keeps usage keys (tenants) apart', () => {
     const throttle = new TenantThrottle(1, 1, clock().now);
     throttle.take('t1');
     expect(throttle.take('t1')).toBe(1);
