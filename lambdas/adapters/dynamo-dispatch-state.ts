@@ -201,6 +201,15 @@ export class DynamoDispatchState implements DispatchState {
     });
   }
 
+  async holdTat(storeId: string, until: number): Promise<void> {
+    // Losing the condition means the schedule already reaches past `until`, which holds the store as long.
+    await this.update(storeId, {
+      update: 'SET tat = :until',
+      condition: 'attribute_exists(slots) AND (attribute_not_exists(tat) OR tat < :until)',
+      values: { ':until': until },
+    });
+  }
+
   async restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean> {
     const result = await this.update(storeId, {
       update: 'SET tat = :next',

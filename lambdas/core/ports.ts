@@ -60,6 +60,11 @@ export interface DispatchState {
   ): Promise<Conditional>;
   /** Rate limiting: atomically push the store's theoretical arrival time on by `intervalMs`; returns the new value. */
   advanceTat(storeId: string, intervalMs: number): Promise<number>;
+  /**
+   * Rate limiting: no call of the store may start before `until` (a marketplace 429's Retry-After): raises
+   * `tat` to it, never lowers it. Every consumer's next `advanceTat` then lands at or after `until`.
+   */
+  holdTat(storeId: string, until: number): Promise<void>;
   /** Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs`; false if it does not lag. */
   restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean>;
   /**

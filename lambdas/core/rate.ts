@@ -17,6 +17,12 @@ export interface Pacer {
   acquire(deadline: number): Promise<boolean>;
   /** The earliest start of a further call (carried to the next lease of a single-consumer store). */
   readonly carry: number;
+  /**
+   * After `acquire` answered false: the instant the refused call would have had. Past the slice deadline
+   * by a whole Retry-After when another consumer's 429 holds the store (`holdTat`), so the slice asks to
+   * be looked at then, not at once.
+   */
+  readonly blockedUntil: number;
 }
 
 export const intervalMs = (ratePerSecond: number): number => 1000 / ratePerSecond;
@@ -28,16 +34,23 @@ const sleepUntil = async (clock: Clock, at: number): Promise<void> => {
 
 export const localPacer = (interval: number, startAt: number, clock: Clock): Pacer => {
   let next = startAt;
+  let blockedUntil = 0;
   return {
     async acquire(deadline) {
       const start = Math.max(clock.now(), next);
-      if (start >= deadline) return false;
+      if (start >= deadline) {
+        blockedUntil = start;
+        return false;
+      }
       await sleepUntil(clock, start);
       next = Math.max(start, clock.now()) + interval;
       return true;
     },
     get carry() {
       return next;
+    },
+    get blockedUntil() {
+      return blockedUntil;
     },
   };
 };
@@ -54,6 +67,7 @@ export const sharedPacer = (
   clock: Clock,
 ): Pacer => {
   let next = clock.now();
+  let blockedUntil = 0;
   /** Whether the schedule lagged the clock last time: then a restart is tried first (one write either way). */
   let lagging = true;
   const take = async (): Promise<number> => {
@@ -69,7 +83,10 @@ export const sharedPacer = (
       for (let i = 0; i < MAX_TRIES; i++) {
         const instant = await take();
         next = instant + interval;
-        if (instant >= deadline) return false;
+        if (instant >= deadline) {
+          blockedUntil = instant;
+          return false;
+        }
         await sleepUntil(clock, instant);
         // Woke too late (an event-loop stall): going now would bunch with the calls after this instant.
         if (clock.now() - instant <= lateness(interval)) return true;
@@ -78,6 +95,9 @@ export const sharedPacer = (
     },
     get carry() {
       return next;
+    },
+    get blockedUntil() {
+      return blockedUntil;
     },
   };
 };

@@ -237,8 +237,10 @@ export const runSlice = async (
         return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
       }
       if (outcome.kind === 'not_started') {
+        // No call may start before the deadline: look again when one may (at once, unless a 429 of
+        // another consumer holds the store's schedule until its Retry-After).
         await handBack(i);
-        return result('max_time', { resumeAt: deps.clock.now() });
+        return result('max_time', { resumeAt: Math.max(deps.clock.now(), pacer.blockedUntil) });
       }
       if (callStartedAt !== undefined) {
         calls++;
@@ -260,8 +262,11 @@ export const runSlice = async (
         ]);
         continue;
       }
-      // Throttled: the store stops until Retry-After. Its messages in hand come back then as fresh copies,
-      // so throttling never counts toward the DLQ's receive limit.
+      // Throttled: the store stops until Retry-After — all its consumers, not only this one: holding the
+      // shared schedule makes the others' next calls wait for it too (or end their slices until then).
+      // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
+      // receive limit.
+      if (!single) await deps.dispatch.holdTat(store.storeId, until);
       await flush();
       const rest = batch.slice(i);
       await deps.tasks.resend(store.queueUrl, rest, outcome.afterSeconds);

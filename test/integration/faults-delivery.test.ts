@@ -223,4 +223,32 @@ describe('delivery under faults', () => {
     expect(throttledCalls).toBeGreaterThan(0);
     expect(t.stack.telemetry.total(MetricNames.tasksResent)).toBeGreaterThan(0);
   });
+
+  it('holds every consumer of a multi-consumer store on one 429 until its Retry-After', async () => {
+    // A pro store (rate 20/s, up to 3 consumers) with a deep backlog fans out; its 30th call gets a 429.
+    await t.createStore('held', { tenantId: 'acme', marketplace: 'amazon', plan: 'pro' });
+    let heldCalls = 0;
+    rules.push((call) => {
+      if (call.storeId !== 'held') return undefined;
+      heldCalls++;
+      return heldCalls === 30 ? { status: 429, headers: { 'retry-after': '3' } } : undefined;
+    });
+    await t.submitMany('held', token, inventoryTasks('held', 120));
+    await waitFor('the held store is delivered', () => t.deliveredCount('held') >= 120, 60_000);
+    const calls = t.marketplace.calls.filter((c) => c.storeId === 'held');
+    const throttled = calls.filter((c) => c.status === 429);
+    const heardAt = throttled[0]?.endedAt ?? 0;
+    // Calls another consumer had already reserved may still start just after the 429 is heard; none
+    // may start later while Retry-After lasts (before the hold, the other consumers went on at full rate).
+    const startedDuringHold = calls.filter(
+      (c) => c.startedAt > heardAt + 500 && c.startedAt < heardAt + 2_500,
+    ).length;
+    // The store did run more than one consumer (the other stores of this file are basic: one each).
+    const fannedOut = t.stack.telemetry.total(MetricNames.attentionsPublished, { reason: 'fanout' });
+    expect({ throttled: throttled.length, startedDuringHold, fannedOut: fannedOut > 0 }).toEqual({
+      throttled: 1,
+      startedDuringHold: 0,
+      fannedOut: true,
+    });
+  });
 });

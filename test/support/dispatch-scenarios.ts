@@ -188,6 +188,20 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     { restarted: true, ahead: false, advanced: T + 400, lagging: true, tat: T + 9_000 },
   ],
   [
+    'holdTat raises the schedule to a 429’s Retry-After, never lowers it, and creates no item',
+    async (d, id) => {
+      await d.holdTat(id, T + 30_000);
+      const absent = await d.read(id);
+      await d.recordEnqueued(id, 1, T);
+      await d.holdTat(id, T + 30_000);
+      await d.holdTat(id, T + 10_000);
+      const held = (await d.read(id))?.tat;
+      const next = await d.advanceTat(id, 200);
+      return { absent: absent === undefined, held, next };
+    },
+    { absent: true, held: T + 30_000, next: T + 30_200 },
+  ],
+  [
     'the per-store measures count republishes, resends, discards and blocks, and keep the last drain',
     async (d, id) => {
       const counters = (item: DispatchItem | undefined) => ({

@@ -163,6 +163,15 @@ export class MemoryDispatchState implements DispatchState {
       },
     );
   }
+  async holdTat(storeId: string, until: number): Promise<void> {
+    this.write(
+      storeId,
+      (item) => item !== undefined && (item.tat === undefined || item.tat < until),
+      (item) => {
+        item.tat = until;
+      },
+    );
+  }
   async restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean> {
     const result = this.write(
       storeId,

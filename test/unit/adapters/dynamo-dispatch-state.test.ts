@@ -233,6 +233,15 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
+      'holdTat only ever moves the rate schedule later, on an existing item',
+      (s) => s.holdTat(STORE, T0 + 30_000),
+      update({
+        UpdateExpression: 'SET tat = :until',
+        ConditionExpression: 'attribute_exists(slots) AND (attribute_not_exists(tat) OR tat < :until)',
+        ExpressionAttributeValues: { ':until': T0 + 30_000 },
+      }),
+    ],
+    [
       'deferWake only ever moves wakeAt later',
       (s) => s.deferWake(STORE, T0 + 60_000),
       update({

@@ -127,9 +127,13 @@ const setup = (
       w.tat = (w.tat ?? 0) + interval;
       return w.tat;
     }),
+    holdTat: vi.fn(async (_id: string, until: number) => {
+      w.events.push('holdTat');
+      if (w.tat === undefined || w.tat < until) w.tat = until;
+    }),
   } as unknown as DispatchState &
     Record<
-      'markIdle' | 'release' | 'deferWake' | 'issueSlot' | 'advanceTat' | 'restartTat',
+      'markIdle' | 'release' | 'deferWake' | 'issueSlot' | 'advanceTat' | 'restartTat' | 'holdTat',
       ReturnType<typeof vi.fn>
     >;
   const deps: SliceDeps = {
@@ -272,6 +276,45 @@ describe('runSlice', () => {
     // Fresh copies: their receive count starts again, so a 429 storm cannot push them into the DLQ.
     expect(world.w.resent).toEqual(['r1', 'r2', 'r3'].map((receiptHandle) => ({ receiptHandle, delay: 30 })));
     expect(world.w.deleted).toEqual(['r0']);
+  });
+
+  it('holds the whole store on a 429 when it has several consumers: the shared schedule waits for Retry-After', async () => {
+    world = setup({
+      messages: 2,
+      outcome: (id) =>
+        id === 'e0' ? { kind: 'throttled', status: 429, retryAfterSeconds: 30 } : { kind: 'ok', status: 200 },
+    });
+    const result = await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());
+    expect({
+      result: [result.end, result.resumeAt],
+      events: world.w.events,
+      tat: world.w.tat,
+    }).toEqual({
+      result: ['throttled', T0 + 30_000],
+      // Write-ahead: no idling before Retry-After, then the hold, then the copies.
+      events: ['deferWake', 'holdTat', 'resend'],
+      tat: T0 + 30_000,
+    });
+  });
+
+  it('ends a consumer whose store is held past its deadline without a call, asking to resume when the hold ends', async () => {
+    world = setup({ messages: 2 });
+    world.w.tat = T0 + 60_000; // another consumer got a 429 with Retry-After 60
+    const result = await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());
+    expect({
+      calls: world.w.calls,
+      end: result.end,
+      resumeAt: result.resumeAt,
+      handedBack: world.w.visibility.map((v) => [v.receiptHandle, v.seconds]),
+    }).toEqual({
+      calls: [],
+      end: 'max_time',
+      resumeAt: T0 + 60_000,
+      handedBack: [
+        ['r0', 0],
+        ['r1', 0],
+      ],
+    });
   });
 
   it('backs a transient failure off through its visibility and carries on with the rest', async () => {
