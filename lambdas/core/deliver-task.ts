@@ -1,6 +1,6 @@
 import { WorkMessageSchema, type WorkMessage } from './messages.js';
 import { deliveryKey, MetricNames } from './names.js';
-import type { Policy } from './plans.js';
+import { MAX_RECEIVE_COUNT, type Policy } from './plans.js';
 import type {
   Clock,
   DeliveryLog,
@@ -71,6 +71,8 @@ const deadLetter = async (
     attempts: number;
     correlationId?: string;
   },
+  /** Whether this attempt made a marketplace call (false when the task is given up before one). */
+  countAttempt = true,
 ): Promise<TaskResult> => {
   // The DLQ message comes first: if the settle below is lost, a redrive still finds the task.
   await deps.tasks.deadLetter(store.deadLetterQueueUrl, message.body, {
@@ -87,7 +89,7 @@ const deadLetter = async (
       now: deps.clock.now(),
       lastError: `${reason.code}: ${reason.message}`,
       ...(reason.lastStatus === undefined ? {} : { lastStatus: reason.lastStatus }),
-      countAttempt: true,
+      countAttempt,
     });
   }
   deps.telemetry.count(MetricNames.tasksDeadLettered, 1, { code: reason.code });
@@ -136,6 +138,29 @@ export const deliverTask = async (
     return { kind: 'done', as: 'duplicate' };
   }
   const record = claim.record;
+  if (message.receiveCount >= MAX_RECEIVE_COUNT) {
+    // SQS would move it to the DLQ by itself at its next receive, leaving the record `pending` for good:
+    // a task received this often never reaches an outcome (it crashes its workers, or outlives them).
+    // Dead-letter it here instead, so its status says so and a redrive can bring it back.
+    return deadLetter(
+      deps,
+      store,
+      message,
+      {
+        code: 'receive_limit',
+        message: `received ${message.receiveCount} times without an outcome`,
+        ...(record.lastStatus === undefined ? {} : { lastStatus: record.lastStatus }),
+      },
+      {
+        eventId: work.eventId,
+        holder,
+        record,
+        attempts: record.attempts ?? 0,
+        ...(work.correlationId === undefined ? {} : { correlationId: work.correlationId }),
+      },
+      false,
+    );
+  }
   const attempts = (record.attempts ?? 0) + 1;
   const attempt = {
     eventId: work.eventId,

@@ -13,6 +13,7 @@ import type {
   ReceivedMessage,
   TaskQueues,
 } from '../../../lambdas/core/ports.js';
+import { MAX_RECEIVE_COUNT } from '../../../lambdas/core/plans.js';
 import { MAX_DELAY_SECONDS } from '../../../lambdas/core/timing.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
 import { fixedClock, storeRecord, T0 } from '../support/fixtures.js';
@@ -226,6 +227,38 @@ describe('deliverTask', () => {
     await deliverTask(deps, storeRecord(), policy, message());
     expect(await deliveries.get('store-1', 'evt-1')).toMatchObject({ status: 'pending', lastStatus: 429 });
     expect((await deliveries.get('store-1', 'evt-1'))?.attempts).toBeUndefined();
+  });
+
+  it('dead-letters a task at SQS’s receive limit itself, so its status says so (no call, no attempt counted)', async () => {
+    const failure: DeliveryOutcome = { kind: 'transient', status: 503, error: 'marketplace answered 503' };
+    const { deps, deliver, deadLetter, deliveries } = depsWith(failure);
+    await deliverTask(deps, storeRecord(), policy, message());
+    const result = await deliverTask(deps, storeRecord(), policy, {
+      ...message(),
+      receiveCount: MAX_RECEIVE_COUNT,
+    });
+    expect({
+      result,
+      calls: deliver.mock.calls.length,
+      reason: deadLetter.mock.calls[0]?.[2],
+      record: await deliveries.get('store-1', 'evt-1'),
+    }).toMatchObject({
+      result: { kind: 'done', as: 'dead_lettered' },
+      calls: 1,
+      reason: {
+        code: 'receive_limit',
+        message: `received ${MAX_RECEIVE_COUNT} times without an outcome`,
+        lastStatus: 503,
+        attempts: 1,
+      },
+      record: { status: 'dead_lettered', attempts: 1 },
+    });
+  });
+
+  it('handles a task one receive below the limit as usual', async () => {
+    const { deps, deliver } = depsWith();
+    await deliverTask(deps, storeRecord(), policy, { ...message(), receiveCount: MAX_RECEIVE_COUNT - 1 });
+    expect(deliver).toHaveBeenCalledTimes(1);
   });
 
   it('dead-letters a message that is not a task without calling the marketplace', async () => {
