@@ -21,7 +21,6 @@ const metadataOf = (fields: Fields): [string, string][] =>
 export class PowertoolsTelemetry implements ScopedTelemetry {
   readonly logger: Logger;
   readonly metrics: Metrics;
-  private batched = 0;
 
   constructor(
     private readonly serviceName: string,
@@ -32,13 +31,14 @@ export class PowertoolsTelemetry implements ScopedTelemetry {
       ? parent.logger.createChild({ persistentKeys: parent.fields as Record<string, never> })
       : new Logger({ serviceName });
     this.metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName });
-    for (const [key, value] of metadata) this.metrics.addMetadata(key, value);
   }
 
   private add(name: MetricName, unit: Unit, value: number, dimensions?: Record<string, string>): void {
     if (!dimensions || Object.keys(dimensions).length === 0) {
+      // Before every metric, not once: Powertools publishes by itself when a metric reaches 100 values,
+      // and that clears the metadata, so the records after it would lose the scope's fields.
+      for (const [key, meta] of this.metadata) this.metrics.addMetadata(key, meta);
       this.metrics.addMetric(name, unit, value);
-      this.batched++;
       return;
     }
     const single = this.metrics.singleMetric();
@@ -69,11 +69,9 @@ export class PowertoolsTelemetry implements ScopedTelemetry {
       ...metadataOf(defined),
     ]);
   }
-  /** Publishes the batched metrics; nothing when none were added (Powertools would warn). */
+  /** Publishes the batched metrics; nothing when none are left (Powertools would warn of empty metrics). */
   flush(): void {
-    if (this.batched === 0) return;
-    this.batched = 0;
-    this.metrics.publishStoredMetrics();
+    if (this.metrics.hasStoredMetrics()) this.metrics.publishStoredMetrics();
   }
   end(): void {
     this.flush();

@@ -65,7 +65,8 @@ describe('PowertoolsTelemetry', () => {
   });
 
   it('flush publishes the batched metrics', () => {
-    const { telemetry, publish } = quietTelemetry();
+    const telemetry = new PowertoolsTelemetry('test-service');
+    const publish = vi.spyOn(telemetry.metrics, 'publishStoredMetrics').mockReturnThis();
     telemetry.count(MetricNames.tasksAccepted);
     telemetry.flush();
     expect(publish).toHaveBeenCalledTimes(1);
@@ -136,6 +137,20 @@ describe('PowertoolsTelemetry.scoped', () => {
       { dimensions: [['service', 'reason']], ids: ['store-1', 'tenant-1', 'req-1'] },
       { dimensions: [['service']], ids: ['store-1', 'tenant-1', 'req-1'] },
     ]);
+  });
+
+  it('keeps the fields on every record when Powertools publishes by itself at 100 values', () => {
+    const lines = printed(() => {
+      const scope = new PowertoolsTelemetry('svc').scoped(ids);
+      for (let i = 0; i < 150; i++) scope.timing(MetricNames.marketplaceLatency, i);
+      scope.end();
+    });
+    const emf = lines.filter((l) => '_aws' in l);
+    expect({
+      records: emf.length,
+      values: emf.reduce((n, r) => n + ([r[MetricNames.marketplaceLatency]].flat().length ?? 0), 0),
+      stores: emf.map((r) => r['storeId']),
+    }).toEqual({ records: 2, values: 150, stores: ['store-1', 'store-1'] });
   });
 
   it('leaves the parent’s log lines without the scope’s fields', () => {
