@@ -60,11 +60,20 @@ const lateness = (interval: number): number => Math.max(interval / 2, 5);
 /** Late wake-ups are retried this often before the call goes ahead regardless. */
 const MAX_TRIES = 5;
 
+/**
+ * The longest a multi-consumer store's call normally waits for its instant: each of its N consumers holds at
+ * most one reserved instant, so N intervals, doubled for jitter, and never under a second. An instant further
+ * out means the store is held (`holdTat`, another consumer's 429): the caller stops rather than sleeps.
+ */
+export const maxPaceWaitMs = (interval: number, consumers: number): number =>
+  Math.max(1000, 2 * interval * consumers);
+
 export const sharedPacer = (
   dispatch: DispatchState,
   storeId: string,
   interval: number,
   clock: Clock,
+  maxWaitMs: number = Number.POSITIVE_INFINITY,
 ): Pacer => {
   let next = clock.now();
   let blockedUntil = 0;
@@ -83,7 +92,7 @@ export const sharedPacer = (
       for (let i = 0; i < MAX_TRIES; i++) {
         const instant = await take();
         next = instant + interval;
-        if (instant >= deadline) {
+        if (instant >= deadline || instant - clock.now() > maxWaitMs) {
           blockedUntil = instant;
           return false;
         }

@@ -2,10 +2,10 @@ import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.j
 import { MetricNames } from './names.js';
 import type { DispatchState, ReceivedMessage } from './ports.js';
 import type { Policy } from './plans.js';
-import { intervalMs, localPacer, sharedPacer, type Pacer } from './rate.js';
+import { intervalMs, localPacer, maxPaceWaitMs, sharedPacer, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import type { StoreRecord } from './store-model.js';
-import { VISIBILITY_MARGIN_SECONDS, WAKE_MARGIN_MS } from './timing.js';
+import { MAX_DELAY_SECONDS, VISIBILITY_MARGIN_SECONDS, WAKE_MARGIN_MS } from './timing.js';
 
 export const SLICE_END_REASONS = [
   'max_messages',
@@ -121,7 +121,13 @@ export const runSlice = async (
   const interval = intervalMs(policy.ratePerSecond);
   const pacer: Pacer = single
     ? localPacer(interval, lease.nextCallAt, deps.clock)
-    : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock);
+    : sharedPacer(
+        deps.dispatch,
+        store.storeId,
+        interval,
+        deps.clock,
+        maxPaceWaitMs(interval, policy.maxConcurrentConsumers),
+      );
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = interval * policy.maxConcurrentConsumers;
   let seenSeq = lease.seenSeq;
@@ -214,6 +220,13 @@ export const runSlice = async (
         batch.slice(from).map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
       );
     };
+    /** The messages from `from` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
+    const resendRest = async (from: number, delaySeconds: number): Promise<void> => {
+      await flush();
+      const rest = batch.slice(from);
+      await deps.tasks.resend(store.queueUrl, rest, delaySeconds);
+      deps.telemetry.count(MetricNames.tasksResent, rest.length);
+    };
     for (let i = 0; i < batch.length; i++) {
       const message = batch[i] as ReceivedMessage;
       let outcome: TaskResult;
@@ -237,10 +250,20 @@ export const runSlice = async (
         return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
       }
       if (outcome.kind === 'not_started') {
-        // No call may start before the deadline: look again when one may (at once, unless a 429 of
-        // another consumer holds the store's schedule until its Retry-After).
+        const at = deps.clock.now();
+        if (!single && pacer.blockedUntil - at > maxPaceWaitMs(interval, policy.maxConcurrentConsumers)) {
+          // Another consumer's 429 holds the store (holdTat): the messages in hand come back when the hold
+          // ends, as fresh copies — handing them back would spend one receive per hold, and a long
+          // throttle would push them into the DLQ. Write-ahead: no idling before they are visible again.
+          const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil((pacer.blockedUntil - at) / 1000));
+          const visibleAt = at + delaySeconds * 1000;
+          await deps.dispatch.deferWake(store.storeId, visibleAt + WAKE_MARGIN_MS);
+          await resendRest(i, delaySeconds);
+          return result('throttled', { resumeAt: visibleAt });
+        }
+        // No call may start before the deadline: look again when one may.
         await handBack(i);
-        return result('max_time', { resumeAt: Math.max(deps.clock.now(), pacer.blockedUntil) });
+        return result('max_time', { resumeAt: Math.max(at, pacer.blockedUntil) });
       }
       if (callStartedAt !== undefined) {
         calls++;
@@ -267,10 +290,7 @@ export const runSlice = async (
       // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
       // receive limit.
       if (!single) await deps.dispatch.holdTat(store.storeId, until);
-      await flush();
-      const rest = batch.slice(i);
-      await deps.tasks.resend(store.queueUrl, rest, outcome.afterSeconds);
-      deps.telemetry.count(MetricNames.tasksResent, rest.length);
+      await resendRest(i, outcome.afterSeconds);
       return result('throttled', { resumeAt: until });
     }
     await flush();

@@ -297,25 +297,36 @@ describe('runSlice', () => {
     });
   });
 
-  it('ends a consumer whose store is held past its deadline without a call, asking to resume when the hold ends', async () => {
-    world = setup({ messages: 2 });
-    world.w.tat = T0 + 60_000; // another consumer got a 429 with Retry-After 60
-    const result = await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());
-    expect({
-      calls: world.w.calls,
-      end: result.end,
-      resumeAt: result.resumeAt,
-      handedBack: world.w.visibility.map((v) => [v.receiptHandle, v.seconds]),
-    }).toEqual({
-      calls: [],
-      end: 'max_time',
-      resumeAt: T0 + 60_000,
-      handedBack: [
-        ['r0', 0],
-        ['r1', 0],
-      ],
-    });
-  });
+  it.each([
+    ['past its deadline', 60_000],
+    ['within its slice (it does not sleep there holding a worker)', 10_000],
+  ])(
+    'ends a consumer whose store is held %s without a call; its messages come back as fresh copies when the hold ends',
+    async (_, holdMs) => {
+      world = setup({ messages: 2 });
+      world.w.tat = T0 + holdMs; // another consumer got a 429 with this Retry-After
+      const result = await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());
+      expect({
+        calls: world.w.calls,
+        slept: world.w.now - T0,
+        end: result.end,
+        resumeAt: result.resumeAt,
+        // Write-ahead: no idling until the copies are visible; a hand-back would spend a receive per hold.
+        events: world.w.events,
+        resent: world.w.resent,
+      }).toEqual({
+        calls: [],
+        slept: 0,
+        end: 'throttled',
+        resumeAt: T0 + holdMs,
+        events: ['deferWake', 'resend'],
+        resent: [
+          { receiptHandle: 'r0', delay: holdMs / 1000 },
+          { receiptHandle: 'r1', delay: holdMs / 1000 },
+        ],
+      });
+    },
+  );
 
   it('backs a transient failure off through its visibility and carries on with the rest', async () => {
     world = setup({
@@ -366,10 +377,10 @@ describe('runSlice', () => {
 
   it('waits for the schedule another consumer of the store already reserved', async () => {
     world = setup({ messages: 2 });
-    world.w.tat = T0 + 2_000;
+    world.w.tat = T0 + 500; // the other consumer holds the next instant (T0 + 250)
     const starts = recordStarts();
     await runSlice(world.deps, store, policy({ ratePerSecond: 4, maxConcurrentConsumers: 2 }), lease());
-    expect(starts).toEqual([2000, 2250]);
+    expect(starts).toEqual([500, 750]);
   });
 
   it('paces a single-consumer store locally and hands its pace on to the next lease', async () => {
