@@ -60,15 +60,22 @@ export class ApiGatewayUsageKeys implements TenantUsageKeys {
         (created.id && created.value ? { id: created.id, value: created.value, createdAt: 0 } : undefined);
       if (!key) throw new Error(`API Gateway created API key ${name} without an id or value`);
     }
+    await this.addToPlan(usagePlanId, key.id).catch(async (error: unknown) => {
+      if ((error as { name?: string }).name !== 'NotFoundException') throw error;
+      // The plan this container remembered is gone (the stack replaced it): find the stage's plan again.
+      this.planId = undefined;
+      await this.addToPlan(await this.usagePlanId(), key.id);
+    });
+    return key.value;
+  }
+
+  private async addToPlan(usagePlanId: string, keyId: string): Promise<void> {
     try {
-      await this.client.send(
-        new CreateUsagePlanKeyCommand({ usagePlanId, keyId: key.id, keyType: 'API_KEY' }),
-      );
+      await this.client.send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId, keyType: 'API_KEY' }));
     } catch (error) {
       if ((error as { name?: string }).name !== 'ConflictException') throw error;
       // Already in the plan: the usual case for every token after a tenant's first.
     }
-    return key.value;
   }
 
   /** The oldest key with exactly this name (`nameQuery` also matches longer names that start with it). */

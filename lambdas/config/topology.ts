@@ -153,4 +153,4 @@ export const INTEGRATOR_API = {
 
 /** Local mode's and the stack's answer to an integrator token without a usage key (403 `forbidden`). */
 export const NO_USAGE_KEY_MESSAGE =
-  'this token has no usage key for the per-tenant throttle (tokens issued before per-tenant throttling have none); an operator gives it one with POST /admin/tenants/{tenantId}/usage-key';
+  'no usable API key for this tenant’s throttle (missing on tokens issued before per-tenant throttling, or not in the usage plan); an operator restores it with POST /admin/tenants/{tenantId}/usage-key';

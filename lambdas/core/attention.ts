@@ -28,6 +28,12 @@ export type AttentionOutcome =
   | { kind: 'postponed'; until: number }
   | { kind: 'sliced'; slice: SliceResult };
 
+/** The store's count of discarded attentions: best effort, so a failed count never turns a discard into a retry. */
+const noteDiscarded = (deps: WorkerDeps, storeId: string): Promise<void> =>
+  deps.dispatch
+    .noteDiscarded(storeId)
+    .catch((error: unknown) => deps.telemetry.warn('discard not counted', { error: String(error) }));
+
 const discard = (deps: WorkerDeps, reason: DiscardReason): AttentionOutcome => {
   deps.telemetry.count(MetricNames.attentionsDiscarded, 1, { reason });
   return { kind: 'discarded', reason };
@@ -67,7 +73,7 @@ const acquireLease = async (
     const slot = result.current?.slots[slotId];
     if (!slot || slot.s !== 'q') {
       // Already leased (a duplicate delivery) or gone.
-      await deps.dispatch.noteDiscarded(storeId);
+      await noteDiscarded(deps, storeId);
       return discard(deps, 'stale');
     }
     if (slot.at > now + CLOCK_SKEW_MS) {
@@ -80,7 +86,7 @@ const acquireLease = async (
     const dropped = await deps.dispatch.dropQueued(storeId, slotId, max);
     if (dropped.ok) return discard(deps, 'over_limit');
   }
-  await deps.dispatch.noteDiscarded(storeId);
+  await noteDiscarded(deps, storeId);
   return discard(deps, 'stale');
 };
 
@@ -212,7 +218,7 @@ const attend = async (
     await deps.dispatch.recordEnqueued(store.storeId, 1, now);
     const issued = await deps.dispatch.issueSlot(store.storeId, slotId, now, 1, now);
     if (!issued.ok) {
-      await deps.dispatch.noteDiscarded(store.storeId);
+      await noteDiscarded(deps, store.storeId);
       return discard(deps, 'coalesced');
     }
   }

@@ -81,11 +81,35 @@ describe('ApiGatewayUsageKeys.ensure with the key already made', () => {
     await expect(keys().ensure('tenant-1')).resolves.toBe(VALUE);
   });
 
+  it('finds the plan again when the one it remembered is gone (the stack replaced it), once', async () => {
+    const usageKeys = keys();
+    await usageKeys.ensure('tenant-1'); // remembers plan-1
+    apigw.on(GetUsagePlansCommand).resolves({ items: [{ id: 'plan-2', apiStages: [PLAN_STAGE] }] });
+    apigw
+      .on(CreateUsagePlanKeyCommand, { usagePlanId: 'plan-1' })
+      .rejects(new NotFoundException({ message: 'Invalid Usage Plan ID', $metadata: {} }));
+    await expect(usageKeys.ensure('tenant-1')).resolves.toBe(VALUE);
+    expect(apigw.commandCalls(CreateUsagePlanKeyCommand).map((c) => c.args[0].input.usagePlanId)).toEqual([
+      'plan-1',
+      'plan-1',
+      'plan-2',
+    ]);
+  });
+
+  it('lets a NotFoundException through when the plan found again refuses the key too', async () => {
+    apigw
+      .on(CreateUsagePlanKeyCommand)
+      .rejects(new NotFoundException({ message: 'Invalid API Key identifier', $metadata: {} }));
+    await expect(keys().ensure('tenant-1')).rejects.toBeInstanceOf(NotFoundException);
+    expect(apigw.commandCalls(CreateUsagePlanKeyCommand)).toHaveLength(2);
+  });
+
   it('lets any other error through', async () => {
     apigw
       .on(CreateUsagePlanKeyCommand)
-      .rejects(new NotFoundException({ message: 'Invalid Usage Plan ID', $metadata: {} }));
-    await expect(keys().ensure('tenant-1')).rejects.toBeInstanceOf(NotFoundException);
+      .rejects(Object.assign(new Error('rate exceeded'), { name: 'TooManyRequestsException' }));
+    await expect(keys().ensure('tenant-1')).rejects.toThrow('rate exceeded');
+    expect(apigw.commandCalls(CreateUsagePlanKeyCommand)).toHaveLength(1);
   });
 
   it('ignores keys whose name only starts with the wanted one (nameQuery is a prefix match)', async () => {

@@ -254,6 +254,19 @@ describe('createWorkerHandler: attentions it discards', () => {
   });
 });
 
+describe('createWorkerHandler: counting a discard', () => {
+  it('does not turn a discard into a retry when the store’s count cannot be written', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed(leasedItem));
+    ddb.on(UpdateCommand, { UpdateExpression: 'ADD nDiscarded :one' }).rejects(new Error('DynamoDB down'));
+    const { handler, logs } = setup();
+    const response = await handler(attentionEvent());
+    expect({
+      failures: response.batchItemFailures,
+      warned: logs.filter((l) => l.message === 'discard not counted').map((l) => l.fields?.['error']),
+    }).toEqual({ failures: [], warned: ['Error: DynamoDB down'] });
+  });
+});
+
 describe('createWorkerHandler: a slice', () => {
   it('takes the lease its slot grants, expiring after slice + marketplace timeout + margin', async () => {
     const { handler } = setup();
