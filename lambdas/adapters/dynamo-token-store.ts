@@ -2,13 +2,16 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  ScanCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
+import { ValidationError } from '../core/errors.js';
 import { Tables } from '../core/names.js';
 import type { TokenChange, TokenRecord, TokenStore } from '../core/ports.js';
 import { conditional } from './dynamo-conditional.js';
+import { decodeCursor, encodeCursor } from './dynamo-dispatch-state.js';
 
 const TokenRecordSchema = z.object({
   tokenHash: z.string(),
@@ -28,6 +31,22 @@ const parse = (item: Record<string, unknown>): TokenRecord => {
     ...(revokedAt === undefined ? {} : { revokedAt }),
     ...(usageKey === undefined ? {} : { usageKey }),
   };
+};
+
+/** A scan cursor this store handed out (a token table key), or a 400 — never a DynamoDB error. */
+const startKeyOf = (cursor: string | undefined): Record<string, unknown> | undefined => {
+  if (cursor === undefined) return undefined;
+  let key: unknown;
+  try {
+    key = decodeCursor(cursor);
+  } catch {
+    key = undefined;
+  }
+  const entries = key !== null && typeof key === 'object' ? Object.entries(key) : [];
+  const [only] = entries;
+  if (entries.length !== 1 || only?.[0] !== Tables.tokens.partitionKey || typeof only[1] !== 'string')
+    throw new ValidationError('cursor: not a cursor this route returned');
+  return key as Record<string, unknown>;
 };
 
 export class DynamoTokenStore implements TokenStore {
@@ -52,6 +71,27 @@ export class DynamoTokenStore implements TokenStore {
       new GetCommand({ TableName: this.tableName, Key: { [Tables.tokens.partitionKey]: tokenHash } }),
     );
     return out.Item ? parse(out.Item) : undefined;
+  }
+
+  async tenantsPage(
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ tenantIds: string[]; cursor?: string }> {
+    const start = startKeyOf(cursor);
+    const out = await this.doc.send(
+      new ScanCommand({
+        TableName: this.tableName,
+        ProjectionExpression: '#tenant',
+        ExpressionAttributeNames: { '#tenant': Tables.tokens.tenantIndexPartitionKey },
+        Limit: limit,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    const tenantIds = [
+      ...new Set((out.Items ?? []).map((item) => String(item[Tables.tokens.tenantIndexPartitionKey]))),
+    ];
+    const next = encodeCursor(out.LastEvaluatedKey);
+    return { tenantIds, ...(next ? { cursor: next } : {}) };
   }
 
   async listByTenant(tenantId: string): Promise<TokenRecord[]> {

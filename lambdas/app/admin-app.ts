@@ -13,6 +13,7 @@ import { listBacklog, purgeStoreQueue, storeMeasures, type OperationsDeps } from
 import type { TenantUsageKeys } from '../core/ports.js';
 import {
   backfillUsageKey,
+  backfillUsageKeys,
   createToken,
   listTokens,
   revokeToken,
@@ -69,6 +70,7 @@ export const createAdminHandler = (config: FunctionConfig<'admin'>, overrides: R
       revokeToken: (request, telemetry) => revokeToken({ ...deps, telemetry }, request),
       rotateToken: (request, telemetry) => rotateToken({ ...deps, telemetry }, request),
       backfillUsageKey: (request, telemetry) => backfillUsageKey({ ...deps, telemetry }, request),
+      backfillUsageKeys: (request, telemetry) => backfillUsageKeys({ ...deps, telemetry }, request),
       listBacklog: (request, telemetry) => listBacklog({ ...deps, telemetry }, request),
       purgeStoreQueue: (request, telemetry) => purgeStoreQueue({ ...deps, telemetry }, request),
       storeMeasures: (request, telemetry) => storeMeasures({ ...deps, telemetry }, request),

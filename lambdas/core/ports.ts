@@ -280,6 +280,8 @@ export interface TokenStore {
   listByTenant(tenantId: string): Promise<TokenRecord[]>;
   /** Sets the given fields on an existing record; false if there is no such record. */
   amend(tokenHash: string, change: TokenChange): Promise<boolean>;
+  /** One page of a scan of every token record: the tenants it names (a tenant may recur across pages). */
+  tenantsPage(cursor: string | undefined, limit: number): Promise<{ tenantIds: string[]; cursor?: string }>;
 }
 
 export type Fields = Record<string, unknown>;

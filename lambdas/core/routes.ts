@@ -77,6 +77,13 @@ export const ROUTES = [
     fn: 'admin',
     auth: 'iam',
   },
+  {
+    id: 'backfillUsageKeys',
+    method: 'POST',
+    resource: '/admin/usage-keys/backfill',
+    fn: 'admin',
+    auth: 'iam',
+  },
   // Operator routes (issue #4): busy stores oldest first, the controlled discard, per-store measures.
   { id: 'listBacklog', method: 'GET', resource: '/admin/backlog', fn: 'admin', auth: 'iam' },
   {

@@ -136,11 +136,20 @@ export const rotateToken = async (deps: TenantTokenDeps, request: HttpRequest): 
   });
 };
 
+/** Writes the tenant's usage key onto each of its token records that lacks it; how many it changed. */
+const backfillTenant = async (deps: TenantTokenDeps, tenantId: string): Promise<number> => {
+  const usageKey = await deps.usageKeys.ensure(tenantId);
+  const stale = (await deps.tokens.listByTenant(tenantId)).filter((r) => r.usageKey !== usageKey);
+  let updated = 0;
+  for (const record of stale) if (await deps.tokens.amend(record.tokenHash, { usageKey })) updated++;
+  return updated;
+};
+
 /**
  * `POST /admin/tenants/{tenantId}/usage-key`: gives the tenant its usage-plan key (creating it when
- * missing) and writes it onto every token record of the tenant that lacks it. Tokens issued before
- * per-tenant usage plans are refused by API Gateway (403) until then; this lets them keep working
- * without a rotation. Idempotent: a second call finds nothing to update.
+ * missing, adding it to the plan) and writes it onto every token record of the tenant that lacks it.
+ * Tokens issued before per-tenant usage plans are refused by API Gateway (403) until then; this lets them
+ * keep working without a rotation. Idempotent: a second call finds nothing to update.
  */
 export const backfillUsageKey = async (
   deps: TenantTokenDeps,
@@ -148,14 +157,33 @@ export const backfillUsageKey = async (
 ): Promise<HttpResponse> => {
   const tenantId = tenantOf(request);
   noBody(request);
-  const usageKey = await deps.usageKeys.ensure(tenantId);
-  const stale = (await deps.tokens.listByTenant(tenantId)).filter((r) => r.usageKey !== usageKey);
-  let updated = 0;
-  for (const record of stale) if (await deps.tokens.amend(record.tokenHash, { usageKey })) updated++;
-  deps.telemetry.info('tenant usage key backfilled', {
-    tenantId,
-    tokensUpdated: updated,
+  const tokensUpdated = await backfillTenant(deps, tenantId);
+  deps.telemetry.info('tenant usage key backfilled', { tenantId, tokensUpdated, caller: request.caller });
+  return json(200, { tenantId, tokensUpdated });
+};
+
+/** Token records scanned per page of the bulk backfill: API Gateway allows 5 CreateApiKey calls a second. */
+export const BACKFILL_PAGE = 50;
+const BackfillQuery = z.strictObject({ cursor: z.string().min(1).max(2048).optional() });
+
+/**
+ * `POST /admin/usage-keys/backfill?cursor=`: the same for every tenant, one page of the token table at a
+ * time — call again with the answer's `cursor` until it has none (right after deploying this version).
+ */
+export const backfillUsageKeys = async (
+  deps: TenantTokenDeps,
+  request: HttpRequest,
+): Promise<HttpResponse> => {
+  const { cursor } = validate(BackfillQuery, request.query ?? {}, ['query']);
+  noBody(request);
+  const page = await deps.tokens.tenantsPage(cursor, BACKFILL_PAGE);
+  const tenants: { tenantId: string; tokensUpdated: number }[] = [];
+  for (const tenantId of page.tenantIds)
+    tenants.push({ tenantId, tokensUpdated: await backfillTenant(deps, tenantId) });
+  deps.telemetry.info('usage keys backfilled', {
+    tenants: tenants.length,
+    tokensUpdated: tenants.reduce((n, t) => n + t.tokensUpdated, 0),
     caller: request.caller,
   });
-  return json(200, { tenantId, tokensUpdated: updated });
+  return json(200, { tenants, ...(page.cursor ? { cursor: page.cursor } : {}) });
 };

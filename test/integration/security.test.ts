@@ -277,6 +277,38 @@ describe('per-tenant throttling', () => {
     expect(accepted.status).toBe(200);
   });
 
+  it('backfills every tenant page by page with the bulk route, after which their old tokens work', async () => {
+    const olds = { 'bulk-a': newToken(), 'bulk-b': newToken() };
+    for (const [tenantId, token] of Object.entries(olds))
+      await legacyTenant(tenantId, `${tenantId}-shop`, [token]);
+    const updated: Record<string, number> = {};
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const res = await t.admin<{ tenants: { tenantId: string; tokensUpdated: number }[]; cursor?: string }>(
+        'POST',
+        `/admin/usage-keys/backfill${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
+      expect(res.status).toBe(200);
+      for (const row of res.body.tenants)
+        updated[row.tenantId] = (updated[row.tenantId] ?? 0) + row.tokensUpdated;
+      cursor = res.body.cursor;
+      pages++;
+    } while (cursor && pages < 100);
+    const statuses = await Promise.all(
+      Object.entries(olds).map(
+        async ([tenantId, token]) =>
+          (await t.request('GET', `/v1/stores/${tenantId}-shop/tasks/e-1`, { token })).status,
+      ),
+    );
+    expect({ a: updated['bulk-a'], b: updated['bulk-b'], statuses, finished: cursor }).toEqual({
+      a: 1,
+      b: 1,
+      statuses: [200, 200],
+      finished: undefined,
+    });
+  });
+
   it('gives every token of a tenant issued before usage keys the tenant’s key on backfill', async () => {
     const [seen, unseen] = [newToken(), newToken()];
     await legacyTenant('old-tenant', 'old-shop', [seen, unseen]);

@@ -4,11 +4,13 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
+import { encodeCursor } from '../../../lambdas/adapters/dynamo-dispatch-state.js';
 import { DynamoTokenStore } from '../../../lambdas/adapters/dynamo-token-store.js';
 import { conditionFailed, T0, TABLES } from '../support/fixtures.js';
 
@@ -134,5 +136,42 @@ describe('DynamoTokenStore', () => {
   it('answers false when the token does not exist', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed());
     await expect(tokens.amend(record.tokenHash, { revokedAt: T0 })).resolves.toBe(false);
+  });
+});
+
+describe('DynamoTokenStore.tenantsPage', () => {
+  it('scans one page of the table for tenant ids only, each once, and hands back where to go on', async () => {
+    ddb.on(ScanCommand).resolves({
+      Items: [{ tenantId: 'a' }, { tenantId: 'b' }, { tenantId: 'a' }],
+      LastEvaluatedKey: { tokenHash: 'cd'.repeat(32) },
+    });
+    const page = await tokens.tenantsPage(undefined, 50);
+    expect({ page, input: ddb.commandCalls(ScanCommand)[0]?.args[0].input }).toEqual({
+      page: { tenantIds: ['a', 'b'], cursor: encodeCursor({ tokenHash: 'cd'.repeat(32) }) },
+      input: {
+        TableName: TABLES.tokens,
+        ProjectionExpression: '#tenant',
+        ExpressionAttributeNames: { '#tenant': 'tenantId' },
+        Limit: 50,
+      },
+    });
+  });
+
+  it('starts after the cursor it handed out, and ends without one', async () => {
+    ddb.on(ScanCommand).resolves({ Items: [] });
+    const page = await tokens.tenantsPage(encodeCursor({ tokenHash: 'cd'.repeat(32) }), 50);
+    expect({ page, start: ddb.commandCalls(ScanCommand)[0]?.args[0].input.ExclusiveStartKey }).toEqual({
+      page: { tenantIds: [] },
+      start: { tokenHash: 'cd'.repeat(32) },
+    });
+  });
+
+  it.each([
+    ['not base64 JSON', '%%%'],
+    ['another key', encodeCursor({ storeId: 's' })],
+    ['an extra attribute', encodeCursor({ tokenHash: 'x', tenantId: 'y' })],
+  ])('refuses a cursor that is %s with a 400, without scanning', async (_, cursor) => {
+    await expect(tokens.tenantsPage(cursor, 50)).rejects.toMatchObject({ status: 400 });
+    expect(ddb.commandCalls(ScanCommand)).toHaveLength(0);
   });
 });

@@ -160,6 +160,7 @@ describe('authorizeToken', () => {
     get: async (hash) => (hash === found.tokenHash ? found : undefined),
     listByTenant: async () => [found],
     amend: async () => true,
+    tenantsPage: async () => ({ tenantIds: [found.tenantId] }),
   });
   const tokens = storeWith(record());
 

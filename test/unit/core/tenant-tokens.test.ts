@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../../../lambdas/core/http.js';
 import type { TenantUsageKeys, TokenChange, TokenRecord, TokenStore } from '../../../lambdas/core/ports.js';
 import {
+  BACKFILL_PAGE,
   backfillUsageKey,
+  backfillUsageKeys,
   createToken,
   DEFAULT_OVERLAP_SECONDS,
   listTokens,
@@ -26,6 +28,14 @@ class MemoryTokenStore implements TokenStore {
   }
   async listByTenant(tenantId: string): Promise<TokenRecord[]> {
     return [...this.records.values()].filter((r) => r.tenantId === tenantId);
+  }
+  /** Pages of `limit` records in insertion order; the cursor is the next index. */
+  async tenantsPage(cursor: string | undefined, limit: number) {
+    const all = [...this.records.values()];
+    const start = cursor === undefined ? 0 : Number(cursor);
+    const page = all.slice(start, start + limit);
+    const next = start + limit < all.length ? String(start + limit) : undefined;
+    return { tenantIds: [...new Set(page.map((r) => r.tenantId))], ...(next ? { cursor: next } : {}) };
   }
   async amend(tokenHash: string, change: TokenChange): Promise<boolean> {
     const record = this.records.get(tokenHash);
@@ -335,5 +345,55 @@ describe('backfillUsageKey', () => {
     await expect(backfillUsageKey(deps, request({ tenantId: 'no spaces' }))).rejects.toMatchObject({
       status: 400,
     });
+  });
+});
+
+describe('backfillUsageKeys (every tenant, page by page)', () => {
+  const bulk = (query?: Record<string, string>): HttpRequest => ({
+    ...request({}),
+    resource: '/admin/usage-keys/backfill',
+    ...(query ? { query } : {}),
+  });
+
+  it('pages through the token table until no cursor is left, giving every token its tenant’s key', async () => {
+    const { deps, tokens } = setup();
+    const tenants = ['t1', 't2', 't3'];
+    for (let i = 0; i < BACKFILL_PAGE + 10; i++) {
+      const tenantId = tenants[i % 3] as string;
+      await tokens.put({ tokenHash: hashToken(`old-${i}`), tenantId, createdAt: T0 - 1000 });
+    }
+    const pages: unknown[] = [];
+    let cursor: string | undefined;
+    do {
+      const res = await backfillUsageKeys(deps, bulk(cursor ? { cursor } : undefined));
+      const body = res.body as { tenants: { tenantId: string; tokensUpdated: number }[]; cursor?: string };
+      pages.push(body.tenants);
+      cursor = body.cursor;
+    } while (cursor);
+    expect({
+      pages,
+      missing: [...tokens.records.values()].filter((r) => r.usageKey !== `key-of-${r.tenantId}`).length,
+    }).toEqual({
+      // The first page's tenants get all their tokens at once (20 each); the second page (records 50–59,
+      // from t3 on) finds them done.
+      pages: [
+        [
+          { tenantId: 't1', tokensUpdated: 20 },
+          { tenantId: 't2', tokensUpdated: 20 },
+          { tenantId: 't3', tokensUpdated: 20 },
+        ],
+        [
+          { tenantId: 't3', tokensUpdated: 0 },
+          { tenantId: 't1', tokensUpdated: 0 },
+          { tenantId: 't2', tokensUpdated: 0 },
+        ],
+      ],
+      missing: 0,
+    });
+  });
+
+  it('answers 400 for an unknown query parameter', async () => {
+    const { deps } = setup();
+    await expect(backfillUsageKeys(deps, bulk({ limit: '5' }))).rejects.toMatchObject({ status: 400 });
   });
 });
