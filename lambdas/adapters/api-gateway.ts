@@ -1,4 +1,4 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { AppError, DependencyError } from '../core/errors.js';
 import { errorBody, errorResponse, json, type HttpRequest, type HttpResponse } from '../core/http.js';
 import type { RouteId } from '../core/routes.js';
@@ -74,8 +74,13 @@ const requestFields = (request: HttpRequest, route: RouteId): Record<string, str
 
 /** A Lambda proxy handler that dispatches on the API Gateway resource + method to the route's use case. */
 export const createApiHandler =
-  (handlers: RouteHandlers, telemetry: Telemetry, afterEach?: () => void) =>
-  async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+  (
+    handlers: RouteHandlers,
+    telemetry: Telemetry & { bindInvocation?(context: Context): void },
+    afterEach?: () => void,
+  ) =>
+  async (event: APIGatewayProxyEvent, context?: Context): Promise<APIGatewayProxyResult> => {
+    if (context) telemetry.bindInvocation?.(context);
     const route = ROUTES.find((r) => r.resource === event.resource && r.method === event.httpMethod);
     const handle = route ? handlers[route.id] : undefined;
     let response: HttpResponse;

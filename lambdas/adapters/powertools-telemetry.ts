@@ -1,4 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { Context } from 'aws-lambda';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { METRICS_NAMESPACE, type MetricName } from '../core/names.js';
 import type { Fields, ScopedTelemetry } from '../core/ports.js';
@@ -68,6 +69,13 @@ export class PowertoolsTelemetry implements ScopedTelemetry {
       ...this.metadata,
       ...metadataOf(defined),
     ]);
+  }
+  /**
+   * The Lambda invocation this container is serving: its request id, function name and cold start go on
+   * every log line from here on, scopes included, so a line can be matched with the invocation's REPORT.
+   */
+  bindInvocation(context: Context): void {
+    this.logger.addContext(context);
   }
   /** Publishes the batched metrics; nothing when none are left (Powertools would warn of empty metrics). */
   flush(): void {

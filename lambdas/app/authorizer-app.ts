@@ -1,4 +1,4 @@
-import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { DynamoTokenStore } from '../adapters/dynamo-token-store.js';
 import { EnvNames } from '../config/env-names.js';
 import { FUNCTIONS } from '../config/topology.js';
@@ -47,7 +47,11 @@ export const createAuthorizerHandler = (
   const telemetry = telemetryFor(FUNCTIONS.authorizer.serviceName, overrides);
   const tokens = new DynamoTokenStore(clients.doc, config[EnvNames.tokensTable]);
   const clock = (): number => overrides.clock?.now() ?? Date.now();
-  return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+  return async (
+    event: APIGatewayTokenAuthorizerEvent,
+    context?: Context,
+  ): Promise<APIGatewayAuthorizerResult> => {
+    if (context) telemetry.bindInvocation?.(context);
     const record = await usableTokenRecord(tokens, event.authorizationToken, clock());
     if (!record) {
       telemetry.info('integrator token refused');

@@ -1,3 +1,4 @@
+import type { Context } from 'aws-lambda';
 import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
 import { EnvNames } from '../config/env-names.js';
@@ -28,7 +29,8 @@ export const createReconcilerHandler = (
   overrides: RuntimeOverrides = {},
 ) => {
   const deps = composeReconciler(config, overrides);
-  return async (): Promise<ReconcileReport> => {
+  return async (_event?: unknown, context?: Context): Promise<ReconcileReport> => {
+    if (context) deps.telemetry.bindInvocation?.(context);
     try {
       const report = await reconcile(deps);
       deps.telemetry.info('reconciler run', { ...report });

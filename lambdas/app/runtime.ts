@@ -5,6 +5,7 @@ import { PowertoolsTelemetry } from '../adapters/powertools-telemetry.js';
 import { randomIds, systemClock } from '../adapters/system.js';
 import { EnvNames } from '../config/env-names.js';
 import { FUNCTIONS } from '../config/topology.js';
+import type { Context } from 'aws-lambda';
 import type { Clock, IdGenerator, Marketplace, Telemetry, TenantUsageKeys } from '../core/ports.js';
 import type { SignalDeps } from '../core/signal.js';
 import type { RedriveMode } from '../adapters/sqs-queue-admin.js';
@@ -22,7 +23,8 @@ export interface RuntimeOverrides {
   usageKeys?: TenantUsageKeys;
 }
 
-export type FlushableTelemetry = Telemetry & { flush?(): void };
+/** Telemetry as a Lambda handler holds it: flushed after each invocation, told which invocation it serves. */
+export type FlushableTelemetry = Telemetry & { flush?(): void; bindInvocation?(context: Context): void };
 
 type CommonConfig = {
   [EnvNames.region]: string;

@@ -55,6 +55,7 @@ export const createWorkerHandler = (config: FunctionConfig<'worker'>, overrides:
     await handleAttention(deps, parsed.data);
   };
   return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
+    if (context) deps.telemetry.bindInvocation?.(context);
     try {
       return await processPartialResponse(event, handleRecord, processor, {
         ...(context ? { context } : {}),

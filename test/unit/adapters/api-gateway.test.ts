@@ -1,3 +1,4 @@
+import type { Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { createApiHandler, toHttpRequest, toProxyResult } from '../../../lambdas/adapters/api-gateway.js';
 import {
@@ -255,6 +256,17 @@ describe('createApiHandler', () => {
       logs: [{ level: 'info', message: 'task accepted', fields: { ...ids, eventId: 'e1' } }],
       observed: [ids],
     });
+  });
+
+  it('tells the telemetry which Lambda invocation it serves', async () => {
+    const { telemetry } = recordingTelemetry();
+    const bindInvocation = vi.fn();
+    const context = { awsRequestId: 'lambda-req-1' } as unknown as Context;
+    await createApiHandler(
+      { submitTask: async () => json(202, {}) },
+      Object.assign(telemetry, { bindInvocation }),
+    )(apiEvent(), context);
+    expect(bindInvocation.mock.calls).toEqual([[context]]);
   });
 
   it('does not log a 4xx as an error', async () => {

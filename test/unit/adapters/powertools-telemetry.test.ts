@@ -1,4 +1,5 @@
 import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { PowertoolsTelemetry } from '../../../lambdas/adapters/powertools-telemetry.js';
 import { METRICS_NAMESPACE, MetricNames } from '../../../lambdas/core/names.js';
@@ -151,6 +152,26 @@ describe('PowertoolsTelemetry.scoped', () => {
       values: emf.reduce((n, r) => n + ([r[MetricNames.marketplaceLatency]].flat().length ?? 0), 0),
       stores: emf.map((r) => r['storeId']),
     }).toEqual({ records: 2, values: 150, stores: ['store-1', 'store-1'] });
+  });
+
+  it('names the Lambda invocation on every line once bound, scopes included', () => {
+    const context = {
+      awsRequestId: 'lambda-req-1',
+      functionName: 'aq-worker',
+      functionVersion: '$LATEST',
+      invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:aq-worker',
+      memoryLimitInMB: '512',
+    } as unknown as Context;
+    const lines = printed(() => {
+      const root = new PowertoolsTelemetry('svc');
+      root.bindInvocation(context);
+      root.scoped(ids).info('inside');
+      root.info('outside');
+    });
+    expect(lines.map((l) => [l['message'], l['function_request_id'], l['function_name']])).toEqual([
+      ['inside', 'lambda-req-1', 'aq-worker'],
+      ['outside', 'lambda-req-1', 'aq-worker'],
+    ]);
   });
 
   it('leaves the parent’s log lines without the scope’s fields', () => {
