@@ -14,7 +14,15 @@ describe('noisy neighbour', () => {
   const fast = { ratePerSecond: 1000 };
 
   beforeAll(async () => {
-    t = await startTestStack({ workerPoolSize: 4, marketplaceSim: { latencyMs: 3 } });
+    t = await startTestStack({
+      workerPoolSize: 4,
+      marketplaceSim: {
+        latencyMs: 3,
+        // The pro store's calls take longer, so its three consumers' calls overlap on a loaded machine too
+        // (with 3 ms calls, three leases could be live at once without three calls ever being in flight).
+        respond: (call) => (call.storeId === PRO ? { status: 200, delayMs: 25 } : undefined),
+      },
+    });
     await t.createStore(BIG, { tenantId: 'acme', marketplace: 'amazon', plan: 'basic', overrides: fast });
     await t.createStore(PRO, { tenantId: 'acme', marketplace: 'shopee', plan: 'pro', overrides: fast });
     for (const id of small)
