@@ -133,21 +133,6 @@ export class AttentionQueueStack extends Stack {
     });
     this.workers = new AttentionWorkers(this, 'Workers', { ...wiring, poolSize: props.workerPoolSize });
     this.reconciler = new Reconciler(this, 'Reconciler', wiring);
-    this.monitoring = new Monitoring(this, 'Monitoring', {
-      queuePrefix: this.queuePrefix,
-      attentionQueue: this.attention.queue,
-      attentionDeadLetterQueue: this.attention.deadLetterQueue,
-      functions: {
-        ingest: this.httpApi.ingestFunction,
-        worker: this.workers.function,
-        reconciler: this.reconciler.function,
-      },
-      workerLogGroup: this.workers.logGroup,
-      api: this.httpApi.api,
-      alarmEmail: props.alarmEmail,
-      alarmThresholds: props.alarmThresholds,
-    });
-
     this.functions = {
       ingest: this.httpApi.ingestFunction,
       admin: this.httpApi.adminFunction,
@@ -155,5 +140,16 @@ export class AttentionQueueStack extends Stack {
       worker: this.workers.function,
       reconciler: this.reconciler.function,
     };
+
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      queuePrefix: this.queuePrefix,
+      attentionQueue: this.attention.queue,
+      attentionDeadLetterQueue: this.attention.deadLetterQueue,
+      functions: this.functions,
+      workerLogGroup: this.workers.logGroup,
+      api: this.httpApi.api,
+      alarmEmail: props.alarmEmail,
+      alarmThresholds: props.alarmThresholds,
+    });
   }
 }

@@ -16,11 +16,7 @@ export type DeployEnvironment = Partial<Record<EnvName, string>>;
  * Never set on a deployed function: the endpoint overrides point the SDK at local emulators, and
  * Lambda sets AWS_REGION itself (it is a reserved name).
  */
-export const NEVER_DEPLOYED: readonly EnvName[] = [
-  EnvNames.sqsEndpoint,
-  EnvNames.dynamoEndpoint,
-  EnvNames.region,
-];
+const NEVER_DEPLOYED: readonly EnvName[] = [EnvNames.sqsEndpoint, EnvNames.dynamoEndpoint, EnvNames.region];
 
 /**
  * Set on AWS only, by the construct that owns what they point at (not the stack-wide environment); local

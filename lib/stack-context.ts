@@ -4,7 +4,7 @@ import type { AttentionQueueStackProps } from './attention-queue-stack.js';
 import { InvalidPropError } from './validation.js';
 
 /** Context keys `bin/cdk.ts` reads (`cdk deploy -c marketplaceBaseUrl=https://… -c workerPoolSize=50`). */
-export const ContextKeys = {
+const ContextKeys = {
   stackName: 'stackName',
   marketplaceBaseUrl: 'marketplaceBaseUrl',
   queuePrefix: 'queuePrefix',

@@ -9,13 +9,13 @@ import { QueueNames } from '../lambdas/core/names.js';
  * name them. IAM names their patterns instead — `arn:…:sqs:<region>:<account>:<prefix>-s-*` and `…-d-*` —
  * which cover every store's queue and DLQ of this deployment and nothing else.
  */
-export const storeQueuesArns = (scope: IConstruct, queuePrefix: string): string[] =>
+const storeQueuesArns = (scope: IConstruct, queuePrefix: string): string[] =>
   QueueNames.storeQueuePatterns(queuePrefix).map((pattern) =>
     Stack.of(scope).formatArn({ service: 'sqs', resource: pattern, arnFormat: ArnFormat.NO_RESOURCE_NAME }),
   );
 
 /** What each function does to store queues, and nothing more (no sqs:*, no DeleteQueue; PurgeQueue for the admin's controlled discard only). */
-export const StoreQueueActions = {
+const StoreQueueActions = {
   admin: [
     'sqs:CreateQueue',
     'sqs:GetQueueUrl',

@@ -1,4 +1,5 @@
-import { runSeed, type SimResult } from './world.js';
+import { replayCommand } from './catalogue.js';
+import { runSeed } from './world.js';
 import { VARIANTS, variantByName } from './variants.js';
 
 /**
@@ -18,8 +19,6 @@ if (variantName !== undefined && !variantByName(variantName)) {
   process.exit(2);
 }
 const variant = variantName === undefined ? undefined : variantByName(variantName);
-const replayCommand = (r: SimResult): string =>
-  `npm run sim -- --seed ${r.seed}${r.variant ? ` --variant ${r.variant}` : ''}`;
 
 const single = option('seed');
 if (single !== undefined) {
@@ -64,7 +63,7 @@ for (let seed = from; seed < from + count; seed++) {
   if (!result.ok) {
     failures++;
     console.log(
-      `seed ${seed}: VIOLATION of invariant ${result.violation?.invariant}: ${result.violation?.message}\n  replay: ${replayCommand(result)}`,
+      `seed ${seed}: VIOLATION of invariant ${result.violation?.invariant}: ${result.violation?.message}\n  replay: ${replayCommand(seed, result.variant)}`,
     );
     if (stopOnFirst) break;
   }

@@ -37,6 +37,20 @@ export const RECONCILER_RUN_BOUND_MS = 15_000;
 /** Invariant 5: while one due attention waits visible in the queue, another store Y starts ≤ 2·max(Y) + this + Y's attentions already queued. */
 export const FAIR_SHARE_SLACK = 2;
 
+/** A store state as the invariants read its excuses. */
+interface Excuses {
+  untracked: Set<number>;
+  orphans: Set<number>;
+  falseEmpty: boolean;
+}
+
+/**
+ * Only the sweep can find this store's backlog, and the protocol allows it: an ingest is between its send
+ * and its enqSeq bump (or died there), or an injected false-empty receive let a worker mark the store idle.
+ */
+const sweepExcused = (state: Excuses): boolean =>
+  state.untracked.size > 0 || state.orphans.size > 0 || state.falseEmpty;
+
 /** Checks invariants 1–7 after every step of a World, and liveness at the end. */
 export class Invariants {
   violation: Violation | undefined;
@@ -113,17 +127,13 @@ export class Invariants {
   }
 
   /* ---- 2. a sweep that finds an untracked backlog must have a reason the protocol allows */
-  sweepRescue(state: {
-    spec: { storeId: string };
-    queue: { messages: Map<string, unknown> };
-    untracked: Set<number>;
-    orphans: Set<number>;
-    falseEmpty: boolean;
-  }): void {
+  sweepRescue(
+    state: Excuses & { spec: { storeId: string }; queue: { messages: Map<string, unknown> } },
+  ): void {
     const item = this.world.dispatchItem(state.spec.storeId);
     if (item?.activeShard !== undefined || state.queue.messages.size === 0) return;
     this.world.stats.sweepRescues++;
-    if (state.untracked.size > 0 || state.orphans.size > 0 || state.falseEmpty) {
+    if (sweepExcused(state)) {
       state.falseEmpty = false;
       state.orphans.clear();
       return;
@@ -136,10 +146,6 @@ export class Invariants {
 
   check(): void {
     const now = this.world.now;
-    const sliceMs = (storeId: string) => {
-      const p = this.world.storeState(storeId)?.spec.policy;
-      return p ? p.maxSliceSeconds * 1000 + MARKETPLACE_TIMEOUT_MS + 5_000 : 0;
-    };
     // Attentions per store, and which stores have a due attention waiting in line.
     const attentions = new Map<string, number>();
     const waitingNow = new Map<string, string>(); // attention message id → its store
@@ -155,7 +161,8 @@ export class Invariants {
     let longestSlice = 0;
     for (const state of this.world.stores.values()) {
       roundSlices += 2 * state.spec.policy.maxConcurrentConsumers + FAIR_SHARE_SLACK;
-      longestSlice = Math.max(longestSlice, sliceMs(state.spec.storeId));
+      const sliceMs = state.spec.policy.maxSliceSeconds * 1000 + MARKETPLACE_TIMEOUT_MS + 5_000;
+      longestSlice = Math.max(longestSlice, sliceMs);
     }
     const roundMs = Math.ceil(roundSlices / this.world.scenario.workers) * longestSlice;
 
@@ -208,9 +215,7 @@ export class Invariants {
       if (
         state.queue.messages.size > 0 &&
         this.world.dispatchItem(storeId)?.activeShard === undefined &&
-        state.untracked.size === 0 &&
-        state.orphans.size === 0 &&
-        !state.falseEmpty
+        !sweepExcused(state)
       )
         this.fail(
           2,
@@ -218,12 +223,7 @@ export class Invariants {
         );
 
       // 2b. no stranded backlog: visible messages and no live lease only for a bounded time.
-      let visible = false;
-      for (const m of state.queue.messages.values())
-        if (m.visibleAt <= now) {
-          visible = true;
-          break;
-        }
+      const visible = state.queue.hasVisible(now);
       let leased = false;
       for (const lease of this.world.leases.values())
         if (lease.storeId === storeId) {
@@ -268,7 +268,7 @@ export class Invariants {
    * (excused: a false-empty receive or an ingest that died between its send and its enqSeq bump).
    */
   strandBound(
-    state: { spec: { storeId: string }; untracked: Set<number>; orphans: Set<number>; falseEmpty: boolean },
+    state: Excuses & { spec: { storeId: string } },
     since: number,
     roundMs: number,
     reconcilerCrashes: number,
@@ -280,7 +280,7 @@ export class Invariants {
       deliberate = Math.max(deliberate, slot.at + (slot.s === 'l' ? CLOCK_SKEW_MS : 0));
       if (slot.s === 'q') resends = Math.max(resends, slot.r ?? 0);
     }
-    const excused = state.untracked.size > 0 || state.orphans.size > 0 || state.falseEmpty;
+    const excused = sweepExcused(state);
     return (
       deliberate -
       since +
@@ -299,14 +299,5 @@ export class Invariants {
       1,
       `not drained within the horizon: ${left.length} task(s) neither delivered nor dead-lettered; queues ${queued.join(' ')}`,
     );
-  }
-
-  /** At quiescence: every task delivered or dead-lettered, and no task's effect applied twice (6). */
-  final(): void {
-    for (const [task, effects] of this.world.market.effectsByTask)
-      if (effects > 1) {
-        this.fail(6, `the marketplace applied task ${task} ${effects} times`);
-        return;
-      }
   }
 }

@@ -36,7 +36,6 @@ const isDeferred = (value: unknown): value is Deferred =>
   typeof value === 'object' && value !== null && DEFER in value;
 
 interface Op {
-  readonly seq: number;
   readonly actor: Actor;
   readonly label: string;
   readyAt: number;
@@ -64,7 +63,6 @@ export class Scheduler {
   crashesEnabled = true;
   readonly traceLines: string[] = [];
   private ops: Op[] = [];
-  private seq = 0;
   private actorSeq = 0;
   private wake: (() => void) | undefined;
 
@@ -115,7 +113,6 @@ export class Scheduler {
     if (actor.crashed) return new Promise<T>(() => undefined);
     return new Promise<T>((resolve, reject) => {
       this.ops.push({
-        seq: ++this.seq,
         actor,
         label,
         readyAt: this.now + latencyMs,
@@ -135,10 +132,6 @@ export class Scheduler {
     wake?.();
   }
 
-  pending(): number {
-    return this.ops.length;
-  }
-
   earliestReadyAt(): number | undefined {
     let min: number | undefined;
     for (const op of this.ops) if (min === undefined || op.readyAt < min) min = op.readyAt;
@@ -147,10 +140,6 @@ export class Scheduler {
 
   hasRunnable(): boolean {
     return this.ops.some((op) => op.readyAt <= this.now);
-  }
-
-  pendingOf(actor: Actor): string[] {
-    return this.ops.filter((op) => op.actor === actor).map((op) => op.label);
   }
 
   /** Picks one runnable operation (seeded), runs its effect (or crashes its actor), and lets the actor run on. */
@@ -191,7 +180,7 @@ export class Scheduler {
       return true;
     }
     if (isDeferred(result)) {
-      this.ops.push({ ...op, seq: ++this.seq, readyAt: this.now + result.afterMs, apply: result.apply });
+      this.ops.push({ ...op, readyAt: this.now + result.afterMs, apply: result.apply });
       return true;
     }
     if (this.options.trace) this.log(`${op.actor.name} ${op.label}`);

@@ -1,4 +1,5 @@
-import type { DeliveryOutcome, DeliveryRequest } from '../lambdas/core/ports.js';
+import { deliveryKey } from '../lambdas/core/names.js';
+import type { DeliveryRequest } from '../lambdas/core/ports.js';
 
 /**
  * The marketplace as real APIs behave: a call whose Idempotency-Key already succeeded returns the stored
@@ -13,12 +14,8 @@ export class SimMarketplace {
   /** Successful calls per Idempotency-Key, including those answered from the idempotency record. */
   readonly successesByKey = new Map<string, number>();
   readonly inFlight = new Map<string, number>();
-  calls = 0;
-
-  constructor(private readonly honoursIdempotencyKey = true) {}
 
   start(storeId: string): number {
-    this.calls++;
     const n = (this.inFlight.get(storeId) ?? 0) + 1;
     this.inFlight.set(storeId, n);
     return n;
@@ -32,14 +29,14 @@ export class SimMarketplace {
   succeed(request: DeliveryRequest): void {
     const key = request.idempotencyKey;
     this.successesByKey.set(key, (this.successesByKey.get(key) ?? 0) + 1);
-    if (this.honoursIdempotencyKey && this.appliedKeys.has(key)) return;
+    if (this.appliedKeys.has(key)) return;
     this.appliedKeys.add(key);
-    const task = `${request.storeId}:${request.body.eventId}`;
+    const task = deliveryKey(request.storeId, request.body.eventId);
     this.effectsByTask.set(task, (this.effectsByTask.get(task) ?? 0) + 1);
   }
 
   effected(storeId: string, eventId: string): boolean {
-    return (this.effectsByTask.get(`${storeId}:${eventId}`) ?? 0) > 0;
+    return (this.effectsByTask.get(deliveryKey(storeId, eventId)) ?? 0) > 0;
   }
 
   rawDuplicates(): number {
@@ -48,5 +45,3 @@ export class SimMarketplace {
     return n;
   }
 }
-
-export type PlannedOutcome = DeliveryOutcome & { latencyMs: number; serverApplies: boolean };

@@ -62,6 +62,11 @@ export class SimQueue {
     this.noteSize(now);
   }
 
+  hasVisible(now: number): boolean {
+    for (const m of this.messages.values()) if (m.visibleAt <= now) return true;
+    return false;
+  }
+
   visible(now: number): SimMessage[] {
     const out: SimMessage[] = [];
     for (const m of this.messages.values()) if (m.visibleAt <= now) out.push(m);
@@ -110,17 +115,5 @@ export class SimQueue {
       size = entry.size;
     }
     return size;
-  }
-
-  counts(now: number): { visible: number; inFlight: number; delayed: number } {
-    let visible = 0;
-    let inFlight = 0;
-    let delayed = 0;
-    for (const m of this.messages.values()) {
-      if (m.visibleAt <= now) visible++;
-      else if (m.receiveCount > 0) inFlight++;
-      else delayed++;
-    }
-    return { visible, inFlight, delayed };
   }
 }

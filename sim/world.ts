@@ -3,6 +3,7 @@ import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
 import type { HttpRequest, HttpResponse } from '../lambdas/core/http.js';
 import { submitBatch, submitTask, type IngestDeps } from '../lambdas/core/ingest.js';
 import { AttentionMessageSchema, type AttentionMessage } from '../lambdas/core/messages.js';
+import { deliveryKey } from '../lambdas/core/names.js';
 import {
   resolvePolicy,
   PLAN_NAMES,
@@ -299,7 +300,7 @@ export class World {
       maxCrashes: scenario.faults.maxCrashes,
       trace,
     });
-    this.market = new SimMarketplace(true);
+    this.market = new SimMarketplace();
     this.env = this.sched.newActor('env', 'env', 0);
     this.attentionQueue = new SimQueue('sim://attention', this.rng, ATTENTION_QUEUE.maxReceiveCount, (m) => {
       this.stats.attentionsLost++;
@@ -392,7 +393,7 @@ export class World {
     try {
       const parsed = JSON.parse(body) as { storeId?: string; eventId?: string };
       if (typeof parsed.storeId !== 'string' || typeof parsed.eventId !== 'string') return undefined;
-      const key = `${parsed.storeId}:${parsed.eventId}`;
+      const key = deliveryKey(parsed.storeId, parsed.eventId);
       let track = this.tasks.get(key);
       if (!track) {
         track = {
@@ -516,7 +517,7 @@ export class World {
         this.sched.call(actor, `sqs.receive(${opts.maxMessages})`, this.awsLatency(), () => {
           const state = this.queueState(url);
           if (this.faultsOn && this.rng.chance(this.scenario.faults.falseEmpty)) {
-            if (state.queue.visible(this.now).length > 0) {
+            if (state.queue.hasVisible(this.now)) {
               state.falseEmpty = true;
               this.sched.log(`${actor.name}   ↳ false-empty receive injected`);
             }
@@ -662,7 +663,7 @@ export class World {
             end();
             if (plan.serverApplies) {
               this.market.succeed(request);
-              this.invariants.effectApplied(`${request.storeId}:${request.body.eventId}`);
+              this.invariants.effectApplied(deliveryKey(request.storeId, request.body.eventId));
             }
             return plan.outcome;
           },
@@ -809,7 +810,7 @@ export class World {
           this.sched.log(`${actor.name} answered ${response.status}`);
           if (response.status === 202) {
             for (const eventId of request.eventIds) {
-              const track = this.tasks.get(`${request.storeId}:${eventId}`);
+              const track = this.tasks.get(deliveryKey(request.storeId, eventId));
               if (track) track.accepted = true;
             }
           } else retry();
@@ -900,14 +901,7 @@ export class World {
   /** The SQS event source: when a worker is free and an attention is visible, invoke a worker with it. */
   private armPoller(): void {
     if (this.pollArmed || this.freeWorkers <= 0) return;
-    if (!this.attentionQueue.messages.size) return;
-    let visible = false;
-    for (const m of this.attentionQueue.messages.values())
-      if (m.visibleAt <= this.now) {
-        visible = true;
-        break;
-      }
-    if (!visible) return;
+    if (!this.attentionQueue.hasVisible(this.now)) return;
     this.pollArmed = true;
     void this.sched.call(this.env, 'eventsource.poll', this.rng.int(0, 30), () => {
       this.pollArmed = false;
@@ -946,7 +940,7 @@ export class World {
     return (
       track.deadLettered > 0 ||
       this.market.effected(track.storeId, track.eventId) ||
-      this.deliveries.records.get(`${track.storeId}:${track.eventId}`)?.status === 'stale'
+      this.deliveries.records.get(deliveryKey(track.storeId, track.eventId))?.status === 'stale'
     );
   }
 
@@ -982,7 +976,6 @@ export class World {
       this.fireEnvironment();
       this.invariants.check();
     }
-    if (!this.invariants.violation) this.invariants.final();
     this.stats.steps = this.sched.steps;
     this.stats.virtualMs = this.now - T0;
     this.stats.crashes = this.sched.crashes;

@@ -24,6 +24,13 @@ export interface Design {
 }
 
 const MONTH_MS = 30 * 86_400_000;
+
+/** A month of `pollers` consumers long-polling empty queues: the idle cost of the polling designs. */
+const idleLongPolling = (bucket: 'sqs' | 'sqsFifo', pollers: number): Requests => {
+  const req = new Requests();
+  req.add(bucket, 'polling', (pollers * MONTH_MS) / MODEL.longPollMs);
+  return req;
+};
 const SQS_BATCH = 10;
 const AWS = MODEL.awsCallMs;
 
@@ -67,16 +74,14 @@ const attentionDesign = (
   idleMonth: () => {
     const req = new Requests();
     const runs = MONTH_MS / ATTENTION.reconcilerPeriodMs;
-    for (let i = 0; i < 1; i++) reconcilerRun(req, 0);
+    reconcilerRun(req, 0);
     for (const k of Object.keys(req.bucket) as (keyof Requests['bucket'])[]) req.bucket[k] *= runs;
     for (const k of Object.keys(req.category) as (keyof Requests['category'])[]) req.category[k] *= runs;
     req.add('sqs', 'attention', (ATTENTION.eventSourcePollers * MONTH_MS) / MODEL.longPollMs);
     return req;
   },
   attach: (world, workers) => {
-    const w = world.w;
-    const eng = world.eng;
-    const req = world.req;
+    const { w, eng, req } = world;
     const slots = new Int32Array(w.stores);
     const attention = new IntQueue(1024);
     const waiters: ((() => void)[] | undefined)[] = new Array(w.stores);
@@ -245,15 +250,9 @@ const attentionDesign = (
 const perStoreDesign: Design = {
   id: 'per-store',
   label: 'Long-polling consumer per store',
-  idleMonth: (stores) => {
-    const req = new Requests();
-    req.add('sqs', 'polling', (stores * MONTH_MS) / MODEL.longPollMs);
-    return req;
-  },
+  idleMonth: (stores) => idleLongPolling('sqs', stores),
   attach: (world) => {
-    const w = world.w;
-    const eng = world.eng;
-    const req = world.req;
+    const { w, eng, req } = world;
     const busy = new Uint8Array(w.stores);
     const busySince = new Float64Array(w.stores);
     let busyTotal = 0;
@@ -315,15 +314,9 @@ const perStoreDesign: Design = {
 const fifoDesign: Design = {
   id: 'fifo',
   label: 'One shared FIFO queue (group = store)',
-  idleMonth: (_stores, workers) => {
-    const req = new Requests();
-    req.add('sqsFifo', 'polling', (workers * MONTH_MS) / MODEL.longPollMs);
-    return req;
-  },
+  idleMonth: (_stores, workers) => idleLongPolling('sqsFifo', workers),
   attach: (world, workers) => {
-    const w = world.w;
-    const eng = world.eng;
-    const req = world.req;
+    const { w, eng, req } = world;
     // Ingest went to the FIFO queue instead: move those requests to the FIFO price.
     req.bucket.sqs -= w.ingestRequests;
     req.bucket.sqsFifo += w.ingestRequests;
@@ -419,17 +412,10 @@ const hashStore = (s: number, groups: number): number => {
 const groupedDesign = (groups: number | 'workers'): Design => ({
   id: 'grouped',
   label: groups === 'workers' ? 'Grouped queues (one consumer each)' : `${groups} grouped queues`,
-  idleMonth: (_stores, workers) => {
-    const g = groups === 'workers' ? workers : groups;
-    const req = new Requests();
-    req.add('sqs', 'polling', (g * MONTH_MS) / MODEL.longPollMs);
-    return req;
-  },
+  idleMonth: (_stores, workers) => idleLongPolling('sqs', groups === 'workers' ? workers : groups),
   attach: (world, workers) => {
     const g = groups === 'workers' ? workers : groups;
-    const w = world.w;
-    const eng = world.eng;
-    const req = world.req;
+    const { w, eng, req } = world;
     const group = new Int32Array(w.stores);
     for (let s = 0; s < w.stores; s++) group[s] = hashStore(s, g);
     const queues = Array.from({ length: g }, () => new IntQueue(256));
@@ -507,9 +493,7 @@ const schedulerDesign = (periodSeconds: number): Design => ({
     return req;
   },
   attach: (world, workers) => {
-    const w = world.w;
-    const eng = world.eng;
-    const req = world.req;
+    const { w, eng, req } = world;
     const hasJob = new Uint8Array(w.stores);
     const jobs = new IntQueue(1024);
     let free = workers;
@@ -586,15 +570,9 @@ export const FAIR = { noisyShare: 0.1, noisyMin: 30 } as const;
 const fairDesign: Design = {
   id: 'fair',
   label: 'SQS fair queue (group = store)',
-  idleMonth: (_stores, workers) => {
-    const req = new Requests();
-    req.add('sqs', 'polling', (workers * MONTH_MS) / MODEL.longPollMs);
-    return req;
-  },
+  idleMonth: (_stores, workers) => idleLongPolling('sqs', workers),
   attach: (world, workers) => {
-    const w = world.w;
-    const eng = world.eng;
-    const req = world.req;
+    const { w, eng, req } = world;
     const inflight = new Int32Array(w.stores);
     const queued = new Uint8Array(w.stores);
     const heap = new KeyedHeap();

@@ -15,7 +15,7 @@ import { loadConfig, type FunctionName } from '../../lambdas/config/runtime-conf
 import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { MAX_RECEIVE_COUNT } from '../../lambdas/core/plans.js';
 import type { ReconcileReport } from '../../lambdas/core/reconcile.js';
-import { startApiServer } from './api-server.js';
+import { startApiServer, type ApiServerOptions } from './api-server.js';
 import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators.js';
 import { LocalMonitor } from './monitor.js';
 import { startMarketplaceSim, type MarketplaceSim, type MarketplaceSimOptions } from './marketplace-sim.js';
@@ -45,8 +45,8 @@ export interface LocalStackOptions {
   /** Test hooks: replace the worker's marketplace, clock, … */
   workerOverrides?: RuntimeOverrides;
   /** The local API Gateway's authorizer cache TTL and per-tenant throttle (defaults: INTEGRATOR_API). */
-  authorizerCacheSeconds?: number;
-  tenantThrottle?: { ratePerSecond: number; burst: number } | null;
+  authorizerCacheSeconds?: ApiServerOptions['authorizerCacheSeconds'];
+  tenantThrottle?: ApiServerOptions['tenantThrottle'];
 }
 
 export interface LocalStack {
@@ -75,7 +75,7 @@ export interface LocalStack {
  * The environment local mode gives the functions: what the stack sets on AWS (table names, the attention
  * queue URL, prefix, marketplace URL), plus the emulator endpoints. Each function parses only its part.
  */
-export const localEnvironment = (args: {
+const localEnvironment = (args: {
   prefix: string;
   resources: LocalResources;
   endpoints: { dynamo: string; sqs: string };
@@ -169,10 +169,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
           process.stderr.write(`[${r.level}] ${r.message} ${r.fields ? JSON.stringify(r.fields) : ''}\n`)),
     );
     const shared: RuntimeOverrides = { clients, telemetry, redriveMode: 'manual' };
+    const adminConfig = loadConfig('admin', env);
     // The same composition roots the Lambda entry points call, each with the variables it would get on AWS.
     const handlers = {
       ingest: createIngestHandler(loadConfig('ingest', env), shared),
-      admin: createAdminHandler(loadConfig('admin', env), shared),
+      admin: createAdminHandler(adminConfig, shared),
       authorizer: createAuthorizerHandler(loadConfig('authorizer', env), shared),
       worker: createWorkerHandler(loadConfig('worker', env), { ...shared, ...options.workerOverrides }),
       reconciler: createReconcilerHandler(loadConfig('reconciler', env), shared),
@@ -212,7 +213,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     // Reads only (the operator listing + queue counts), with the admin function's adapters and clients.
     const monitor = new LocalMonitor(
       telemetry,
-      composeAdmin(loadConfig('admin', env), shared),
+      composeAdmin(adminConfig, shared),
       clients.sqs,
       resources.attentionQueueUrl,
     );
@@ -226,10 +227,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       authorizer,
       isReady: () => ready,
       extra: (method, path) => monitor.route(method, path),
-      ...(options.authorizerCacheSeconds === undefined
-        ? {}
-        : { authorizerCacheSeconds: options.authorizerCacheSeconds }),
-      ...(options.tenantThrottle === undefined ? {} : { tenantThrottle: options.tenantThrottle }),
+      authorizerCacheSeconds: options.authorizerCacheSeconds,
+      tenantThrottle: options.tenantThrottle,
     });
     stops.unshift(() => api.stop());
     ready = true;

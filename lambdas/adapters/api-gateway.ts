@@ -50,7 +50,7 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
  * SQS or DynamoDB: the contract's 503, not a 500. Use cases wrap the calls whose failure they can explain;
  * this catches the rest, so admin routes answer like ingest does.
  */
-export const isDependencyFailure = (error: unknown): boolean => {
+const isDependencyFailure = (error: unknown): boolean => {
   if (typeof error !== 'object' || error === null || error instanceof AppError) return false;
   const e = error as { $metadata?: unknown; code?: string; name?: string };
   return e.$metadata !== undefined || NETWORK_CODES.has(e.code ?? '') || e.name === 'TimeoutError';

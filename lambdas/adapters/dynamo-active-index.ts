@@ -1,11 +1,7 @@
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Tables } from '../core/names.js';
 import type { ActiveEntry, ActiveStoreIndex } from '../core/ports.js';
-
-const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
-  key ? Buffer.from(JSON.stringify(key)).toString('base64url') : undefined;
-const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined =>
-  cursor ? (JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Record<string, unknown>) : undefined;
+import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
 
 /**
  * The Dispatch table's sparse, KEYS_ONLY `active` index read in sort-key order: the operator's listing of

@@ -1,13 +1,7 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { deliveryKey, entityVersionKey, Tables } from '../core/names.js';
-import {
-  DELIVERY_STATUSES,
-  type Claim,
-  type DeliveryLog,
-  type DeliveryRecord,
-  type DeliveryStatus,
-} from '../core/ports.js';
+import { DELIVERY_STATUSES, type Claim, type DeliveryLog, type DeliveryRecord } from '../core/ports.js';
 import { DELIVERY_RECORD_TTL_SECONDS } from '../config/topology.js';
 import { conditional } from './dynamo-conditional.js';
 
@@ -24,6 +18,10 @@ const DeliveryRecordSchema = z.object({
   claimUntil: z.number().optional(),
   updatedAt: z.number(),
 });
+
+/** The port's own parameter types, so this adapter cannot drift from them. */
+type ClaimOptions = Parameters<DeliveryLog['claim']>[2];
+type SettleOutcome = Parameters<DeliveryLog['settle']>[3];
 
 const KEY = Tables.deliveries.partitionKey;
 const TTL = Tables.deliveries.ttlAttribute;
@@ -57,11 +55,7 @@ export class DynamoDeliveryLog implements DeliveryLog {
     return this.parse(out.Item);
   }
 
-  async claim(
-    storeId: string,
-    eventId: string,
-    opts: { holder: string; now: number; until: number },
-  ): Promise<Claim> {
+  async claim(storeId: string, eventId: string, opts: ClaimOptions): Promise<Claim> {
     const result = await conditional(() =>
       this.doc.send(
         new UpdateCommand({
@@ -94,18 +88,7 @@ export class DynamoDeliveryLog implements DeliveryLog {
     return { ok: false, record: this.parse(result.current) };
   }
 
-  async settle(
-    storeId: string,
-    eventId: string,
-    holder: string,
-    outcome: {
-      status: Exclude<DeliveryStatus, 'processing'>;
-      now: number;
-      countAttempt: boolean;
-      lastError?: string;
-      lastStatus?: number;
-    },
-  ): Promise<boolean> {
+  async settle(storeId: string, eventId: string, holder: string, outcome: SettleOutcome): Promise<boolean> {
     const sets = ['#status = :status', 'updatedAt = :now', '#ttl = :ttl'];
     const values: Record<string, unknown> = {
       ':status': outcome.status,

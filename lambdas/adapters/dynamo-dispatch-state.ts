@@ -10,12 +10,9 @@ import { activeShardOf, Tables } from '../core/names.js';
 import type { Conditional, DispatchState } from '../core/ports.js';
 import { CLOCK_SKEW_MS } from '../core/timing.js';
 import { conditional } from './dynamo-conditional.js';
+import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
 
 const KEY = Tables.dispatch.partitionKey;
-const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
-  key ? Buffer.from(JSON.stringify(key)).toString('base64url') : undefined;
-const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined =>
-  cursor ? (JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Record<string, unknown>) : undefined;
 
 /** Placeholders for the slot fields (`at` is a DynamoDB reserved word); only those an expression uses are sent. */
 const FIELD_NAMES: Record<string, string> = { '#s': 's', '#at': 'at', '#f': 'f', '#r': 'r', '#n': 'n' };
@@ -328,4 +325,5 @@ export class DynamoDispatchState implements DispatchState {
   }
 }
 
-export { encodeCursor, decodeCursor };
+/** Kept for importers that predate dynamo-cursor.ts. */
+export { encodeCursor, decodeCursor } from './dynamo-cursor.js';

@@ -3,7 +3,7 @@ import { Tables } from '../core/names.js';
 import type { StoreRegistry } from '../core/ports.js';
 import { StoreRecordSchema, type StoreRecord } from '../core/store-model.js';
 import { conditional } from './dynamo-conditional.js';
-import { decodeCursor, encodeCursor } from './dynamo-dispatch-state.js';
+import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
 
 const KEY = Tables.stores.partitionKey;
 

@@ -11,7 +11,7 @@ import { ValidationError } from '../core/errors.js';
 import { Tables } from '../core/names.js';
 import type { TokenChange, TokenRecord, TokenStore } from '../core/ports.js';
 import { conditional } from './dynamo-conditional.js';
-import { decodeCursor, encodeCursor } from './dynamo-dispatch-state.js';
+import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
 
 const TokenRecordSchema = z.object({
   tokenHash: z.string(),
@@ -22,16 +22,6 @@ const TokenRecordSchema = z.object({
   /** Absent on records written before per-tenant usage plans. */
   usageKey: z.string().min(1).optional(),
 });
-
-const parse = (item: Record<string, unknown>): TokenRecord => {
-  const { expiresAt, revokedAt, usageKey, ...rest } = TokenRecordSchema.parse(item);
-  return {
-    ...rest,
-    ...(expiresAt === undefined ? {} : { expiresAt }),
-    ...(revokedAt === undefined ? {} : { revokedAt }),
-    ...(usageKey === undefined ? {} : { usageKey }),
-  };
-};
 
 /** A scan cursor this store handed out (a token table key), or a 400 — never a DynamoDB error. */
 const startKeyOf = (cursor: string | undefined): Record<string, unknown> | undefined => {
@@ -70,7 +60,7 @@ export class DynamoTokenStore implements TokenStore {
     const out = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: { [Tables.tokens.partitionKey]: tokenHash } }),
     );
-    return out.Item ? parse(out.Item) : undefined;
+    return out.Item ? TokenRecordSchema.parse(out.Item) : undefined;
   }
 
   async tenantsPage(
@@ -108,7 +98,7 @@ export class DynamoTokenStore implements TokenStore {
           ...(cursor ? { ExclusiveStartKey: cursor } : {}),
         }),
       );
-      for (const item of out.Items ?? []) records.push(parse(item));
+      for (const item of out.Items ?? []) records.push(TokenRecordSchema.parse(item));
       cursor = out.LastEvaluatedKey;
     } while (cursor);
     return records;

@@ -1,9 +1,9 @@
 import type { DeliveryOutcome, DeliveryRequest, Marketplace } from '../core/ports.js';
 
-/** Retry-After is delta-seconds or an HTTP date (RFC 9110); anything else is ignored. */
 /** IMF-fixdate, the HTTP-date form senders must use (RFC 9110 §5.6.7); Date.parse alone accepts "1.5". */
 const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 
+/** Retry-After is delta-seconds or an HTTP date (RFC 9110); anything else is ignored. */
 export const parseRetryAfter = (value: string | null, now: number): number | undefined => {
   const trimmed = value?.trim() ?? '';
   if (/^\d+$/.test(trimmed)) return Number(trimmed);

@@ -7,10 +7,6 @@ export interface LogRecord {
   fields?: Fields;
 }
 
-/**
- * Telemetry that keeps counters in memory: local mode's status output and the tests read it.
- * `sink` receives log records at or above `level` (local mode prints warnings and errors).
- */
 export type MetricObservation = {
   kind: 'count' | 'timing';
   name: MetricName;
@@ -20,6 +16,10 @@ export type MetricObservation = {
   value: number;
 };
 
+/**
+ * Telemetry that keeps counters in memory: local mode's status output and the tests read it.
+ * `sink` receives log records at or above `level` (local mode prints warnings and errors).
+ */
 export class RecordingTelemetry implements ScopedTelemetry {
   readonly counters = new Map<string, number>();
   readonly timings = new Map<string, number[]>();
@@ -86,8 +86,7 @@ export class RecordingTelemetry implements ScopedTelemetry {
     return new RecordingScope(this, fields);
   }
   end(): void {}
-  /** @internal the scope's entry point: logs carry the scope's fields under the call's own. */
-  log(level: LogRecord['level'], message: string, fields?: Fields): void {
+  private log(level: LogRecord['level'], message: string, fields?: Fields): void {
     if (this.sink && this.order[level] >= this.order[this.level])
       this.sink({ level, message, ...(fields ? { fields } : {}) });
   }
@@ -115,13 +114,13 @@ class RecordingScope implements ScopedTelemetry {
     this.root.timing(name, milliseconds, dimensions, this.fields);
   }
   info(message: string, fields?: Fields): void {
-    this.root.log('info', message, { ...this.fields, ...fields });
+    this.root.info(message, { ...this.fields, ...fields });
   }
   warn(message: string, fields?: Fields): void {
-    this.root.log('warn', message, { ...this.fields, ...fields });
+    this.root.warn(message, { ...this.fields, ...fields });
   }
   error(message: string, fields?: Fields): void {
-    this.root.log('error', message, { ...this.fields, ...fields });
+    this.root.error(message, { ...this.fields, ...fields });
   }
   scoped(fields: Fields): ScopedTelemetry {
     return new RecordingScope(this.root, { ...this.fields, ...fields });

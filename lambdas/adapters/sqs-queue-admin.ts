@@ -18,6 +18,8 @@ import { STORE_QUEUE } from '../config/topology.js';
 
 type QueuePair = Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl'>;
 
+const count = (value: string | undefined): number => Number(value ?? '0');
+
 /**
  * How dead letters go back: on AWS, SQS's own StartMessageMoveTask; against the emulator, which lacks
  * it, a rate-limited receive → send → delete loop run in the background (local mode only).
@@ -112,8 +114,9 @@ export class SqsQueueAdmin implements QueueAdmin {
     return { queueUrl, deadLetterQueueUrl };
   }
 
-  private mainCounts(queueUrl: string) {
-    return this.sqs.send(
+  /** The store queue's three counts, one GetQueueAttributes request. */
+  private async mainCounts(queueUrl: string): Promise<Omit<QueueCounts, 'deadLetters'>> {
+    const out = await this.sqs.send(
       new GetQueueAttributesCommand({
         QueueUrl: queueUrl,
         AttributeNames: [
@@ -123,16 +126,16 @@ export class SqsQueueAdmin implements QueueAdmin {
         ],
       }),
     );
+    return {
+      backlog: count(out.Attributes?.ApproximateNumberOfMessages),
+      inFlight: count(out.Attributes?.ApproximateNumberOfMessagesNotVisible),
+      delayed: count(out.Attributes?.ApproximateNumberOfMessagesDelayed),
+    };
   }
 
   async pending(queueUrl: string): Promise<number> {
-    const out = await this.mainCounts(queueUrl);
-    const a = out.Attributes ?? {};
-    return (
-      Number(a.ApproximateNumberOfMessages ?? '0') +
-      Number(a.ApproximateNumberOfMessagesNotVisible ?? '0') +
-      Number(a.ApproximateNumberOfMessagesDelayed ?? '0')
-    );
+    const { backlog, inFlight, delayed } = await this.mainCounts(queueUrl);
+    return backlog + inFlight + delayed;
   }
 
   async counts(store: QueuePair): Promise<QueueCounts> {
@@ -145,13 +148,7 @@ export class SqsQueueAdmin implements QueueAdmin {
         }),
       ),
     ]);
-    const n = (value: string | undefined) => Number(value ?? '0');
-    return {
-      backlog: n(main.Attributes?.ApproximateNumberOfMessages),
-      inFlight: n(main.Attributes?.ApproximateNumberOfMessagesNotVisible),
-      delayed: n(main.Attributes?.ApproximateNumberOfMessagesDelayed),
-      deadLetters: n(dlq.Attributes?.ApproximateNumberOfMessages),
-    };
+    return { ...main, deadLetters: count(dlq.Attributes?.ApproximateNumberOfMessages) };
   }
 
   async redrive(store: QueuePair, ratePerSecond: number): Promise<{ moving: number }> {

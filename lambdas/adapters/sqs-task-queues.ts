@@ -4,6 +4,7 @@ import {
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
+  type BatchResultErrorEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { DeadLetterReason, ReceivedMessage, TaskQueues } from '../core/ports.js';
@@ -37,10 +38,17 @@ export const packBatches = (entries: { id: string; body: string }[]): { id: stri
   return batches;
 };
 
+type EntryFailure = { id: string; message: string };
+
+const failureOf = (f: BatchResultErrorEntry): EntryFailure => ({
+  id: f.Id ?? '',
+  message: f.Message ?? f.Code ?? 'failed',
+});
+
 export class BatchFailureError extends Error {
   constructor(
     readonly action: string,
-    readonly failures: { id: string; message: string }[],
+    readonly failures: EntryFailure[],
   ) {
     super(`${action}: ${failures.length} entries failed (${failures[0]?.message ?? ''})`);
   }
@@ -55,7 +63,7 @@ export class SqsTaskQueues implements TaskQueues {
   }
 
   async sendBatch(queueUrl: string, entries: { id: string; body: string }[]) {
-    const failed: { id: string; message: string }[] = [];
+    const failed: EntryFailure[] = [];
     // Batches go out one after another: a failing queue fails fast instead of fanning out errors.
     for (const batch of packBatches(entries)) {
       try {
@@ -65,8 +73,7 @@ export class SqsTaskQueues implements TaskQueues {
             Entries: batch.map((e) => ({ Id: e.id, MessageBody: e.body })),
           }),
         );
-        for (const f of out.Failed ?? [])
-          failed.push({ id: f.Id ?? '', message: f.Message ?? f.Code ?? 'failed' });
+        failed.push(...(out.Failed ?? []).map(failureOf));
       } catch (error) {
         for (const e of batch) failed.push({ id: e.id, message: (error as Error).message });
       }
@@ -97,7 +104,7 @@ export class SqsTaskQueues implements TaskQueues {
   }
 
   async deleteBatch(queueUrl: string, receiptHandles: string[]): Promise<void> {
-    const failures: { id: string; message: string }[] = [];
+    const failures: EntryFailure[] = [];
     for (const batch of chunk(receiptHandles, SQS_BATCH_LIMIT)) {
       const out = await this.sqs.send(
         new DeleteMessageBatchCommand({
@@ -105,8 +112,7 @@ export class SqsTaskQueues implements TaskQueues {
           Entries: batch.map((handle, i) => ({ Id: String(i), ReceiptHandle: handle })),
         }),
       );
-      for (const f of out.Failed ?? [])
-        failures.push({ id: f.Id ?? '', message: f.Message ?? f.Code ?? 'failed' });
+      failures.push(...(out.Failed ?? []).map(failureOf));
     }
     if (failures.length > 0) throw new BatchFailureError('DeleteMessageBatch', failures);
   }
@@ -115,7 +121,7 @@ export class SqsTaskQueues implements TaskQueues {
     queueUrl: string,
     entries: { receiptHandle: string; seconds: number }[],
   ): Promise<void> {
-    const failures: { id: string; message: string }[] = [];
+    const failures: EntryFailure[] = [];
     for (const batch of chunk(entries, SQS_BATCH_LIMIT)) {
       const out = await this.sqs.send(
         new ChangeMessageVisibilityBatchCommand({
@@ -127,8 +133,7 @@ export class SqsTaskQueues implements TaskQueues {
           })),
         }),
       );
-      for (const f of out.Failed ?? [])
-        failures.push({ id: f.Id ?? '', message: f.Message ?? f.Code ?? 'failed' });
+      failures.push(...(out.Failed ?? []).map(failureOf));
     }
     // Like a failed delete: the slice must know, because those messages stay hidden until the lease ends.
     if (failures.length > 0) throw new BatchFailureError('ChangeMessageVisibilityBatch', failures);

@@ -19,16 +19,13 @@ import {
   revokeToken,
   rotateToken,
 } from '../core/tenant-tokens.js';
-import { composeSignalling, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
+import { composeSignalling, routeOn, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
 
 /**
  * API Gateway API keys in the stage's usage plan when the stack names the stage (AWS), else keys derived
  * in process (local mode, where bin/local/api-server.ts throttles on them as the usage plan does).
  */
-export const usageKeysFor = (
-  config: FunctionConfig<'admin'>,
-  overrides: RuntimeOverrides,
-): TenantUsageKeys => {
+const usageKeysFor = (config: FunctionConfig<'admin'>, overrides: RuntimeOverrides): TenantUsageKeys => {
   if (overrides.usageKeys) return overrides.usageKeys;
   const apiStage = config[EnvNames.usagePlanStage];
   const prefix = config[EnvNames.queuePrefix];
@@ -56,24 +53,25 @@ export const composeAdmin = (
   };
 };
 
-/** The operator routes: stores, dead-letter redrive, tenant tokens. */
+/** The operator routes: stores, dead-letter redrive, tenant tokens and usage keys, operations. */
 export const createAdminHandler = (config: FunctionConfig<'admin'>, overrides: RuntimeOverrides = {}) => {
   const deps = composeAdmin(config, overrides);
+  const route = routeOn(deps);
   return createApiHandler(
     {
-      putStore: (request, telemetry) => putStore({ ...deps, telemetry }, request),
-      getStore: (request, telemetry) => getStore({ ...deps, telemetry }, request),
-      patchStore: (request, telemetry) => patchStore({ ...deps, telemetry }, request),
-      redriveDeadLetters: (request, telemetry) => redriveDeadLetters({ ...deps, telemetry }, request),
-      createToken: (request, telemetry) => createToken({ ...deps, telemetry }, request),
-      listTokens: (request, telemetry) => listTokens({ ...deps, telemetry }, request),
-      revokeToken: (request, telemetry) => revokeToken({ ...deps, telemetry }, request),
-      rotateToken: (request, telemetry) => rotateToken({ ...deps, telemetry }, request),
-      backfillUsageKey: (request, telemetry) => backfillUsageKey({ ...deps, telemetry }, request),
-      backfillUsageKeys: (request, telemetry) => backfillUsageKeys({ ...deps, telemetry }, request),
-      listBacklog: (request, telemetry) => listBacklog({ ...deps, telemetry }, request),
-      purgeStoreQueue: (request, telemetry) => purgeStoreQueue({ ...deps, telemetry }, request),
-      storeMeasures: (request, telemetry) => storeMeasures({ ...deps, telemetry }, request),
+      putStore: route(putStore),
+      getStore: route(getStore),
+      patchStore: route(patchStore),
+      redriveDeadLetters: route(redriveDeadLetters),
+      createToken: route(createToken),
+      listTokens: route(listTokens),
+      revokeToken: route(revokeToken),
+      rotateToken: route(rotateToken),
+      backfillUsageKey: route(backfillUsageKey),
+      backfillUsageKeys: route(backfillUsageKeys),
+      listBacklog: route(listBacklog),
+      purgeStoreQueue: route(purgeStoreQueue),
+      storeMeasures: route(storeMeasures),
     },
     deps.telemetry,
     () => deps.telemetry.flush?.(),

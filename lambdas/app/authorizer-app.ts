@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { DynamoTokenStore } from '../adapters/dynamo-token-store.js';
+import { systemClock } from '../adapters/system.js';
 import { EnvNames } from '../config/env-names.js';
-import { FUNCTIONS } from '../config/topology.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import type { TokenRecord, TokenStore } from '../core/ports.js';
 import { bearerToken, hashToken, isUsable, tokenIdOf, tokenStatus } from '../core/tokens.js';
@@ -21,7 +21,7 @@ export const integratorRoutesArn = (methodArn: string): string => {
 };
 
 /** The record of a usable token (not revoked, not past a rotation's overlap window), else undefined. */
-export const usableTokenRecord = async (
+const usableTokenRecord = async (
   tokens: TokenStore,
   header: string | undefined,
   now: number = Date.now(),
@@ -44,15 +44,15 @@ export const createAuthorizerHandler = (
   overrides: RuntimeOverrides = {},
 ) => {
   const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor(FUNCTIONS.authorizer.serviceName, overrides);
+  const telemetry = telemetryFor('authorizer', overrides);
   const tokens = new DynamoTokenStore(clients.doc, config[EnvNames.tokensTable]);
-  const clock = (): number => overrides.clock?.now() ?? Date.now();
+  const clock = overrides.clock ?? systemClock;
   return async (
     event: APIGatewayTokenAuthorizerEvent,
     context?: Context,
   ): Promise<APIGatewayAuthorizerResult> => {
     if (context) telemetry.bindInvocation?.(context);
-    const record = await usableTokenRecord(tokens, event.authorizationToken, clock());
+    const record = await usableTokenRecord(tokens, event.authorizationToken, clock.now());
     if (!record) {
       telemetry.info('integrator token refused');
       throw new Error(UNAUTHORIZED);

@@ -5,7 +5,7 @@ import { SqsTaskQueues } from '../adapters/sqs-task-queues.js';
 import { EnvNames } from '../config/env-names.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { submitBatch, submitTask, taskStatus, type IngestDeps } from '../core/ingest.js';
-import { composeSignalling, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
+import { composeSignalling, routeOn, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
 
 export const composeIngest = (
   config: FunctionConfig<'ingest'>,
@@ -28,11 +28,12 @@ export const composeIngest = (
 /** The integrator routes: submit one task, submit a batch, read a task's status. */
 export const createIngestHandler = (config: FunctionConfig<'ingest'>, overrides: RuntimeOverrides = {}) => {
   const deps = composeIngest(config, overrides);
+  const route = routeOn(deps);
   return createApiHandler(
     {
-      submitTask: (request, telemetry) => submitTask({ ...deps, telemetry }, request),
-      submitBatch: (request, telemetry) => submitBatch({ ...deps, telemetry }, request),
-      taskStatus: (request, telemetry) => taskStatus({ ...deps, telemetry }, request),
+      submitTask: route(submitTask),
+      submitBatch: route(submitBatch),
+      taskStatus: route(taskStatus),
     },
     deps.telemetry,
     () => deps.telemetry.flush?.(),

@@ -4,8 +4,10 @@ import { SqsAttentionPublisher } from '../adapters/sqs-attention-publisher.js';
 import { PowertoolsTelemetry } from '../adapters/powertools-telemetry.js';
 import { randomIds, systemClock } from '../adapters/system.js';
 import { EnvNames } from '../config/env-names.js';
+import type { FunctionName } from '../config/runtime-config.js';
 import { FUNCTIONS } from '../config/topology.js';
 import type { Context } from 'aws-lambda';
+import type { HttpRequest, HttpResponse } from '../core/http.js';
 import type { Clock, IdGenerator, Marketplace, Telemetry, TenantUsageKeys } from '../core/ports.js';
 import type { SignalDeps } from '../core/signal.js';
 import type { RedriveMode } from '../adapters/sqs-queue-admin.js';
@@ -40,32 +42,38 @@ export const clientsFor = (config: CommonConfig, overrides: RuntimeOverrides): A
     dynamoEndpoint: config[EnvNames.dynamoEndpoint],
   });
 
-export const telemetryFor = (service: string, overrides: RuntimeOverrides): FlushableTelemetry =>
-  overrides.telemetry ?? new PowertoolsTelemetry(service);
-
-export const signalDepsFor = (
-  config: CommonConfig & { [EnvNames.dispatchTable]: string; [EnvNames.attentionQueueUrl]: string },
-  clients: AwsClients,
-  telemetry: FlushableTelemetry,
-  overrides: RuntimeOverrides,
-): SignalDeps & { telemetry: FlushableTelemetry } => ({
-  dispatch: new DynamoDispatchState(clients.doc, config[EnvNames.dispatchTable]),
-  attention: new SqsAttentionPublisher(clients.sqs, config[EnvNames.attentionQueueUrl]),
-  clock: overrides.clock ?? systemClock,
-  ids: overrides.ids ?? randomIds,
-  telemetry,
-});
+/** The function's telemetry, named by the topology (as the stack names the service). */
+export const telemetryFor = (fn: FunctionName, overrides: RuntimeOverrides): FlushableTelemetry =>
+  overrides.telemetry ?? new PowertoolsTelemetry(FUNCTIONS[fn].serviceName);
 
 /**
- * What every function that signals stores composes the same way: its clients, its telemetry (named by
- * the topology, as the stack names it) and the signalling ports built on them.
+ * What every function that signals stores composes the same way: its clients, its telemetry and the
+ * signalling ports built on them.
  */
 export const composeSignalling = (
-  fn: 'ingest' | 'admin' | 'worker' | 'reconciler',
+  fn: Exclude<FunctionName, 'authorizer'>,
   config: CommonConfig & { [EnvNames.dispatchTable]: string; [EnvNames.attentionQueueUrl]: string },
   overrides: RuntimeOverrides,
 ): { clients: AwsClients; signal: SignalDeps & { telemetry: FlushableTelemetry } } => {
   const clients = clientsFor(config, overrides);
-  const telemetry = telemetryFor(FUNCTIONS[fn].serviceName, overrides);
-  return { clients, signal: signalDepsFor(config, clients, telemetry, overrides) };
+  return {
+    clients,
+    signal: {
+      dispatch: new DynamoDispatchState(clients.doc, config[EnvNames.dispatchTable]),
+      attention: new SqsAttentionPublisher(clients.sqs, config[EnvNames.attentionQueueUrl]),
+      clock: overrides.clock ?? systemClock,
+      ids: overrides.ids ?? randomIds,
+      telemetry: telemetryFor(fn, overrides),
+    },
+  };
 };
+
+/**
+ * Binds route use cases to the function's deps: each request runs its use case with the request's scoped
+ * telemetry (createApiHandler's) in place of the function's own.
+ */
+export const routeOn =
+  <D extends object>(deps: D) =>
+  (useCase: (deps: D & { telemetry: Telemetry }, request: HttpRequest) => Promise<HttpResponse>) =>
+  (request: HttpRequest, telemetry: Telemetry): Promise<HttpResponse> =>
+    useCase({ ...deps, telemetry }, request);

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from './errors.js';
-import { json, parseJsonBody, storeIdOf, validate, type HttpRequest, type HttpResponse } from './http.js';
+import {
+  json,
+  parseJsonBody,
+  storeIdOf,
+  TenantIdSchema,
+  validate,
+  type HttpRequest,
+  type HttpResponse,
+} from './http.js';
 import { liveLeases } from './dispatch-model.js';
 import { MAX_RECEIVE_COUNT, OverridesSchema, PLAN_NAMES } from './plans.js';
 import type { QueueAdmin, StoreRegistry, TokenStore } from './ports.js';
@@ -13,11 +21,8 @@ export interface AdminDeps extends SignalDeps {
   tokens: TokenStore;
 }
 
-const ID = /^[A-Za-z0-9_-]{1,64}$/;
-const TenantId = z.string().regex(ID, 'must be 1–64 characters of [A-Za-z0-9_-]');
-
 const PutStoreBody = z.strictObject({
-  tenantId: TenantId,
+  tenantId: TenantIdSchema,
   marketplace: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be 1–64 characters of [a-z0-9-]'),
   plan: z.enum(PLAN_NAMES),
   status: z.enum(STORE_STATUSES).optional(),
@@ -40,8 +45,11 @@ export const existingStore = async (deps: AdminDeps, storeId: string): Promise<S
   return store;
 };
 
-/** The contract's store view: configuration, effective policy, queue counts and live consumers. */
-export const storeView = async (deps: AdminDeps, store: StoreRecord) => {
+/**
+ * The contract's store view: configuration, effective policy, queue counts and live consumers — with the
+ * dispatch item it was built from, for callers that show more of it (one GetItem for both).
+ */
+export const readStoreView = async (deps: AdminDeps, store: StoreRecord) => {
   const [counts, dispatch] = await Promise.all([
     deps.queues.counts(store),
     deps.dispatch.read(store.storeId),
@@ -53,7 +61,7 @@ export const storeView = async (deps: AdminDeps, store: StoreRecord) => {
   const since = dispatch?.headSentAt ?? dispatch?.activeSince;
   const oldestAgeSeconds =
     pending > 0 && since !== undefined ? Math.max(0, Math.round((now - since) / 1000)) : 0;
-  return {
+  const view = {
     storeId: store.storeId,
     tenantId: store.tenantId,
     marketplace: store.marketplace,
@@ -63,7 +71,12 @@ export const storeView = async (deps: AdminDeps, store: StoreRecord) => {
     queue: { ...counts, oldestAgeSeconds },
     activeConsumers: dispatch ? liveLeases(dispatch, now) : 0,
   };
+  return { view, dispatch };
 };
+
+/** The contract's store view: configuration, effective policy, queue counts and live consumers. */
+export const storeView = async (deps: AdminDeps, store: StoreRecord) =>
+  (await readStoreView(deps, store)).view;
 
 /** A store that becomes consumable is signalled, so its backlog drains with no new task (contract). */
 const afterStatusChange = async (

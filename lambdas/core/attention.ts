@@ -2,9 +2,17 @@ import type { AttentionMessage } from './messages.js';
 import { MetricNames } from './names.js';
 import type { StoreRegistry } from './ports.js';
 import { ENSURE_SLOT, publishAttention } from './signal.js';
-import { countSliceEnd, runSlice, type Lease, type SliceDeps, type SliceResult } from './slice.js';
+import {
+  countSliceEnd,
+  ERROR_RETRY_MS,
+  runSlice,
+  type Lease,
+  type SliceDeps,
+  type SliceResult,
+} from './slice.js';
 import { isConsumable, policyOf, type StoreRecord } from './store-model.js';
-import { CLOCK_SKEW_MS, leaseTtlMs, VISIBILITY_MARGIN_SECONDS, WAKE_MARGIN_MS } from './timing.js';
+import { CLOCK_SKEW_MS, leaseTtlMs, VISIBILITY_MARGIN_SECONDS } from './timing.js';
+import { guardUntilVisible } from './wake.js';
 import type { Policy } from './plans.js';
 
 export interface WorkerDeps extends SliceDeps {
@@ -106,10 +114,7 @@ const finishSlice = async (
   if (slice.end === 'error') {
     // Messages in hand may stay hidden until the lease ends (+ visibility margin): forbid "idle" until
     // they are surely visible again, or the next slice could find the queue empty and strand them.
-    await deps.dispatch.deferWake(
-      store.storeId,
-      lease.expiresAt + VISIBILITY_MARGIN_SECONDS * 1000 + WAKE_MARGIN_MS,
-    );
+    await guardUntilVisible(deps.dispatch, store.storeId, lease.expiresAt + VISIBILITY_MARGIN_SECONDS * 1000);
   }
   const requeued = await deps.dispatch.requeue(store.storeId, lease.slotId, lease.fence, {
     dueAt: slice.resumeAt,
@@ -156,7 +161,7 @@ const runLeased = async (
       deadLettered: 0,
       idle: false,
       nextCallAt: lease.nextCallAt,
-      resumeAt: deps.clock.now() + 5_000,
+      resumeAt: deps.clock.now() + ERROR_RETRY_MS,
     };
   }
   const republished = await finishSlice(deps, store, policy, lease, slice);

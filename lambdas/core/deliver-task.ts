@@ -138,6 +138,19 @@ export const deliverTask = async (
     return { kind: 'done', as: 'duplicate' };
   }
   const record = claim.record;
+  /** Settles this attempt's claim (conditioned on still holding it); false when the claim was lost. */
+  const settle = (
+    status: 'delivered' | 'pending' | 'stale',
+    extra: { lastError?: string; lastStatus?: number; countAttempt: boolean },
+  ) =>
+    deps.deliveries.settle(store.storeId, work.eventId, holder, { status, now: deps.clock.now(), ...extra });
+  /** What a dead-letter records of this attempt, but for its count of marketplace calls. */
+  const claimed = {
+    eventId: work.eventId,
+    holder,
+    record,
+    ...(work.correlationId === undefined ? {} : { correlationId: work.correlationId }),
+  };
   if (message.receiveCount >= MAX_RECEIVE_COUNT) {
     // SQS would move it to the DLQ by itself at its next receive, leaving the record `pending` for good:
     // a task received this often never reaches an outcome (it crashes its workers, or outlives them).
@@ -151,31 +164,17 @@ export const deliverTask = async (
         message: `received ${message.receiveCount} times without an outcome`,
         ...(record.lastStatus === undefined ? {} : { lastStatus: record.lastStatus }),
       },
-      {
-        eventId: work.eventId,
-        holder,
-        record,
-        attempts: record.attempts ?? 0,
-        ...(work.correlationId === undefined ? {} : { correlationId: work.correlationId }),
-      },
+      { ...claimed, attempts: record.attempts ?? 0 },
       false,
     );
   }
   const attempts = (record.attempts ?? 0) + 1;
-  const attempt = {
-    eventId: work.eventId,
-    holder,
-    record,
-    attempts,
-    ...(work.correlationId === undefined ? {} : { correlationId: work.correlationId }),
-  };
+  const attempt = { ...claimed, attempts };
 
   if (work.entityId !== undefined && work.version !== undefined) {
     const delivered = await deps.deliveries.deliveredVersion(store.storeId, work.entityId);
     if (delivered !== undefined && work.version < delivered) {
-      await deps.deliveries.settle(store.storeId, work.eventId, holder, {
-        status: 'stale',
-        now: deps.clock.now(),
+      await settle('stale', {
         lastError: `version ${work.version} is older than delivered version ${delivered}`,
         countAttempt: false,
       });
@@ -186,11 +185,7 @@ export const deliverTask = async (
 
   // Paced right before the call, so the marketplace sees the store's calls spaced as reserved.
   if (!(await pace())) {
-    await deps.deliveries.settle(store.storeId, work.eventId, holder, {
-      status: 'pending',
-      now: deps.clock.now(),
-      countAttempt: false,
-    });
+    await settle('pending', { countAttempt: false });
     return { kind: 'not_started' };
   }
   const started = deps.clock.now();
@@ -206,16 +201,7 @@ export const deliverTask = async (
       ...(work.version === undefined ? {} : { version: work.version }),
     },
   });
-  const statusClass =
-    outcome.kind === 'transient' && outcome.status === undefined
-      ? 'network'
-      : `${Math.floor((outcome.status ?? 0) / 100)}xx`;
   deps.telemetry.timing(MetricNames.marketplaceLatency, deps.clock.now() - started);
-  const settle = (
-    status: 'delivered' | 'pending',
-    extra: { lastError?: string; lastStatus?: number; countAttempt: boolean },
-  ) =>
-    deps.deliveries.settle(store.storeId, work.eventId, holder, { status, now: deps.clock.now(), ...extra });
 
   switch (outcome.kind) {
     case 'ok':
@@ -257,7 +243,8 @@ export const deliverTask = async (
           Math.max(1, outcome.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS),
         ),
       };
-    case 'transient':
+    case 'transient': {
+      const statusClass = outcome.status === undefined ? 'network' : `${Math.floor(outcome.status / 100)}xx`;
       deps.telemetry.count(MetricNames.tasksFailed, 1, { statusClass });
       if (attempts >= policy.maxAttempts) {
         return deadLetter(
@@ -278,5 +265,6 @@ export const deliverTask = async (
         countAttempt: true,
       });
       return { kind: 'retry', afterSeconds: backoffSeconds(attempts, deps.random) };
+    }
   }
 };

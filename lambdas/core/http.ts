@@ -119,3 +119,12 @@ const StoreIdParam = z.string().regex(STORE_ID_PATTERN, 'must be 1–48 characte
 /** The `{storeId}` path parameter, validated (store ids become queue names). */
 export const storeIdOf = (request: Pick<HttpRequest, 'pathParameters'>): string =>
   validate(StoreIdParam, request.pathParameters['storeId'], ['storeId']);
+
+/** A tenant id, in a path parameter or a body (1–64 characters of [A-Za-z0-9_-]). */
+export const TenantIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1–64 characters of [A-Za-z0-9_-]');
+
+/** The `{tenantId}` path parameter, validated. */
+export const tenantIdOf = (request: Pick<HttpRequest, 'pathParameters'>): string =>
+  validate(TenantIdSchema, request.pathParameters['tenantId'], ['tenantId']);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { existingStore, storeView, type AdminDeps } from './admin.js';
+import { existingStore, readStoreView, storeView, type AdminDeps } from './admin.js';
 import { ConflictError, ValidationError } from './errors.js';
 import { json, parseJsonBody, storeIdOf, validate, type HttpRequest, type HttpResponse } from './http.js';
 import { ACTIVE_SHARDS, MetricNames } from './names.js';
@@ -117,8 +117,8 @@ export const purgeStoreQueue = async (deps: OperationsDeps, request: HttpRequest
     );
   }
   const store = await existingStore(deps, storeId);
-  const before = await deps.queues.counts(store);
-  const discarded = before.backlog + before.inFlight + before.delayed;
+  // The work queue's visible + in-flight + delayed count just before: one request (the DLQ is not purged).
+  const discarded = await deps.queues.pending(store.queueUrl);
   const outcome = await deps.queues.purge(store.queueUrl);
   if (outcome === 'in_progress') {
     throw new ConflictError('purge_in_progress', `a purge of ${storeId} is still running; retry in 60 s`);
@@ -146,7 +146,7 @@ const isoOrNull = (ms: number | undefined): string | null =>
  */
 export const storeMeasures = async (deps: OperationsDeps, request: HttpRequest): Promise<HttpResponse> => {
   const store = await existingStore(deps, storeIdOf(request));
-  const [view, dispatch] = await Promise.all([storeView(deps, store), deps.dispatch.read(store.storeId)]);
+  const { view, dispatch } = await readStoreView(deps, store);
   const now = deps.clock.now();
   const since = dispatch?.activeSince;
   return json(200, {

@@ -23,6 +23,11 @@ export interface Pacer {
    * be looked at then, not at once.
    */
   readonly blockedUntil: number;
+  /**
+   * After `acquire` answered false: whether it was because the store is held (the instant lay further off
+   * than a normal wait), not merely because the slice deadline came — decided once, where the wait was seen.
+   */
+  readonly held: boolean;
 }
 
 export const intervalMs = (ratePerSecond: number): number => 1000 / ratePerSecond;
@@ -52,6 +57,8 @@ export const localPacer = (interval: number, startAt: number, clock: Clock): Pac
     get blockedUntil() {
       return blockedUntil;
     },
+    // One consumer: nothing else reserves its schedule, so a refusal is only ever the deadline.
+    held: false,
   };
 };
 
@@ -77,6 +84,7 @@ export const sharedPacer = (
 ): Pacer => {
   let next = clock.now();
   let blockedUntil = 0;
+  let held = false;
   /** Whether the schedule lagged the clock last time: then a restart is tried first (one write either way). */
   let lagging = true;
   const take = async (): Promise<number> => {
@@ -92,7 +100,8 @@ export const sharedPacer = (
       for (let i = 0; i < MAX_TRIES; i++) {
         const instant = await take();
         next = instant + interval;
-        if (instant >= deadline || instant - clock.now() > maxWaitMs) {
+        held = instant - clock.now() > maxWaitMs;
+        if (held || instant >= deadline) {
           blockedUntil = instant;
           return false;
         }
@@ -107,6 +116,9 @@ export const sharedPacer = (
     },
     get blockedUntil() {
       return blockedUntil;
+    },
+    get held() {
+      return held;
     },
   };
 };

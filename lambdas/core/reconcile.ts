@@ -2,7 +2,8 @@ import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
 import type { QueueAdmin, StoreRegistry } from './ports.js';
 import { publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { isConsumable } from './store-model.js';
-import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS, WAKE_MARGIN_MS } from './timing.js';
+import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
+import { guardUntilVisible } from './wake.js';
 
 export interface ReconcilerDeps extends SignalDeps {
   stores: StoreRegistry;
@@ -61,7 +62,7 @@ const repairStore = async (
       // The dead lease's messages reappear up to a clock skew later than its own clock said: no one may
       // mark the store idle before they are surely visible again (race B, found by the simulation).
       // Written first, so a failure here cannot leave a reclaimed slot without its guard.
-      await deps.dispatch.deferWake(storeId, dueAt + WAKE_MARGIN_MS);
+      await guardUntilVisible(deps.dispatch, storeId, dueAt);
       const reclaimed = await deps.dispatch.reclaim(storeId, slotId, slot.f, dueAt);
       if (reclaimed.ok) {
         await publishAttention(deps, storeId, slotId, 'reclaim', dueAt - now, correlationId);

@@ -5,7 +5,8 @@ import type { Policy } from './plans.js';
 import { intervalMs, localPacer, maxPaceWaitMs, sharedPacer, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import type { StoreRecord } from './store-model.js';
-import { MAX_DELAY_SECONDS, VISIBILITY_MARGIN_SECONDS, WAKE_MARGIN_MS } from './timing.js';
+import { MAX_DELAY_SECONDS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
+import { guardUntilVisible } from './wake.js';
 
 export const SLICE_END_REASONS = [
   'max_messages',
@@ -57,7 +58,8 @@ export interface SliceResult {
 const SQS_MAX_BATCH = 10;
 /** A store whose only pending work is hidden for a retry is looked at again at least this often. */
 const DEFERRED_LOOK_MS = 20_000;
-const ERROR_RETRY_MS = 5_000;
+/** A slice that ended on an operational error is looked at again after this. */
+export const ERROR_RETRY_MS = 5_000;
 
 type IdleAttempt =
   | { kind: 'idle'; drainMs?: number }
@@ -119,15 +121,11 @@ export const runSlice = async (
   const deadline = lease.startedAt + policy.maxSliceSeconds * 1000;
   const single = policy.maxConcurrentConsumers === 1;
   const interval = intervalMs(policy.ratePerSecond);
+  /** Past this wait for its instant, a multi-consumer store is held (another consumer's 429), not paced. */
+  const maxWaitMs = maxPaceWaitMs(interval, policy.maxConcurrentConsumers);
   const pacer: Pacer = single
     ? localPacer(interval, lease.nextCallAt, deps.clock)
-    : sharedPacer(
-        deps.dispatch,
-        store.storeId,
-        interval,
-        deps.clock,
-        maxPaceWaitMs(interval, policy.maxConcurrentConsumers),
-      );
+    : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock, maxWaitMs);
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = interval * policy.maxConcurrentConsumers;
   let seenSeq = lease.seenSeq;
@@ -251,13 +249,16 @@ export const runSlice = async (
       }
       if (outcome.kind === 'not_started') {
         const at = deps.clock.now();
-        if (!single && pacer.blockedUntil - at > maxPaceWaitMs(interval, policy.maxConcurrentConsumers)) {
+        if (pacer.held) {
           // Another consumer's 429 holds the store (holdTat): the messages in hand come back when the hold
           // ends, as fresh copies — handing them back would spend one receive per hold, and a long
           // throttle would push them into the DLQ. Write-ahead: no idling before they are visible again.
-          const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil((pacer.blockedUntil - at) / 1000));
+          const delaySeconds = Math.min(
+            MAX_DELAY_SECONDS,
+            Math.max(1, Math.ceil((pacer.blockedUntil - at) / 1000)),
+          );
           const visibleAt = at + delaySeconds * 1000;
-          await deps.dispatch.deferWake(store.storeId, visibleAt + WAKE_MARGIN_MS);
+          await guardUntilVisible(deps.dispatch, store.storeId, visibleAt);
           await resendRest(i, delaySeconds);
           return result('throttled', { resumeAt: visibleAt });
         }
@@ -278,7 +279,7 @@ export const runSlice = async (
       }
       // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
       const until = deps.clock.now() + outcome.afterSeconds * 1000;
-      await deps.dispatch.deferWake(store.storeId, until + WAKE_MARGIN_MS);
+      await guardUntilVisible(deps.dispatch, store.storeId, until);
       if (outcome.kind === 'retry') {
         await deps.tasks.changeVisibility(store.queueUrl, [
           { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },

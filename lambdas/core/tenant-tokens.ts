@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConflictError, NotFoundError, ValidationError } from './errors.js';
-import { json, parseJsonBody, validate, type HttpRequest, type HttpResponse } from './http.js';
+import { json, parseJsonBody, tenantIdOf, validate, type HttpRequest, type HttpResponse } from './http.js';
 import type { Clock, Telemetry, TenantUsageKeys, TokenRecord, TokenStore } from './ports.js';
 import { hashToken, isUsable, newToken, TOKEN_ID_PATTERN, tokenIdOf, tokenStatus } from './tokens.js';
 
@@ -23,14 +23,10 @@ export const MAX_LIVE_TOKENS_PER_TENANT = 10;
 export const DEFAULT_OVERLAP_SECONDS = 3600;
 export const MAX_OVERLAP_SECONDS = 7 * 24 * 3600;
 
-const TenantId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1–64 characters of [A-Za-z0-9_-]');
 const TokenId = z.string().regex(TOKEN_ID_PATTERN, 'must be 12 lowercase hex digits');
 const RotateBody = z.strictObject({
   overlapSeconds: z.number().int().min(0).max(MAX_OVERLAP_SECONDS).optional(),
 });
-
-const tenantOf = (request: HttpRequest): string =>
-  validate(TenantId, request.pathParameters['tenantId'], ['tenantId']);
 
 const noBody = (request: HttpRequest): void => {
   const raw = request.body?.trim();
@@ -49,14 +45,16 @@ export const tokenView = (record: TokenRecord, now: number) => ({
   ...(record.revokedAt === undefined ? {} : { revokedAt: iso(record.revokedAt) }),
 });
 
-const findToken = async (deps: TenantTokenDeps, tenantId: string, tokenId: string): Promise<TokenRecord> => {
-  const record = (await deps.tokens.listByTenant(tenantId)).find((r) => tokenIdOf(r.tokenHash) === tokenId);
+/** The tenant's token `tokenId` among its records (one `listByTenant`, read by the caller). */
+const findToken = (records: TokenRecord[], tenantId: string, tokenId: string): TokenRecord => {
+  const record = records.find((r) => tokenIdOf(r.tokenHash) === tokenId);
   if (!record) throw new NotFoundError('token_not_found', `tenant ${tenantId} has no token ${tokenId}`);
   return record;
 };
 
-const issue = async (deps: TenantTokenDeps, tenantId: string, now: number) => {
-  const live = (await deps.tokens.listByTenant(tenantId)).filter((r) => isUsable(tokenStatus(r, now)));
+/** A new token for the tenant, whose current records (`listByTenant`) the caller has just read. */
+const issue = async (deps: TenantTokenDeps, tenantId: string, records: TokenRecord[], now: number) => {
+  const live = records.filter((r) => isUsable(tokenStatus(r, now)));
   if (live.length >= MAX_LIVE_TOKENS_PER_TENANT) {
     throw new ConflictError(
       'too_many_tokens',
@@ -72,16 +70,17 @@ const issue = async (deps: TenantTokenDeps, tenantId: string, now: number) => {
 };
 
 export const createToken = async (deps: TenantTokenDeps, request: HttpRequest): Promise<HttpResponse> => {
-  const tenantId = tenantOf(request);
+  const tenantId = tenantIdOf(request);
   noBody(request);
-  const { token, record } = await issue(deps, tenantId, deps.clock.now());
+  const records = await deps.tokens.listByTenant(tenantId);
+  const { token, record } = await issue(deps, tenantId, records, deps.clock.now());
   const tokenId = tokenIdOf(record.tokenHash);
   deps.telemetry.info('tenant token created', { tenantId, tokenId, caller: request.caller });
   return json(201, { token, tokenId, tenantId });
 };
 
 export const listTokens = async (deps: TenantTokenDeps, request: HttpRequest): Promise<HttpResponse> => {
-  const tenantId = tenantOf(request);
+  const tenantId = tenantIdOf(request);
   const now = deps.clock.now();
   const records = await deps.tokens.listByTenant(tenantId);
   records.sort((a, b) => a.createdAt - b.createdAt || a.tokenHash.localeCompare(b.tokenHash));
@@ -89,11 +88,11 @@ export const listTokens = async (deps: TenantTokenDeps, request: HttpRequest): P
 };
 
 export const revokeToken = async (deps: TenantTokenDeps, request: HttpRequest): Promise<HttpResponse> => {
-  const tenantId = tenantOf(request);
+  const tenantId = tenantIdOf(request);
   const tokenId = validate(TokenId, request.pathParameters['tokenId'], ['tokenId']);
   noBody(request);
   const now = deps.clock.now();
-  const record = await findToken(deps, tenantId, tokenId);
+  const record = findToken(await deps.tokens.listByTenant(tenantId), tenantId, tokenId);
   if (tokenStatus(record, now) === 'revoked') return json(200, tokenView(record, now)); // idempotent
   if (!(await deps.tokens.amend(record.tokenHash, { revokedAt: now }))) {
     throw new NotFoundError('token_not_found', `tenant ${tenantId} has no token ${tokenId}`);
@@ -103,13 +102,15 @@ export const revokeToken = async (deps: TenantTokenDeps, request: HttpRequest): 
 };
 
 export const rotateToken = async (deps: TenantTokenDeps, request: HttpRequest): Promise<HttpResponse> => {
-  const tenantId = tenantOf(request);
+  const tenantId = tenantIdOf(request);
   const tokenId = validate(TokenId, request.pathParameters['tokenId'], ['tokenId']);
   const raw = request.body?.trim();
   const body = raw === undefined || raw === '' ? {} : validate(RotateBody, parseJsonBody(request, 1024));
   const overlapSeconds = body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
   const now = deps.clock.now();
-  const old = await findToken(deps, tenantId, tokenId);
+  // One read of the tenant's tokens serves both the lookup and the live-token cap.
+  const records = await deps.tokens.listByTenant(tenantId);
+  const old = findToken(records, tenantId, tokenId);
   if (!isUsable(tokenStatus(old, now))) {
     throw new ConflictError(
       'token_not_live',
@@ -117,7 +118,7 @@ export const rotateToken = async (deps: TenantTokenDeps, request: HttpRequest): 
     );
   }
   // The new token first: if the old one's expiry then fails to save, both still work and a retry is safe.
-  const { token, record } = await issue(deps, tenantId, now);
+  const { token, record } = await issue(deps, tenantId, records, now);
   const expiresAt = Math.min(old.expiresAt ?? Number.POSITIVE_INFINITY, now + overlapSeconds * 1000);
   await deps.tokens.amend(old.tokenHash, { expiresAt });
   const newTokenId = tokenIdOf(record.tokenHash);
@@ -155,7 +156,7 @@ export const backfillUsageKey = async (
   deps: TenantTokenDeps,
   request: HttpRequest,
 ): Promise<HttpResponse> => {
-  const tenantId = tenantOf(request);
+  const tenantId = tenantIdOf(request);
   noBody(request);
   const tokensUpdated = await backfillTenant(deps, tenantId);
   deps.telemetry.info('tenant usage key backfilled', { tenantId, tokensUpdated, caller: request.caller });

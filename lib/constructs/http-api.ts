@@ -243,8 +243,8 @@ export class HttpApi extends Construct {
     for (const { type, code, statusCode, headers, message } of GATEWAY_ERRORS) {
       this.api.addGatewayResponse(`GatewayError${type.responseType}`, {
         type,
-        ...(statusCode ? { statusCode } : {}),
-        ...(headers ? { responseHeaders: headers } : {}),
+        statusCode,
+        responseHeaders: headers,
         templates: { 'application/json': gatewayErrorTemplate(code, message) },
       });
     }

@@ -13,7 +13,7 @@ import { functionEnvironment, type DeployEnvironment } from '../function-environ
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The supported Node.js runtime every function deploys on (nodejs20.x is past end of life). */
-export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
+const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
 
 /** ESM output still meets CommonJS dependencies that call require(); give them one. */
 const ESM_REQUIRE_BANNER =

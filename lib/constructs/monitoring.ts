@@ -23,8 +23,9 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { FUNCTIONS } from '../../lambdas/config/topology.js';
+import type { FunctionName } from '../../lambdas/config/runtime-config.js';
 import { METRICS_NAMESPACE, MetricNames, QueueNames, type MetricName } from '../../lambdas/core/names.js';
+import { serviceNameOf } from '../function-environment.js';
 import { InvalidPropError, requireIntegerInRange } from '../validation.js';
 
 /** How many stores the top-N widgets list. */
@@ -80,8 +81,6 @@ export interface MonitoringProps {
    */
   readonly alarmThresholds?: Partial<AlarmThresholds>;
 }
-
-const service = (fn: keyof typeof FUNCTIONS): string => FUNCTIONS[fn].serviceName;
 
 /**
  * The Metrics Insights and metric queries of the dashboard and alarms, as data, so the tests assert
@@ -167,21 +166,18 @@ export class Monitoring extends Construct {
     });
     if (props.alarmEmail) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
 
-    const metric = (
-      name: MetricName,
-      fn: keyof typeof FUNCTIONS,
-      statistic = 'Sum',
-      extra: Record<string, string> = {},
-      period = ONE_MINUTE,
-    ): Metric =>
+    const metric = (name: MetricName, fn: FunctionName, statistic = 'Sum'): Metric =>
       new Metric({
         namespace: METRICS_NAMESPACE,
         metricName: name,
-        dimensionsMap: { service: service(fn), ...extra },
+        dimensionsMap: { service: serviceNameOf(fn) },
         statistic,
-        period,
+        period: ONE_MINUTE,
         label: name,
       });
+    /** One series per LATENCY_PERCENTILES entry of a worker timing, labelled `{label} {p}`. */
+    const percentiles = (name: MetricName, label: string): IMetric[] =>
+      LATENCY_PERCENTILES.map((p) => metric(name, 'worker', p).with({ label: `${label} ${p}` }));
     const insights = (expression: string, label: string, period = ONE_MINUTE): MathExpression =>
       new MathExpression({ expression, label, period, usingMetrics: {} });
     const q = MonitoringQueries;
@@ -285,9 +281,7 @@ export class Monitoring extends Construct {
       ),
       new GraphWidget({
         title: 'Marketplace latency (ms)',
-        left: LATENCY_PERCENTILES.map((p) =>
-          metric(MetricNames.marketplaceLatency, 'worker', p).with({ label: `latency ${p}` }),
-        ),
+        left: percentiles(MetricNames.marketplaceLatency, 'latency'),
         width: 12,
         height: 6,
       }),
@@ -295,12 +289,8 @@ export class Monitoring extends Construct {
     this.dashboard.addWidgets(
       new GraphWidget({
         title: 'Time to drain and oldest task at slice start (ms)',
-        left: LATENCY_PERCENTILES.map((p) =>
-          metric(MetricNames.timeToDrain, 'worker', p).with({ label: `time to drain ${p}` }),
-        ),
-        right: LATENCY_PERCENTILES.map((p) =>
-          metric(MetricNames.oldestTaskAge, 'worker', p).with({ label: `oldest task ${p}` }),
-        ),
+        left: percentiles(MetricNames.timeToDrain, 'time to drain'),
+        right: percentiles(MetricNames.oldestTaskAge, 'oldest task'),
         width: 24,
         height: 6,
       }),
@@ -363,7 +353,6 @@ export class Monitoring extends Construct {
         metric: IMetric;
         threshold: number;
         evaluationPeriods: number;
-        datapointsToAlarm?: number;
         comparisonOperator: ComparisonOperator;
       },
     ): Alarm => {
@@ -372,7 +361,7 @@ export class Monitoring extends Construct {
         metric: opts.metric,
         threshold: opts.threshold,
         evaluationPeriods: opts.evaluationPeriods,
-        datapointsToAlarm: opts.datapointsToAlarm ?? opts.evaluationPeriods,
+        datapointsToAlarm: opts.evaluationPeriods,
         comparisonOperator: opts.comparisonOperator,
         // No data means nothing happened (no attentions, no dead letters): not a breach.
         treatMissingData: TreatMissingData.NOT_BREACHING,

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FunctionName } from '../../lambdas/config/runtime-config.js';
 import { FUNCTIONS } from '../../lambdas/config/topology.js';
-import { QueueNames, type TableKey } from '../../lambdas/core/names.js';
-import { DEFAULT_QUEUE_PREFIX } from '../../lib/attention-queue-stack.js';
+import type { TableKey } from '../../lambdas/core/names.js';
 import {
   actionsAllowedOn,
   arnOf,
@@ -36,8 +35,8 @@ const patternArn = (pattern: string) => ({
     ],
   ],
 });
-/** Store queues (`aq-s-*`) and store DLQs (`aq-d-*`). */
-const storeQueuesArns = QueueNames.storeQueuePatterns(DEFAULT_QUEUE_PREFIX).map(patternArn);
+/** Store queues and store DLQs of the default prefix `aq`. */
+const storeQueuesArns = ['aq-s-*', 'aq-d-*'].map(patternArn);
 const attentionQueueArn = arnOf(stack.attention.queue);
 
 describe('no broad grants', () => {

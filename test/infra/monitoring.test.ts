@@ -227,6 +227,12 @@ const alarmProps = (construct: Parameters<typeof logicalIdOf>[0]): Record<string
   if (!found) throw new Error(`no alarm ${id}`);
   return found[1].Properties ?? {};
 };
+/** When an alarm fires: its comparison, threshold and evaluation periods. */
+const firing = (props: Record<string, unknown>): unknown[] => [
+  props['ComparisonOperator'],
+  props['Threshold'],
+  props['EvaluationPeriods'],
+];
 
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
@@ -291,11 +297,7 @@ describe('monitoring: alarms', () => {
       ]);
     });
     it('fires on any message', () => {
-      expect([props['ComparisonOperator'], props['Threshold'], props['EvaluationPeriods']]).toEqual([
-        'GreaterThanThreshold',
-        0,
-        1,
-      ]);
+      expect(firing(props)).toEqual(['GreaterThanThreshold', 0, 1]);
     });
   });
 
@@ -310,11 +312,7 @@ describe('monitoring: alarms', () => {
       ]);
     });
     it('fires on the first dead letter', () => {
-      expect([props['ComparisonOperator'], props['Threshold'], props['EvaluationPeriods']]).toEqual([
-        'GreaterThanThreshold',
-        0,
-        1,
-      ]);
+      expect(firing(props)).toEqual(['GreaterThanThreshold', 0, 1]);
     });
   });
 
@@ -354,11 +352,7 @@ describe('monitoring: alarms', () => {
       expect([props['Statistic'], props['Period']]).toEqual(['Sum', 300]);
     });
     it(`fires at ${threshold} or more in one period`, () => {
-      expect([props['ComparisonOperator'], props['Threshold'], props['EvaluationPeriods']]).toEqual([
-        'GreaterThanOrEqualToThreshold',
-        threshold,
-        1,
-      ]);
+      expect(firing(props)).toEqual(['GreaterThanOrEqualToThreshold', threshold, 1]);
     });
   });
 });

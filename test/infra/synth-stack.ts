@@ -7,17 +7,16 @@ import { AttentionQueueStack, type AttentionQueueStackProps } from '../../lib/at
 
 export const MARKETPLACE_BASE_URL = 'https://marketplace.example.com';
 
-/** The feature flags `cdk synth` uses, so tests see the template that gets deployed. */
-const cdkJsonContext = (): Record<string, unknown> => {
-  const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
-    context?: Record<string, unknown>;
-  };
-  return cdkJson.context ?? {};
-};
+/** The feature flags `cdk synth` uses, so tests see the template that gets deployed (read once per test file). */
+const CDK_JSON_CONTEXT: Record<string, unknown> =
+  (
+    JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
+      context?: Record<string, unknown>;
+    }
+  ).context ?? {};
 
 /** A new app with bundling skipped: synth takes a few seconds and needs no esbuild run. */
-export const testApp = (): App =>
-  new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+const testApp = (): App => new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
 
 export const buildStack = (props: Partial<AttentionQueueStackProps> = {}): AttentionQueueStack =>
   new AttentionQueueStack(testApp(), 'Test', { marketplaceBaseUrl: MARKETPLACE_BASE_URL, ...props });

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SQSEvent } from 'aws-lambda';
 import { DynamoDispatchState } from '../../lambdas/adapters/dynamo-dispatch-state.js';
-import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { RecordingTelemetry } from '../../lambdas/adapters/recording-telemetry.js';
 import { createWorkerHandler } from '../../lambdas/app/worker-app.js';
 import { HttpMarketplace } from '../../lambdas/adapters/http-marketplace.js';
@@ -10,7 +9,7 @@ import { loadConfig } from '../../lambdas/config/runtime-config.js';
 import type { DeliveryOutcome } from '../../lambdas/core/ports.js';
 import { MetricNames } from '../../lambdas/core/names.js';
 import { inventoryTasks, startTestStack, waitFor, type TestStack } from '../support/harness.js';
-import { drainQueue, queueDepth } from '../support/queues.js';
+import { drainQueue } from '../support/queues.js';
 
 /**
  * Invariant 1 through a crash: a worker stops mid-slice holding the lease and in-flight messages.
@@ -131,17 +130,7 @@ describe('crashed worker', () => {
     expect(Object.values(item?.slots ?? {}).some((slot) => slot.s === 'l' && slot.f === zombieFence)).toBe(
       false,
     );
-    const store = await new DynamoStoreRegistry(t.stack.clients.doc, t.stack.resources.tables.stores).get(
-      STORE,
-    );
-    await waitFor(
-      'the store queue is empty',
-      async () => {
-        const depth = await queueDepth(t.stack.clients.sqs, store?.queueUrl ?? '');
-        return depth.visible + depth.inFlight + depth.delayed === 0;
-      },
-      30_000,
-    );
+    await waitFor('the store queue is empty', async () => (await t.backlogOf(STORE)) === 0, 30_000);
     expect(t.deliveredCount(STORE)).toBe(20);
   });
 

@@ -1,6 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
 import { MetricNames } from '../../lambdas/core/names.js';
 import type { SimulatedResponse } from '../../bin/local/marketplace-sim.js';
@@ -30,8 +29,6 @@ describe('delivery under faults', () => {
         { token },
       )
     ).body;
-  const storeOf = (storeId: string) =>
-    new DynamoStoreRegistry(t.stack.clients.doc, t.stack.resources.tables.stores).get(storeId);
   const callsFor = (key: string) => t.marketplace.calls.filter((c) => c.idempotencyKey === key).length;
 
   beforeAll(async () => {
@@ -60,7 +57,7 @@ describe('delivery under faults', () => {
     const task = { eventId: 'twice', type: 'inventory.update', payload: { sku: 'A', quantity: 1 } };
     expect((await t.request('POST', '/v1/stores/dup/tasks', { token, body: task })).status).toBe(202);
     expect((await t.request('POST', '/v1/stores/dup/tasks', { token, body: task })).status).toBe(202);
-    const queueUrl = (await storeOf('dup'))?.queueUrl ?? '';
+    const queueUrl = (await t.storeRecord('dup'))?.queueUrl ?? '';
     await waitFor(
       'both copies handled',
       async () => {
@@ -77,7 +74,7 @@ describe('delivery under faults', () => {
 
   it('never calls twice at once for one task held by two workers (a duplicate delivered mid-call)', async () => {
     await t.createStore('twin', { tenantId: 'acme', marketplace: 'amazon', plan: 'pro', overrides: fast });
-    const store = await storeOf('twin');
+    const store = await t.storeRecord('twin');
     let copied = false;
     rules.push((call) => {
       if (call.idempotencyKey !== 'twin:held') return undefined;
@@ -151,7 +148,7 @@ describe('delivery under faults', () => {
       plan: 'basic',
       overrides: fast,
     });
-    const store = await storeOf('poison');
+    const store = await t.storeRecord('poison');
     await t.stack.clients.sqs.send(
       new SendMessageCommand({ QueueUrl: store?.queueUrl, MessageBody: '{"not":"a task"' }),
     );
@@ -196,31 +193,31 @@ describe('delivery under faults', () => {
     const stores = Array.from({ length: 10 }, (_, i) => `storm-${i}`);
     for (const id of stores)
       await t.createStore(id, { tenantId: 'acme', marketplace: 'shopee', plan: 'basic', overrides: fast });
-    const stormUntil = Date.now() + 6_000;
+    // The storm lasts until the calm stores are done, however long that takes on a loaded machine.
+    let storming = true;
     rules.push((call) =>
-      call.storeId === 'storm-0' && Date.now() < stormUntil
-        ? { status: 429, headers: { 'retry-after': '1' } }
-        : undefined,
+      call.storeId === 'storm-0' && storming ? { status: 429, headers: { 'retry-after': '1' } } : undefined,
     );
+    const refused = () =>
+      t.marketplace.calls.filter((c) => c.storeId === 'storm-0' && c.status === 429).length;
     for (const id of stores) await t.submitMany(id, token, inventoryTasks(id, 20));
     await waitFor(
       'the nine calm stores are delivered',
       () => stores.slice(1).every((id) => t.deliveredCount(id) >= 20),
       30_000,
     );
-    const calmDoneAt = Date.now();
-    expect(calmDoneAt).toBeLessThan(stormUntil);
+    // They drained while the stormy store was being refused, not after its storm.
+    const refusedDuringStorm = refused();
+    storming = false;
+    expect(refusedDuringStorm).toBeGreaterThan(0);
     await waitFor(
       'the stormy store is delivered after the storm',
       () => t.deliveredCount('storm-0') >= 20,
       60_000,
     );
-    const store = await storeOf('storm-0');
+    const store = await t.storeRecord('storm-0');
     expect((await queueDepth(t.stack.clients.sqs, store?.deadLetterQueueUrl ?? '')).visible).toBe(0);
-    const throttledCalls = t.marketplace.calls.filter(
-      (c) => c.storeId === 'storm-0' && c.status === 429,
-    ).length;
-    expect(throttledCalls).toBeGreaterThan(0);
+    expect(refused()).toBeGreaterThan(0);
     expect(t.stack.telemetry.total(MetricNames.tasksResent)).toBeGreaterThan(0);
   });
 

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { startTestStack, waitFor, type TestStack } from '../support/harness.js';
-import { queueDepth } from '../support/queues.js';
 
 /** The contract's HTTP API through local mode: statuses, error bodies, and nothing enqueued on a rejection. */
 describe('HTTP API', () => {
@@ -9,14 +7,6 @@ describe('HTTP API', () => {
   let acme: string;
   let globex: string;
   const task = { eventId: 'order-1', type: 'inventory.update', payload: { sku: 'SKU-1', quantity: 3 } };
-
-  const backlogOf = async (storeId: string): Promise<number> => {
-    const store = await new DynamoStoreRegistry(t.stack.clients.doc, t.stack.resources.tables.stores).get(
-      storeId,
-    );
-    const depth = await queueDepth(t.stack.clients.sqs, store?.queueUrl ?? '');
-    return depth.visible + depth.inFlight + depth.delayed;
-  };
 
   beforeAll(async () => {
     t = await startTestStack();
@@ -98,7 +88,7 @@ describe('HTTP API', () => {
     ["another tenant's token", 403, 'forbidden', 'globex'],
   ])('refuses %s with %i', async (_label, status, code, which) => {
     await t.stack.stopWorkers();
-    const before = await backlogOf('shop-1');
+    const before = await t.backlogOf('shop-1');
     const token = which === 'globex' ? globex : which;
     const res = await t.request('POST', '/v1/stores/shop-1/tasks', {
       ...(token ? { token } : {}),
@@ -106,7 +96,7 @@ describe('HTTP API', () => {
     });
     expect(res.status).toBe(status);
     expect((res.body as { error: { code: string } }).error.code).toBe(code);
-    expect(await backlogOf('shop-1')).toBe(before);
+    expect(await t.backlogOf('shop-1')).toBe(before);
     t.stack.startWorkers();
   });
 
@@ -121,7 +111,7 @@ describe('HTTP API', () => {
     ['version', { ...task, version: 1.5 }],
   ])('rejects an invalid %s with 400 naming the field, enqueueing nothing', async (field, body) => {
     await t.stack.stopWorkers();
-    const before = await backlogOf('shop-1');
+    const before = await t.backlogOf('shop-1');
     const res = await t.request<{ error: { code: string; message: string } }>(
       'POST',
       '/v1/stores/shop-1/tasks',
@@ -130,7 +120,7 @@ describe('HTTP API', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_request');
     expect(res.body.error.message.startsWith(`${field}:`)).toBe(true);
-    expect(await backlogOf('shop-1')).toBe(before);
+    expect(await t.backlogOf('shop-1')).toBe(before);
     t.stack.startWorkers();
   });
 
@@ -172,7 +162,7 @@ describe('HTTP API', () => {
     });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('store_not_accepting');
-    expect(await backlogOf('closed')).toBe(0);
+    expect(await t.backlogOf('closed')).toBe(0);
   });
 
   it('splits a batch into accepted and rejected, enqueueing only the accepted', async () => {
@@ -199,7 +189,7 @@ describe('HTTP API', () => {
     expect(res.status).toBe(202);
     expect(res.body.accepted).toEqual(['b-1', 'b-3']);
     expect(res.body.rejected.map((r) => r.eventId)).toEqual(['b-2', 'b-1']);
-    expect(await backlogOf('batchy')).toBe(2);
+    expect(await t.backlogOf('batchy')).toBe(2);
   });
 
   it('rejects a batch of more than 100 tasks with 400', async () => {

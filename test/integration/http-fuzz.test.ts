@@ -1,8 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
-import { queueDepth } from '../support/queues.js';
 
 /**
  * Property: whatever arrives over HTTP (bodies, headers, paths, tokens; valid and hostile), local mode
@@ -323,13 +321,8 @@ describe('HTTP layer under generated traffic (fast-check)', () => {
     expect(sent).toBeGreaterThanOrEqual(RUNS * REQUESTS_PER_RUN);
     expect(unhandled).toEqual([]);
     expect([...statuses.keys()].filter((s) => s >= 500)).toEqual([]);
-    const registry = new DynamoStoreRegistry(t.stack.clients.doc, t.stack.resources.tables.stores);
     const queued: Record<string, number> = {};
-    for (const storeId of stores) {
-      const store = await registry.get(storeId);
-      const depth = await queueDepth(t.stack.clients.sqs, store?.queueUrl ?? '');
-      queued[storeId] = depth.visible + depth.inFlight + depth.delayed;
-    }
+    for (const storeId of stores) queued[storeId] = await t.backlogOf(storeId);
     expect(queued).toEqual(Object.fromEntries(accepted));
     // The run must exercise both sides: plenty accepted, plenty refused.
     expect(queued['acme-a']! + queued['acme-b']! + queued['globex-a']!).toBeGreaterThan(2000);

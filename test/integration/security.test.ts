@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { DynamoTokenStore } from '../../lambdas/adapters/dynamo-token-store.js';
 import { NO_USAGE_KEY_MESSAGE } from '../../lambdas/config/topology.js';
 import { ROUTES } from '../../lambdas/core/routes.js';
 import { hashToken, newToken, tokenIdOf } from '../../lambdas/core/tokens.js';
 import { sleep, startTestStack, type TestStack } from '../support/harness.js';
-import { queueDepth } from '../support/queues.js';
 
 /** Tenant isolation, the token lifecycle (with API Gateway's authorizer cache) and per-tenant throttling, in local mode. */
 const task = (eventId: string) => ({
@@ -32,14 +30,6 @@ describe('tenant isolation and credentials', () => {
   let acme: string;
   let globex: string;
 
-  const backlogOf = async (storeId: string): Promise<number> => {
-    const store = await new DynamoStoreRegistry(t.stack.clients.doc, t.stack.resources.tables.stores).get(
-      storeId,
-    );
-    const depth = await queueDepth(t.stack.clients.sqs, store?.queueUrl ?? '');
-    return depth.visible + depth.inFlight + depth.delayed;
-  };
-
   beforeAll(async () => {
     // A short authorizer cache so revocation can be observed; production's is INTEGRATOR_API's 60 s.
     t = await startTestStack({ authorizerCacheSeconds: 1 });
@@ -65,7 +55,7 @@ describe('tenant isolation and credentials', () => {
   it.each(INTEGRATOR_ROUTES.map((r) => [r.id, r] as const))(
     "%s with another tenant's token → 403 forbidden, nothing enqueued",
     async (routeId, route) => {
-      const before = await backlogOf('acme-shop');
+      const before = await t.backlogOf('acme-shop');
       const body = bodyFor(routeId, 'foreign-1');
       const res = await t.request(
         route.method,
@@ -79,7 +69,7 @@ describe('tenant isolation and credentials', () => {
         status: 403,
         body: { error: { code: 'forbidden', message: 'this credential does not own the store' } },
       });
-      expect(await backlogOf('acme-shop')).toBe(before);
+      expect(await t.backlogOf('acme-shop')).toBe(before);
     },
   );
 

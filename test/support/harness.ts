@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../bin/local/local-stack.js';
 import type { MarketplaceSimOptions } from '../../bin/local/marketplace-sim.js';
+import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
+import type { StoreRecord } from '../../lambdas/core/store-model.js';
+import { queueDepth } from './queues.js';
 
 /**
  * A local stack on the emulators started by the global setup, under a prefix of its own, with the
@@ -97,6 +100,18 @@ export class TestStack {
       if (res.status !== 202 || res.body.rejected.length > 0)
         throw new Error(`batch: ${res.status} ${JSON.stringify(res.body)}`);
     }
+  }
+
+  /** The store's record as the registry table holds it (its queue URLs), or undefined. */
+  storeRecord(storeId: string): Promise<StoreRecord | undefined> {
+    return new DynamoStoreRegistry(this.stack.clients.doc, this.stack.resources.tables.stores).get(storeId);
+  }
+
+  /** Messages in the store's work queue: visible, in flight and delayed (exact on fauxqs). */
+  async backlogOf(storeId: string): Promise<number> {
+    const store = await this.storeRecord(storeId);
+    const depth = await queueDepth(this.stack.clients.sqs, store?.queueUrl ?? '');
+    return depth.visible + depth.inFlight + depth.delayed;
   }
 
   /** Successful marketplace calls for one store. */

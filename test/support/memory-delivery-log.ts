@@ -1,5 +1,9 @@
-import { entityVersionKey } from '../../lambdas/core/names.js';
-import type { Claim, DeliveryLog, DeliveryRecord, DeliveryStatus } from '../../lambdas/core/ports.js';
+import { deliveryKey, entityVersionKey } from '../../lambdas/core/names.js';
+import type { Claim, DeliveryLog, DeliveryRecord } from '../../lambdas/core/ports.js';
+
+/** The port's own parameter types, so this fake cannot drift from them. */
+type ClaimOptions = Parameters<DeliveryLog['claim']>[2];
+type SettleOutcome = Parameters<DeliveryLog['settle']>[3];
 
 /**
  * Effect-once records in memory, with the DynamoDB adapter's conditions; test/support/delivery-scenarios.ts
@@ -9,21 +13,14 @@ export class MemoryDeliveryLog implements DeliveryLog {
   readonly records = new Map<string, DeliveryRecord>();
   readonly versions = new Map<string, number>();
 
-  private key(storeId: string, eventId: string): string {
-    return `${storeId}:${eventId}`;
-  }
-
   async get(storeId: string, eventId: string): Promise<DeliveryRecord | undefined> {
-    const record = this.records.get(this.key(storeId, eventId));
+    const record = this.records.get(deliveryKey(storeId, eventId));
     return record ? { ...record } : undefined;
   }
 
-  async claim(
-    storeId: string,
-    eventId: string,
-    opts: { holder: string; now: number; until: number },
-  ): Promise<Claim> {
-    const current = this.records.get(this.key(storeId, eventId));
+  async claim(storeId: string, eventId: string, opts: ClaimOptions): Promise<Claim> {
+    const key = deliveryKey(storeId, eventId);
+    const current = this.records.get(key);
     const free =
       !current ||
       current.status === 'pending' ||
@@ -41,26 +38,16 @@ export class MemoryDeliveryLog implements DeliveryLog {
       lastAttemptAt: opts.now,
       updatedAt: opts.now,
     };
-    this.records.set(this.key(storeId, eventId), next);
+    this.records.set(key, next);
     return { ok: true, record: { ...next } };
   }
 
-  async settle(
-    storeId: string,
-    eventId: string,
-    holder: string,
-    outcome: {
-      status: Exclude<DeliveryStatus, 'processing'>;
-      now: number;
-      countAttempt: boolean;
-      lastError?: string;
-      lastStatus?: number;
-    },
-  ): Promise<boolean> {
-    const current = this.records.get(this.key(storeId, eventId));
+  async settle(storeId: string, eventId: string, holder: string, outcome: SettleOutcome): Promise<boolean> {
+    const key = deliveryKey(storeId, eventId);
+    const current = this.records.get(key);
     if (!current || current.holder !== holder) return false;
     const { holder: _h, claimUntil: _c, ...rest } = current;
-    this.records.set(this.key(storeId, eventId), {
+    this.records.set(key, {
       ...rest,
       status: outcome.status,
       updatedAt: outcome.now,

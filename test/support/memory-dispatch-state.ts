@@ -41,6 +41,10 @@ export class MemoryDispatchState implements DispatchState {
     item[counter] = (item[counter] ?? 0) + 1;
   }
 
+  private static slotCount(item: DispatchItem | undefined): number {
+    return Object.keys(item?.slots ?? {}).length;
+  }
+
   private static lease(item: DispatchItem | undefined, slotId: string, fence: number): boolean {
     const slot = item?.slots[slotId];
     return slot?.s === 'l' && slot.f === fence;
@@ -76,7 +80,7 @@ export class MemoryDispatchState implements DispatchState {
   ): Promise<Conditional> {
     return this.write(
       storeId,
-      (item) => item !== undefined && Object.keys(item.slots).length < limit,
+      (item) => item !== undefined && MemoryDispatchState.slotCount(item) < limit,
       (item) => {
         item.slots[slotId] = { s: 'q', at: dueAt };
         this.activate(item, now);
@@ -95,7 +99,7 @@ export class MemoryDispatchState implements DispatchState {
         return (
           slot?.s === 'q' &&
           slot.at <= opts.now + CLOCK_SKEW_MS &&
-          Object.keys(item?.slots ?? {}).length <= opts.max
+          MemoryDispatchState.slotCount(item) <= opts.max
         );
       },
       (item) => {
@@ -119,7 +123,7 @@ export class MemoryDispatchState implements DispatchState {
     return this.write(
       storeId,
       (item) =>
-        MemoryDispatchState.lease(item, slotId, fence) && Object.keys(item?.slots ?? {}).length <= opts.max,
+        MemoryDispatchState.lease(item, slotId, fence) && MemoryDispatchState.slotCount(item) <= opts.max,
       (item) => {
         item.slots[slotId] = { s: 'q', at: opts.dueAt, n: opts.nextCallAt };
         if (opts.headSentAt !== undefined) item.headSentAt = opts.headSentAt;
@@ -131,7 +135,7 @@ export class MemoryDispatchState implements DispatchState {
   async release(storeId: string, slotId: string, fence: number, tat?: number): Promise<Conditional> {
     return this.write(
       storeId,
-      (item) => MemoryDispatchState.lease(item, slotId, fence) && Object.keys(item?.slots ?? {}).length > 1,
+      (item) => MemoryDispatchState.lease(item, slotId, fence) && MemoryDispatchState.slotCount(item) > 1,
       (item) => {
         delete item.slots[slotId];
         if (tat !== undefined) item.tat = tat;
@@ -149,7 +153,7 @@ export class MemoryDispatchState implements DispatchState {
       (item) =>
         MemoryDispatchState.lease(item, slotId, fence) &&
         item?.enqSeq === opts.seenSeq &&
-        Object.keys(item.slots).length === 1 &&
+        MemoryDispatchState.slotCount(item) === 1 &&
         (item.wakeAt === undefined || item.wakeAt <= opts.now),
       (item) => {
         delete item.slots[slotId];
@@ -197,7 +201,8 @@ export class MemoryDispatchState implements DispatchState {
     return this.write(
       storeId,
       (item) =>
-        item?.slots[slotId]?.s === 'q' && (ifOver === undefined || Object.keys(item.slots).length > ifOver),
+        item?.slots[slotId]?.s === 'q' &&
+        (ifOver === undefined || MemoryDispatchState.slotCount(item) > ifOver),
       (item) => {
         delete item.slots[slotId];
         MemoryDispatchState.add(item, 'nDiscarded');

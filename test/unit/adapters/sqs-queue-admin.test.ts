@@ -31,6 +31,12 @@ const store = { queueUrl: QUEUE_URL, deadLetterQueueUrl: DLQ_URL };
 const client = () => createAwsClients({ region: 'us-east-1' }).sqs;
 
 const attributes = (depths: Depths) => answerQueueAttributes(sqs, depths);
+/** What counts and pending ask of the work queue, and no more. */
+const WORK_QUEUE_DEPTHS = [
+  'ApproximateNumberOfMessages',
+  'ApproximateNumberOfMessagesNotVisible',
+  'ApproximateNumberOfMessagesDelayed',
+];
 
 beforeEach(() => {
   sqs.reset();
@@ -142,11 +148,7 @@ describe('SqsQueueAdmin.counts', () => {
     expect(sqs.commandCalls(GetQueueAttributesCommand).map((c) => c.args[0].input)).toEqual([
       {
         QueueUrl: QUEUE_URL,
-        AttributeNames: [
-          'ApproximateNumberOfMessages',
-          'ApproximateNumberOfMessagesNotVisible',
-          'ApproximateNumberOfMessagesDelayed',
-        ],
+        AttributeNames: WORK_QUEUE_DEPTHS,
       },
       { QueueUrl: DLQ_URL, AttributeNames: ['ApproximateNumberOfMessages'] },
     ]);
@@ -180,11 +182,7 @@ describe('SqsQueueAdmin.pending', () => {
     expect(sqs.commandCalls(GetQueueAttributesCommand).map((c) => c.args[0].input)).toEqual([
       {
         QueueUrl: QUEUE_URL,
-        AttributeNames: [
-          'ApproximateNumberOfMessages',
-          'ApproximateNumberOfMessagesNotVisible',
-          'ApproximateNumberOfMessagesDelayed',
-        ],
+        AttributeNames: WORK_QUEUE_DEPTHS,
       },
     ]);
   });

@@ -21,7 +21,6 @@ import {
 } from '@aws-sdk/client-api-gateway';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import { DerivedUsageKeys } from '../../../lambdas/adapters/derived-usage-keys.js';
 import { createAdminHandler } from '../../../lambdas/app/admin-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
@@ -29,15 +28,15 @@ import { hashToken, tokenIdOf } from '../../../lambdas/core/tokens.js';
 import {
   answerQueueAttributes,
   apiEvent,
+  appOverrides,
   ATTENTION_URL,
   conditionFailed,
   DLQ_ARN,
   DLQ_URL,
-  fixedClock,
   FULL_ENV,
+  jsonCaller,
   QUEUE_ARN,
   QUEUE_URL,
-  recordingTelemetry,
   sequentialIds,
   storeRecord,
   T0,
@@ -50,17 +49,8 @@ const OPERATOR = 'arn:aws:iam::123456789012:user/ops';
 const dispatchItem = { storeId: 'store-1', enqSeq: 3, fence: 2, slots: {} };
 
 const setup = () => {
-  const { telemetry, logs } = recordingTelemetry();
-  const handler = createAdminHandler(loadConfig('admin', FULL_ENV), {
-    clients: createAwsClients({ region: 'us-east-1' }),
-    telemetry,
-    clock: fixedClock(),
-    ids: sequentialIds('slot-1'),
-  });
-  const call = async (event: APIGatewayProxyEvent) => {
-    const result = await handler(event);
-    return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
-  };
+  const { overrides, telemetry, logs } = appOverrides({ ids: sequentialIds('slot-1') });
+  const call = jsonCaller(createAdminHandler(loadConfig('admin', FULL_ENV), overrides));
   return { call, telemetry, logs };
 };
 
@@ -470,17 +460,13 @@ describe('POST /admin/tenants/{tenantId}/tokens', () => {
 describe('POST /admin/tenants/{tenantId}/tokens on AWS (AQ_USAGE_PLAN_STAGE set)', () => {
   const apigw = mockClient(APIGatewayClient);
   const tokenRoute = () => admin('POST', '/admin/tenants/{tenantId}/tokens', { tenantId: 'tenant-1' });
-  const awsSetup = () => {
-    const { telemetry } = recordingTelemetry();
-    const handler = createAdminHandler(
-      loadConfig('admin', { ...FULL_ENV, AQ_USAGE_PLAN_STAGE: 'abc123:prod' }),
-      { clients: createAwsClients({ region: 'us-east-1' }), telemetry, clock: fixedClock() },
+  const awsSetup = () =>
+    jsonCaller(
+      createAdminHandler(
+        loadConfig('admin', { ...FULL_ENV, AQ_USAGE_PLAN_STAGE: 'abc123:prod' }),
+        appOverrides().overrides,
+      ),
     );
-    return async (event: APIGatewayProxyEvent) => {
-      const result = await handler(event);
-      return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
-    };
-  };
 
   beforeEach(() => {
     apigw.reset();

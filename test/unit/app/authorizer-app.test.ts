@@ -12,7 +12,7 @@ import {
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
 import type { TokenRecord, TokenStore } from '../../../lambdas/core/ports.js';
 import { hashToken, tokenIdOf } from '../../../lambdas/core/tokens.js';
-import { fixedClock, FULL_ENV, recordingTelemetry, T0, TABLES } from '../support/fixtures.js';
+import { appOverrides, FULL_ENV, recordingTelemetry, T0, TABLES } from '../support/fixtures.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const TOKEN = 'aqt_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
@@ -138,12 +138,7 @@ describe('createAuthorizerHandler with a restricted token', () => {
     ddb.on(GetCommand, { Key: { tokenHash: hashToken(TOKEN) } }).resolves({
       Item: { tokenHash: hashToken(TOKEN), tenantId: 'tenant-1', createdAt: T0, ...restriction },
     });
-    const { telemetry } = recordingTelemetry();
-    const handler = createAuthorizerHandler(loadConfig('authorizer', FULL_ENV), {
-      clients: createAwsClients({ region: 'us-east-1' }),
-      telemetry,
-      clock: fixedClock(T0),
-    });
+    const handler = createAuthorizerHandler(loadConfig('authorizer', FULL_ENV), appOverrides().overrides);
     await expect(handler(event(`Bearer ${TOKEN}`))).rejects.toThrow(UNAUTHORIZED);
   });
 });

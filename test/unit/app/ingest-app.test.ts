@@ -3,18 +3,17 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import { createIngestHandler } from '../../../lambdas/app/ingest-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import {
   apiEvent,
+  appOverrides,
   ATTENTION_URL,
   conditionFailed,
   FULL_ENV,
-  fixedClock,
+  jsonCaller,
   QUEUE_URL,
-  recordingTelemetry,
   sequentialIds,
   storeRecord,
   T0,
@@ -28,17 +27,8 @@ const task = { eventId: 'evt-1', type: 'inventory.update', payload: { sku: 'SKU-
 const idleItem = { storeId: 'store-1', enqSeq: 1, fence: 0, slots: {} };
 
 const setup = (env: Record<string, string> = {}) => {
-  const { telemetry, logs } = recordingTelemetry();
-  const handler = createIngestHandler(loadConfig('ingest', { ...FULL_ENV, ...env }), {
-    clients: createAwsClients({ region: 'us-east-1' }),
-    telemetry,
-    clock: fixedClock(),
-    ids: sequentialIds('slot-1', 'slot-2'),
-  });
-  const call = async (event: APIGatewayProxyEvent) => {
-    const result = await handler(event);
-    return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
-  };
+  const { overrides, telemetry, logs } = appOverrides({ ids: sequentialIds('slot-1', 'slot-2') });
+  const call = jsonCaller(createIngestHandler(loadConfig('ingest', { ...FULL_ENV, ...env }), overrides));
   return { call, telemetry, logs };
 };
 

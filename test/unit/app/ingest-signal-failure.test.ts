@@ -2,18 +2,10 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import { createIngestHandler } from '../../../lambdas/app/ingest-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
-import {
-  apiEvent,
-  fixedClock,
-  FULL_ENV,
-  recordingTelemetry,
-  storeRecord,
-  TABLES,
-} from '../support/fixtures.js';
+import { apiEvent, appOverrides, FULL_ENV, storeRecord, TABLES } from '../support/fixtures.js';
 
 const sqs = mockClient(SQSClient);
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -30,24 +22,19 @@ beforeEach(() => {
 
 /** SignalFailures (issue #4's metric list): counted when ingest cannot signal after the task is durable. */
 describe('ingest signal failure', () => {
+  const setup = () => {
+    const { overrides, telemetry } = appOverrides();
+    return { handler: createIngestHandler(loadConfig('ingest', FULL_ENV), overrides), telemetry };
+  };
+
   it('still answers 202: the task is durable', async () => {
-    const { telemetry } = recordingTelemetry();
-    const handler = createIngestHandler(loadConfig('ingest', FULL_ENV), {
-      clients: createAwsClients({ region: 'us-east-1' }),
-      telemetry,
-      clock: fixedClock(),
-    });
+    const { handler } = setup();
     const result = await handler(apiEvent({ body: JSON.stringify(task) }));
     expect(result.statusCode).toBe(202);
   });
 
   it('counts SignalFailures once', async () => {
-    const { telemetry } = recordingTelemetry();
-    const handler = createIngestHandler(loadConfig('ingest', FULL_ENV), {
-      clients: createAwsClients({ region: 'us-east-1' }),
-      telemetry,
-      clock: fixedClock(),
-    });
+    const { handler, telemetry } = setup();
     await handler(apiEvent({ body: JSON.stringify(task) }));
     expect(telemetry.total(MetricNames.signalFailures)).toBe(1);
   });

@@ -8,17 +8,16 @@ import {
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import { createAdminHandler } from '../../../lambdas/app/admin-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
 import { ACTIVE_SHARDS, MetricNames } from '../../../lambdas/core/names.js';
 import {
   answerQueueAttributes,
   apiEvent,
-  fixedClock,
+  appOverrides,
   FULL_ENV,
+  jsonCaller,
   QUEUE_URL,
-  recordingTelemetry,
   storeRecord,
   T0,
   TABLES,
@@ -29,16 +28,8 @@ const ddb = mockClient(DynamoDBDocumentClient);
 const OPERATOR = 'arn:aws:iam::123456789012:user/ops';
 
 const setup = () => {
-  const { telemetry, logs } = recordingTelemetry();
-  const handler = createAdminHandler(loadConfig('admin', FULL_ENV), {
-    clients: createAwsClients({ region: 'us-east-1' }),
-    telemetry,
-    clock: fixedClock(),
-  });
-  const call = async (event: APIGatewayProxyEvent) => {
-    const result = await handler(event);
-    return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
-  };
+  const { overrides, telemetry, logs } = appOverrides();
+  const call = jsonCaller(createAdminHandler(loadConfig('admin', FULL_ENV), overrides));
   return { call, telemetry, logs };
 };
 

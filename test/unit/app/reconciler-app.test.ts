@@ -11,7 +11,6 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import { createReconcilerHandler } from '../../../lambdas/app/reconciler-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
@@ -20,11 +19,10 @@ import type { FlushableTelemetry } from '../../../lambdas/app/runtime.js';
 
 import {
   answerQueueAttributes,
+  appOverrides,
   ATTENTION_URL,
-  fixedClock,
   FULL_ENV,
   QUEUE_URL,
-  recordingTelemetry,
   sequentialIds,
   storeRecord,
   T0,
@@ -39,13 +37,11 @@ const ddb = mockClient(DynamoDBDocumentClient);
 const NO_SWEEP = { AQ_SWEEP_STORES_PER_RUN: '0' };
 
 const setup = (env: Record<string, string> = NO_SWEEP, telemetry?: FlushableTelemetry) => {
-  const recorded = recordingTelemetry();
-  const handler = createReconcilerHandler(loadConfig('reconciler', { ...FULL_ENV, ...env }), {
-    clients: createAwsClients({ region: 'us-east-1' }),
-    telemetry: telemetry ?? recorded.telemetry,
-    clock: fixedClock(),
+  const { overrides, ...recorded } = appOverrides({
     ids: sequentialIds('slot-new'),
+    ...(telemetry ? { telemetry } : {}),
   });
+  const handler = createReconcilerHandler(loadConfig('reconciler', { ...FULL_ENV, ...env }), overrides);
   return { handler, ...recorded };
 };
 

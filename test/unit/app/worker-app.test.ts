@@ -15,7 +15,6 @@ import {
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import { createWorkerHandler } from '../../../lambdas/app/worker-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
@@ -24,13 +23,12 @@ import { MetricNames } from '../../../lambdas/core/names.js';
 import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
 import type { DeliveryOutcome, Marketplace } from '../../../lambdas/core/ports.js';
 import {
+  appOverrides,
   ATTENTION_URL,
   conditionFailed,
   DLQ_URL,
-  fixedClock,
   FULL_ENV,
   QUEUE_URL,
-  recordingTelemetry,
   sequentialIds,
   storeRecord,
   T0,
@@ -92,15 +90,12 @@ const marketplaceAnswering = (outcome: DeliveryOutcome) => {
 };
 
 const setup = (marketplace: Marketplace = marketplaceAnswering({ kind: 'ok', status: 202 })) => {
-  const { telemetry, logs } = recordingTelemetry();
-  const handler = createWorkerHandler(loadConfig('worker', FULL_ENV), {
-    clients: createAwsClients({ region: 'us-east-1' }),
-    telemetry,
-    clock: fixedClock(),
+  const { overrides, telemetry, logs } = appOverrides({
     ids: sequentialIds('slot-new'),
     marketplace,
     random: () => 0.5,
   });
+  const handler = createWorkerHandler(loadConfig('worker', FULL_ENV), overrides);
   return { handler, telemetry, logs };
 };
 
@@ -203,11 +198,10 @@ describe('createWorkerHandler: partial batch failures', () => {
   it('flushes telemetry after every invocation, failed records included', async () => {
     ddb.on(GetCommand, { TableName: TABLES.stores }).rejects(new Error('DynamoDB unavailable'));
     const telemetry = Object.assign(new RecordingTelemetry(), { flush: vi.fn() });
-    const handler = createWorkerHandler(loadConfig('worker', FULL_ENV), {
-      clients: createAwsClients({ region: 'us-east-1' }),
-      telemetry,
-      clock: fixedClock(),
-    });
+    const handler = createWorkerHandler(
+      loadConfig('worker', FULL_ENV),
+      appOverrides({ telemetry }).overrides,
+    );
     await handler(attentionEvent());
     expect(telemetry.flush).toHaveBeenCalledTimes(1);
   });

@@ -5,10 +5,12 @@ import {
   type GetQueueAttributesCommandInput,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AwsClientStub } from 'aws-sdk-client-mock';
+import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import type { LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import type { RuntimeOverrides } from '../../../lambdas/app/runtime.js';
 import type { Clock, IdGenerator } from '../../../lambdas/core/ports.js';
 import type { StoreRecord } from '../../../lambdas/core/store-model.js';
 
@@ -28,6 +30,34 @@ export const recordingTelemetry = (): { telemetry: RecordingTelemetry; logs: Log
   const logs: LogRecord[] = [];
   return { telemetry: new RecordingTelemetry((record) => logs.push(record), 'info'), logs };
 };
+
+/**
+ * What a composition root (create*Handler) is handed in an app test: clients whose calls the file's
+ * aws-sdk-client-mock stubs answer, recording telemetry and the pinned clock; `extra` adds or replaces any.
+ */
+export const appOverrides = (
+  extra: RuntimeOverrides = {},
+): { overrides: RuntimeOverrides; telemetry: RecordingTelemetry; logs: LogRecord[] } => {
+  const { telemetry, logs } = recordingTelemetry();
+  return {
+    overrides: {
+      clients: createAwsClients({ region: 'us-east-1' }),
+      telemetry,
+      clock: fixedClock(),
+      ...extra,
+    },
+    telemetry,
+    logs,
+  };
+};
+
+/** Calls an API handler and reads its answer as the status and the parsed JSON body. */
+export const jsonCaller =
+  (handler: (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>) =>
+  async (event: APIGatewayProxyEvent): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const result = await handler(event);
+    return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
+  };
 
 export const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/aq-s-store-1';
 export const DLQ_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/aq-d-store-1';
