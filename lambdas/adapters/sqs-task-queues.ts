@@ -170,20 +170,22 @@ export class SqsTaskQueues implements TaskQueues {
     delaySeconds: number,
   ): Promise<void> {
     // Copies first, originals after: a crash in between leaves a duplicate (deduplicated), never a loss.
-    for (const batch of chunk(messages, SQS_BATCH_LIMIT)) {
+    // Packed by count and bytes: ten 64 KiB tasks would exceed SQS's 256 KiB batch limit.
+    const entries = messages.map((m, i) => ({ id: String(i), body: m.body }));
+    for (const batch of packBatches(entries)) {
       const out = await this.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: queueUrl,
-          Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.body, DelaySeconds: delaySeconds })),
+          Entries: batch.map((e) => ({ Id: e.id, MessageBody: e.body, DelaySeconds: delaySeconds })),
         }),
       );
       const failed = new Set((out.Failed ?? []).map((f) => f.Id));
       // A copy that was not sent keeps its original, which reappears when its visibility ends.
-      const sent = batch.filter((_, i) => !failed.has(String(i)));
+      const sent = batch.filter((e) => !failed.has(e.id));
       if (sent.length > 0)
         await this.deleteBatch(
           queueUrl,
-          sent.map((m) => m.receiptHandle),
+          sent.map((e) => (messages[Number(e.id)] as { receiptHandle: string }).receiptHandle),
         );
     }
   }

@@ -288,3 +288,46 @@ describe('SqsTaskQueues.deadLetter', () => {
     ).toHaveLength(1024);
   });
 });
+
+describe('SqsTaskQueues.resend', () => {
+  const held = (n: number, body: string) =>
+    Array.from({ length: n }, (_, i) => ({ receiptHandle: `rh-${i}`, body: `${i}${body}` }));
+
+  it('sends delayed copies, then deletes only the originals whose copy was sent', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({ Failed: [{ Id: '1', SenderFault: false, Code: 'x' }] });
+    sqs.on(DeleteMessageBatchCommand).resolves({});
+    await queues.resend(QUEUE_URL, held(3, 'task'), 30);
+    expect({
+      sent: sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries,
+      deleted: sqs
+        .commandCalls(DeleteMessageBatchCommand)[0]
+        ?.args[0].input.Entries?.map((e) => e.ReceiptHandle),
+    }).toEqual({
+      sent: [
+        { Id: '0', MessageBody: '0task', DelaySeconds: 30 },
+        { Id: '1', MessageBody: '1task', DelaySeconds: 30 },
+        { Id: '2', MessageBody: '2task', DelaySeconds: 30 },
+      ],
+      deleted: ['rh-0', 'rh-2'],
+    });
+  });
+
+  it('keeps every batch of copies within SQS’s byte limit (ten 64 KiB tasks do not fit one)', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({});
+    sqs.on(DeleteMessageBatchCommand).resolves({});
+    await queues.resend(QUEUE_URL, held(10, 'x'.repeat(60 * 1024)), 5);
+    const batches = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries ?? []);
+    const deleted = sqs
+      .commandCalls(DeleteMessageBatchCommand)
+      .flatMap((c) => c.args[0].input.Entries?.map((e) => e.ReceiptHandle) ?? []);
+    expect({
+      sizes: batches.map((b) => b.length),
+      largest: Math.max(...batches.map((b) => b.reduce((n, e) => n + (e.MessageBody ?? '').length, 0))),
+      deleted,
+    }).toEqual({
+      sizes: [4, 4, 2],
+      largest: 4 * (60 * 1024 + 1),
+      deleted: Array.from({ length: 10 }, (_, i) => `rh-${i}`),
+    });
+  });
+});
