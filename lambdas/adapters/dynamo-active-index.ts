@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
 
 /**
  * The Dispatch table's sparse, KEYS_ONLY `active` index read in sort-key order: the operator's listing of
- * busy stores, oldest activeSince first. The index projects exactly storeId, activeShard and activeSince.
+ * busy stores, oldest task first. The index projects exactly storeId, activeShard and headSentAt.
  */
 export class DynamoActiveIndex implements ActiveStoreIndex {
   constructor(
@@ -13,21 +13,21 @@ export class DynamoActiveIndex implements ActiveStoreIndex {
     private readonly tableName: string,
   ) {}
 
-  async activeSince(
+  async byOldest(
     shard: string,
-    opts: { fromSince: number; limit: number; cursor?: string },
+    opts: { from: number; limit: number; cursor?: string },
   ): Promise<{ entries: ActiveEntry[]; cursor?: string }> {
     const start = decodeCursor(opts.cursor);
     const out = await this.doc.send(
       new QueryCommand({
         TableName: this.tableName,
         IndexName: Tables.dispatch.activeIndex,
-        KeyConditionExpression: '#shard = :shard AND #since >= :from',
+        KeyConditionExpression: '#shard = :shard AND #oldest >= :from',
         ExpressionAttributeNames: {
           '#shard': Tables.dispatch.activeIndexPartitionKey,
-          '#since': Tables.dispatch.activeIndexSortKey,
+          '#oldest': Tables.dispatch.activeIndexSortKey,
         },
-        ExpressionAttributeValues: { ':shard': shard, ':from': opts.fromSince },
+        ExpressionAttributeValues: { ':shard': shard, ':from': opts.from },
         ScanIndexForward: true,
         Limit: opts.limit,
         ...(start ? { ExclusiveStartKey: start } : {}),
@@ -37,7 +37,7 @@ export class DynamoActiveIndex implements ActiveStoreIndex {
     return {
       entries: (out.Items ?? []).map((item) => ({
         storeId: String(item[Tables.dispatch.partitionKey]),
-        activeSince: Number(item[Tables.dispatch.activeIndexSortKey]),
+        oldestAt: Number(item[Tables.dispatch.activeIndexSortKey]),
       })),
       ...(next ? { cursor: next } : {}),
     };

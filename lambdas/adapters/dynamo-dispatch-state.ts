@@ -31,8 +31,9 @@ const namesUsed = (
 /** Sub-expressions, named so each conditional write reads as the rule it enforces. */
 const isQueued = 'slots.#id.#s = :q';
 const isMyLease = 'slots.#id.#s = :l AND slots.#id.#f = :fence';
+/** Marks the store active: the keys of the sparse `active` index (shard, and the oldest-task estimate). */
 const ACTIVATE =
-  'activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now)';
+  'activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now), headSentAt = if_not_exists(headSentAt, :now)';
 const INIT = 'slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero)';
 
 /**

@@ -30,7 +30,10 @@ export const DispatchItemSchema = z.object({
   activeSince: z.number().optional(),
   /** No worker may mark the store idle before this time (deferred retries, throttles, redrives). */
   wakeAt: z.number().optional(),
-  /** SentTimestamp of the oldest message seen at the last slice end: the backlog age estimate. */
+  /**
+   * The oldest-task estimate and the `active` index's sort key: the activation time while no slice has run,
+   * then the SentTimestamp of the oldest message seen at the last slice end. Removed with idle.
+   */
   headSentAt: z.number().optional(),
   idleSeq: z.number().int().optional(),
   /** Rate limiting: the store's theoretical arrival time, the earliest its next marketplace call may start. */

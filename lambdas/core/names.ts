@@ -31,7 +31,8 @@ export const Tables = {
     partitionKey: 'storeId',
     activeIndex: 'active',
     activeIndexPartitionKey: 'activeShard',
-    activeIndexSortKey: 'activeSince',
+    /** The oldest-task estimate (activation time, then each slice's oldest SentTimestamp): the listing's order. */
+    activeIndexSortKey: 'headSentAt',
   },
   tokens: {
     id: 'Tokens',

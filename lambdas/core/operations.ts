@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { existingStore, readStoreView, storeView, type AdminDeps } from './admin.js';
+import { existingStore, readStoreView, type AdminDeps } from './admin.js';
 import { ConflictError, ValidationError } from './errors.js';
 import { json, parseJsonBody, storeIdOf, validate, type HttpRequest, type HttpResponse } from './http.js';
 import { ACTIVE_SHARDS, MetricNames } from './names.js';
@@ -12,11 +12,11 @@ export interface OperationsDeps extends AdminDeps {
 
 export const BACKLOG_PAGE = { default: 20, max: 50 } as const;
 
-/** Where the next page starts: after this (activeSince, storeId), the listing's total order. */
+/** Where the next page starts: after this (oldestAt, storeId), the listing's total order. */
 const CursorSchema = z.object({ s: z.number(), id: z.string() });
 type Cursor = z.infer<typeof CursorSchema>;
 const encodeCursor = (entry: ActiveEntry): string =>
-  Buffer.from(JSON.stringify({ s: entry.activeSince, id: entry.storeId } satisfies Cursor)).toString(
+  Buffer.from(JSON.stringify({ s: entry.oldestAt, id: entry.storeId } satisfies Cursor)).toString(
     'base64url',
   );
 const decodeCursor = (raw: string): Cursor => {
@@ -33,11 +33,11 @@ const BacklogQuery = z.strictObject({
 });
 
 const byAge = (a: ActiveEntry, b: ActiveEntry): number =>
-  a.activeSince - b.activeSince || (a.storeId < b.storeId ? -1 : a.storeId > b.storeId ? 1 : 0);
+  a.oldestAt - b.oldestAt || (a.storeId < b.storeId ? -1 : a.storeId > b.storeId ? 1 : 0);
 
 /**
  * One shard's entries after `after`, at most `want` of them: pages through DynamoDB until it has them
- * or the shard ends (ties on activeSince are skipped by storeId, so no entry is listed twice).
+ * or the shard ends (ties on oldestAt are skipped by storeId, so no entry is listed twice).
  */
 const shardEntries = async (
   index: ActiveStoreIndex,
@@ -46,12 +46,12 @@ const shardEntries = async (
   want: number,
 ): Promise<ActiveEntry[]> => {
   const isAfter = (e: ActiveEntry): boolean =>
-    after === undefined || e.activeSince > after.s || (e.activeSince === after.s && e.storeId > after.id);
+    after === undefined || e.oldestAt > after.s || (e.oldestAt === after.s && e.storeId > after.id);
   const found: ActiveEntry[] = [];
   let cursor: string | undefined;
   do {
-    const page = await index.activeSince(shard, {
-      fromSince: after?.s ?? 0,
+    const page = await index.byOldest(shard, {
+      from: after?.s ?? 0,
       limit: want,
       ...(cursor ? { cursor } : {}),
     });
@@ -62,8 +62,9 @@ const shardEntries = async (
 };
 
 /**
- * `GET /admin/backlog?limit&cursor`: stores that are not idle, longest-busy first. Each of the 16 shards of
- * the sparse `active` index is read in activeSince order and the shards are merged; one more entry than the
+ * `GET /admin/backlog?limit&cursor`: stores that are not idle, oldest task first (the estimate the store view
+ * shows as `queue.oldestAgeSeconds`). Each of the 16 shards of the sparse `active` index is read in that
+ * order and the shards are merged; one more entry than the
  * page is read per shard to know whether a next page exists. Idle stores cost nothing here (invariant 8).
  */
 export const listBacklog = async (deps: OperationsDeps, request: HttpRequest): Promise<HttpResponse> => {
@@ -82,10 +83,12 @@ export const listBacklog = async (deps: OperationsDeps, request: HttpRequest): P
       page.map(async (entry) => {
         const store = await deps.stores.get(entry.storeId);
         if (!store) return undefined; // a dispatch item whose store was deleted: nothing to operate on
+        const { view, dispatch } = await readStoreView(deps, store);
+        const since = dispatch?.activeSince ?? entry.oldestAt;
         return {
-          ...(await storeView(deps, store)),
-          activeSince: new Date(entry.activeSince).toISOString(),
-          busySeconds: Math.max(0, Math.round((now - entry.activeSince) / 1000)),
+          ...view,
+          activeSince: new Date(since).toISOString(),
+          busySeconds: Math.max(0, Math.round((now - since) / 1000)),
         };
       }),
     )

@@ -173,15 +173,16 @@ export interface QueueAdmin {
 
 export interface ActiveEntry {
   storeId: string;
-  activeSince: number;
+  /** The oldest-task estimate (`headSentAt`): the sent time of the oldest task the store is known to hold. */
+  oldestAt: number;
 }
 
-/** The Dispatch table's sparse `active` index, read in activeSince order (operator listing). */
+/** The Dispatch table's sparse `active` index, read oldest task first (operator listing). */
 export interface ActiveStoreIndex {
-  /** One shard's active stores with activeSince ≥ `fromSince`, oldest first, one page (`cursor` continues it). */
-  activeSince(
+  /** One shard's active stores with oldestAt ≥ `from`, oldest first, one page (`cursor` continues it). */
+  byOldest(
     shard: string,
-    opts: { fromSince: number; limit: number; cursor?: string },
+    opts: { from: number; limit: number; cursor?: string },
   ): Promise<{ entries: ActiveEntry[]; cursor?: string }>;
 }
 

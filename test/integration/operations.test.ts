@@ -29,7 +29,7 @@ describe('operator routes (local mode)', () => {
     await t?.stop();
   });
 
-  it('lists the busy stores, longest-busy first, and not the idle one', async () => {
+  it('lists the busy stores, oldest task first, and not the idle one', async () => {
     const res = await t.admin<{ stores: ListedStore[]; cursor?: string }>('GET', '/admin/backlog');
     expect({
       status: res.status,

@@ -188,6 +188,23 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     { restarted: true, ahead: false, advanced: T + 400, lagging: true, tat: T + 9_000 },
   ],
   [
+    'the oldest-task estimate (the active index sort key) starts at activation, follows each slice, leaves with idle',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.recordEnqueued(id, 1, T + 500); // a later task does not make the backlog younger
+      const activated = (await d.read(id))?.headSentAt;
+      await d.issueSlot(id, 'a', T, 1, T);
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
+      await d.requeue(id, 'a', 1, { dueAt: T, max: 1, nextCallAt: T, headSentAt: T + 400 });
+      const afterSlice = (await d.read(id))?.headSentAt;
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
+      await d.markIdle(id, 'a', 2, { seenSeq: 2, now: T + 1_000 });
+      const idle = await d.read(id);
+      return { activated, afterSlice, idle: idle?.headSentAt, shard: idle?.activeShard };
+    },
+    { activated: T, afterSlice: T + 400, idle: undefined, shard: undefined },
+  ],
+  [
     'holdTat raises the schedule to a 429’s Retry-After, never lowers it, and creates no item',
     async (d, id) => {
       await d.holdTat(id, T + 30_000);

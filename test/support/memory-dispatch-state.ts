@@ -32,6 +32,7 @@ export class MemoryDispatchState implements DispatchState {
   private activate(item: DispatchItem, now: number): void {
     item.activeShard ??= activeShardOf(item.storeId);
     item.activeSince ??= now;
+    item.headSentAt ??= now;
   }
 
   private static add(

@@ -73,7 +73,7 @@ describe('DynamoDispatchState writes', () => {
       (s) => s.recordEnqueued(STORE, 3, T0),
       update({
         UpdateExpression:
-          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero), activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now) ADD enqSeq :n',
+          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero), activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now), headSentAt = if_not_exists(headSentAt, :now) ADD enqSeq :n',
         ExpressionAttributeValues: { ':empty': {}, ':zero': 0, ':n': 3, ':shard': SHARD, ':now': T0 },
       }),
     ],
@@ -82,7 +82,7 @@ describe('DynamoDispatchState writes', () => {
       (s) => s.issueSlot(STORE, 'slot-b', T0 + 1_000, 2, T0),
       update({
         UpdateExpression:
-          'SET slots.#id = :slot, activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now)',
+          'SET slots.#id = :slot, activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now), headSentAt = if_not_exists(headSentAt, :now)',
         ConditionExpression: 'attribute_exists(slots) AND size(slots) < :limit',
         ExpressionAttributeNames: { '#id': 'slot-b' },
         ExpressionAttributeValues: {
@@ -285,7 +285,7 @@ describe('DynamoDispatchState writes', () => {
       (s) => s.markActive(STORE, T0),
       update({
         UpdateExpression:
-          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero), enqSeq = if_not_exists(enqSeq, :zero), activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now)',
+          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero), enqSeq = if_not_exists(enqSeq, :zero), activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now), headSentAt = if_not_exists(headSentAt, :now)',
         ExpressionAttributeValues: { ':empty': {}, ':zero': 0, ':shard': SHARD, ':now': T0 },
       }),
     ],

@@ -47,21 +47,37 @@ const admin = (
     requestContext: { requestId: 'req-7', identity: { userArn: OPERATOR } } as never,
   });
 
-/** The active index as DynamoDB would answer it: per shard, entries with activeSince ≥ :from, ascending. */
-const activeIndex = (entries: { storeId: string; shard: string; since: number }[]) =>
+/**
+ * The active index as DynamoDB would answer it: per shard, entries with headSentAt (the oldest-task
+ * estimate) ≥ :from, ascending; and each listed store's dispatch item, busy since `since` (default: oldest).
+ */
+const activeIndex = (entries: { storeId: string; shard: string; oldest: number; since?: number }[]) => {
+  for (const e of entries)
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: e.storeId } }).resolves({
+      Item: {
+        storeId: e.storeId,
+        enqSeq: 1,
+        fence: 0,
+        slots: {},
+        activeShard: e.shard,
+        activeSince: e.since ?? e.oldest,
+        headSentAt: e.oldest,
+      },
+    });
   ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => {
     const shard = input.ExpressionAttributeValues?.[':shard'] as string;
     const from = input.ExpressionAttributeValues?.[':from'] as number;
     const start = input.ExclusiveStartKey ? Number(input.ExclusiveStartKey['i']) : 0;
     const rows = entries
-      .filter((e) => e.shard === shard && e.since >= from)
-      .sort((a, b) => a.since - b.since);
+      .filter((e) => e.shard === shard && e.oldest >= from)
+      .sort((a, b) => a.oldest - b.oldest);
     const page = rows.slice(start, start + (input.Limit ?? 100));
     return {
-      Items: page.map((e) => ({ storeId: e.storeId, activeShard: e.shard, activeSince: e.since })),
+      Items: page.map((e) => ({ storeId: e.storeId, activeShard: e.shard, headSentAt: e.oldest })),
       ...(start + page.length < rows.length ? { LastEvaluatedKey: { i: start + page.length } } : {}),
     };
   });
+};
 
 beforeEach(() => {
   sqs.reset();
@@ -94,8 +110,8 @@ describe('GET /admin/backlog', () => {
       Array.from({ length: ACTIVE_SHARDS }, (_, i) => ({
         TableName: TABLES.dispatch,
         IndexName: 'active',
-        KeyConditionExpression: '#shard = :shard AND #since >= :from',
-        ExpressionAttributeNames: { '#shard': 'activeShard', '#since': 'activeSince' },
+        KeyConditionExpression: '#shard = :shard AND #oldest >= :from',
+        ExpressionAttributeNames: { '#shard': 'activeShard', '#oldest': 'headSentAt' },
         ExpressionAttributeValues: { ':shard': String(i), ':from': 0 },
         ScanIndexForward: true,
         Limit: 21,
@@ -103,34 +119,34 @@ describe('GET /admin/backlog', () => {
     );
   });
 
-  it('merges the shards by activeSince and returns store views with how long each has been busy', async () => {
+  it('merges the shards by oldest task and returns store views with their age and how long each has been busy', async () => {
     activeIndex([
-      { storeId: 'b', shard: '1', since: T0 - 20_000 },
-      { storeId: 'a', shard: '9', since: T0 - 60_000 },
-      { storeId: 'c', shard: '1', since: T0 - 5_000 },
+      // b has been busy longest, but its oldest task is younger than a's: a comes first.
+      { storeId: 'b', shard: '1', oldest: T0 - 20_000, since: T0 - 70_000 },
+      { storeId: 'a', shard: '9', oldest: T0 - 60_000 },
+      { storeId: 'c', shard: '1', oldest: T0 - 5_000 },
     ]);
     const { call } = setup();
     const { status, body } = await call(list());
     expect({
       status,
-      order: (body['stores'] as { storeId: string; busySeconds: number }[]).map((s) => [
-        s.storeId,
-        s.busySeconds,
-      ]),
+      order: (
+        body['stores'] as { storeId: string; busySeconds: number; queue: { oldestAgeSeconds: number } }[]
+      ).map((s) => [s.storeId, s.queue.oldestAgeSeconds, s.busySeconds]),
       cursor: body['cursor'],
     }).toEqual({
       status: 200,
       order: [
-        ['a', 60],
-        ['b', 20],
-        ['c', 5],
+        ['a', 60, 60],
+        ['b', 20, 70],
+        ['c', 5, 5],
       ],
       cursor: undefined,
     });
   });
 
   it('gives each listed store the contract’s store view', async () => {
-    activeIndex([{ storeId: 'store-1', shard: '3', since: T0 - 90_000 }]);
+    activeIndex([{ storeId: 'store-1', shard: '3', oldest: T0 - 90_000 }]);
     const { call } = setup();
     const { body } = await call(list());
     expect((body['stores'] as Record<string, unknown>[])[0]).toMatchObject({
@@ -143,10 +159,10 @@ describe('GET /admin/backlog', () => {
 
   it('pages with a cursor that continues after the last store, ties included', async () => {
     activeIndex([
-      { storeId: 'a', shard: '1', since: T0 - 10_000 },
-      { storeId: 'b', shard: '2', since: T0 - 10_000 },
-      { storeId: 'c', shard: '1', since: T0 - 10_000 },
-      { storeId: 'd', shard: '4', since: T0 - 1_000 },
+      { storeId: 'a', shard: '1', oldest: T0 - 10_000 },
+      { storeId: 'b', shard: '2', oldest: T0 - 10_000 },
+      { storeId: 'c', shard: '1', oldest: T0 - 10_000 },
+      { storeId: 'd', shard: '4', oldest: T0 - 1_000 },
     ]);
     const { call } = setup();
     const first = await call(list({ limit: '2' }));
@@ -158,7 +174,7 @@ describe('GET /admin/backlog', () => {
 
   it('follows DynamoDB pages inside a shard', async () => {
     activeIndex(
-      Array.from({ length: 5 }, (_, i) => ({ storeId: `s${i}`, shard: '0', since: T0 - 10_000 + i })),
+      Array.from({ length: 5 }, (_, i) => ({ storeId: `s${i}`, shard: '0', oldest: T0 - 10_000 + i })),
     );
     const { call } = setup();
     const first = await call(list({ limit: '2' }));
