@@ -70,6 +70,9 @@ export const readStoreView = async (deps: AdminDeps, store: StoreRecord) => {
     policy: policyOf(store),
     queue: { ...counts, oldestAgeSeconds },
     activeConsumers: dispatch ? liveLeases(dispatch, now) : 0,
+    // Slices in a row that ended on an operational error (a deleted queue, denied receives): the store
+    // backs off, down to one look per 15 min, and this says why it is slow. 0 when healthy.
+    errorStreak: Math.max(0, ...Object.values(dispatch?.slots ?? {}).map((slot) => slot.e ?? 0)),
   };
   return { view, dispatch };
 };
