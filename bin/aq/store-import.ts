@@ -36,7 +36,7 @@ const RETRYABLE = new Set([429, 502, 503, 504]);
  * failed lines need attention; throttling and dependency failures are retried with backoff first.
  */
 export const importStores = async (
-  client: ApiClient,
+  client: Pick<ApiClient, 'request'>,
   lines: readonly JsonlLine[],
   options: ImportOptions,
 ): Promise<ImportReport> => {
