@@ -141,7 +141,7 @@ export const buildOpenApiDocument = (): OpenApiDocument => {
       version: '1',
       description:
         'Per-store task queues without per-store consumers. Integrators submit tasks with a tenant token; ' +
-        'operators manage stores and tokens through the admin routes (IAM on AWS, ADMIN_TOKEN in local mode). ' +
+        'operators manage stores and tokens through the admin routes (IAM on AWS, the admin bearer token printed by npm start in local mode). ' +
         'Every non-2xx answer has the body {"error":{"code","message","details"?}}.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },

@@ -24,7 +24,8 @@ export const SECURITY_SCHEMES = {
   localAdminBearer: {
     type: 'http',
     scheme: 'bearer',
-    description: 'Local mode only: `Authorization: Bearer $ADMIN_TOKEN` (printed by `npm start`).',
+    description:
+      'Local mode only: the admin bearer token `npm start` prints (never used by a deployed stack).',
   },
 } as const;
 
