@@ -21,7 +21,7 @@ export interface AdminDeps extends SignalDeps {
   tokens: TokenStore;
 }
 
-const PutStoreBody = z.strictObject({
+export const PutStoreBody = z.strictObject({
   tenantId: TenantIdSchema,
   marketplace: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be 1–64 characters of [a-z0-9-]'),
   plan: z.enum(PLAN_NAMES),
@@ -29,7 +29,7 @@ const PutStoreBody = z.strictObject({
   overrides: OverridesSchema.optional(),
 });
 
-const PatchStoreBody = z
+export const PatchStoreBody = z
   .strictObject({
     status: z.enum(STORE_STATUSES).optional(),
     plan: z.enum(PLAN_NAMES).optional(),
