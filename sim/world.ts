@@ -743,6 +743,8 @@ export class World {
       counts: () => Promise.reject(new Error('not simulated')),
       createStoreQueues: () => Promise.reject(new Error('not simulated')),
       redrive: () => Promise.reject(new Error('not simulated')),
+      // No redrive begins in this model, so no store carries a redrive mark for the reconciler to check.
+      redriveRunning: () => Promise.reject(new Error('not simulated')),
       purge: () => Promise.reject(new Error('not simulated')),
     };
   }

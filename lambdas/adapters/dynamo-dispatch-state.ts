@@ -198,7 +198,9 @@ export class DynamoDispatchState implements DispatchState {
     ];
     return this.update(storeId, {
       update: `REMOVE slots.#id, activeShard, activeSince, headSentAt SET ${sets.join(', ')}`,
-      condition: `${isMyLease} AND enqSeq = :seen AND size(slots) = :one AND (attribute_not_exists(wakeAt) OR wakeAt <= :now)`,
+      condition:
+        `${isMyLease} AND enqSeq = :seen AND size(slots) = :one AND ` +
+        '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt)',
       names: { '#id': slotId },
       values: {
         ':l': 'l',
@@ -300,6 +302,22 @@ export class DynamoDispatchState implements DispatchState {
       values: { ':empty': {}, ':zero': 0, ':shard': activeShardOf(storeId), ':now': now },
     });
     if (wakeAt !== undefined) await this.deferWake(storeId, wakeAt);
+  }
+
+  async beginRedrive(storeId: string, now: number): Promise<void> {
+    await this.update(storeId, {
+      update: `SET ${INIT}, enqSeq = if_not_exists(enqSeq, :zero), ${ACTIVATE}, redriveAt = :now`,
+      values: { ':empty': {}, ':zero': 0, ':shard': activeShardOf(storeId), ':now': now },
+    });
+  }
+
+  endRedrive(storeId: string, startedAt: number): Promise<Conditional> {
+    // Only the move the caller looked at: a redrive begun since keeps its own mark.
+    return this.update(storeId, {
+      update: 'REMOVE redriveAt',
+      condition: 'redriveAt = :at',
+      values: { ':at': startedAt },
+    });
   }
 
   async listActive(

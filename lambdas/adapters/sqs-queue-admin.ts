@@ -2,6 +2,7 @@ import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
+  ListMessageMoveTasksCommand,
   PurgeQueueCommand,
   PurgeQueueInProgress,
   QueueNameExists,
@@ -25,6 +26,9 @@ const count = (value: string | undefined): number => Number(value ?? '0');
  * it, a rate-limited receive → send → delete loop run in the background (local mode only).
  */
 export type RedriveMode = 'move-task' | 'manual';
+
+/** Dead-letter queues with a manual move running in this process (local mode runs in one process). */
+const manualMoves = new Set<string>();
 
 /** The queue policy CDK's `enforceSSL` gives the attention queue, for the queues created at run time. */
 export const tlsOnlyPolicy = (queueArn: string): string =>
@@ -167,11 +171,24 @@ export class SqsQueueAdmin implements QueueAdmin {
         }),
       );
     } else {
-      this.moveManually(store, ratePerSecond).catch((error: unknown) =>
-        process.emitWarning(`manual redrive stopped: ${String(error)}`),
-      );
+      manualMoves.add(store.deadLetterQueueUrl);
+      this.moveManually(store, ratePerSecond)
+        .catch((error: unknown) => process.emitWarning(`manual redrive stopped: ${String(error)}`))
+        .finally(() => manualMoves.delete(store.deadLetterQueueUrl));
     }
     return { moving: deadLetters };
+  }
+
+  async redriveRunning(store: QueuePair): Promise<boolean> {
+    if (this.redriveMode === 'manual') return manualMoves.has(store.deadLetterQueueUrl);
+    // The most recent move task from this DLQ comes first; SQS runs one at a time per source queue.
+    const out = await this.sqs.send(
+      new ListMessageMoveTasksCommand({
+        SourceArn: await this.arnOf(store.deadLetterQueueUrl),
+        MaxResults: 1,
+      }),
+    );
+    return out.Results?.[0]?.Status === 'RUNNING';
   }
 
   async purge(queueUrl: string): Promise<'purged' | 'in_progress'> {

@@ -163,8 +163,6 @@ export const patchStore = async (deps: AdminDeps, request: HttpRequest): Promise
   return json(200, await storeView(deps, record));
 };
 
-/** Slack after the estimated move time before the store may be marked idle again. */
-const REDRIVE_SLACK_MS = 30_000;
 /** StartMessageMoveTask accepts at most 500 messages per second. */
 const REDRIVE_MAX_RATE = 500;
 
@@ -172,14 +170,14 @@ export const redriveDeadLetters = async (deps: AdminDeps, request: HttpRequest):
   const store = await existingStore(deps, storeIdOf(request));
   const policy = policyOf(store);
   const rate = Math.min(REDRIVE_MAX_RATE, Math.max(1, Math.floor(policy.ratePerSecond)));
-  const now = deps.clock.now();
-  // Mark the store busy first (a retried redrive that finds the DLQ already moving must still be signalled).
-  await deps.dispatch.markActive(store.storeId, now, now + REDRIVE_SLACK_MS);
-  const { moving } = await deps.queues.redrive(store, rate);
-  if (moving > 0) {
-    // The move is asynchronous: keep the store from being marked idle until it should be done.
-    await deps.dispatch.deferWake(store.storeId, now + (moving / rate) * 1000 + REDRIVE_SLACK_MS);
+  // SQS runs one move per dead-letter queue: a second redrive is refused before anything is written.
+  if (await deps.queues.redriveRunning(store)) {
+    throw new ConflictError('redrive_in_progress', `a redrive of store ${store.storeId} is still moving`);
   }
+  // Marked first, and kept until the reconciler sees the move end: moved messages bump no enqSeq, so
+  // nothing else would stop a worker that drains faster than the move feeds from marking the store idle.
+  await deps.dispatch.beginRedrive(store.storeId, deps.clock.now());
+  const { moving } = await deps.queues.redrive(store, rate);
   if (isConsumable(store.status)) await signalStore(deps, store.storeId, { limit: 1, reason: 'redrive' });
   deps.telemetry.info('dead letters redriven', { storeId: store.storeId, moving, caller: request.caller });
   return json(202, { storeId: store.storeId, moving });

@@ -40,6 +40,11 @@ export const DispatchItemSchema = z.object({
   /** No worker may mark the store idle before this time (deferred retries, throttles, redrives). */
   wakeAt: z.number().optional(),
   /**
+   * A dead-letter redrive started then and may still be feeding the queue (moved messages bump no
+   * `enqSeq`): no worker may mark the store idle until the reconciler has seen the move end and removed it.
+   */
+  redriveAt: z.number().optional(),
+  /**
    * The oldest-task estimate and the `active` index's sort key: the activation time while no slice has run,
    * then the SentTimestamp of the oldest message seen at the last slice end. Removed with idle.
    */

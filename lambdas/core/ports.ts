@@ -90,6 +90,10 @@ export interface DispatchState {
   noteResend(storeId: string, slotId: string, resends: number): Promise<Conditional>;
   /** Mark a store active (sweep found backlog; resume; redrive), optionally with a wake time. */
   markActive(storeId: string, now: number, wakeAt?: number): Promise<void>;
+  /** Redrive: mark the store active and not to be idled until `endRedrive` (the move may run for hours). */
+  beginRedrive(storeId: string, now: number): Promise<void>;
+  /** Reconciler: the move that began at `startedAt` has ended; the store may go idle again. */
+  endRedrive(storeId: string, startedAt: number): Promise<Conditional>;
   listActive(
     shard: string,
     cursor: string | undefined,
@@ -183,6 +187,8 @@ export interface QueueAdmin {
     store: Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl'>,
     ratePerSecond: number,
   ): Promise<{ moving: number }>;
+  /** Whether a dead-letter move into the store's queue is still running (SQS allows one per queue). */
+  redriveRunning(store: Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl'>): Promise<boolean>;
   /** Delete every message of the store's work queue; 'in_progress' when SQS refuses a second purge within 60 s. */
   purge(queueUrl: string): Promise<'purged' | 'in_progress'>;
 }

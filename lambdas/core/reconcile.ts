@@ -25,6 +25,11 @@ export interface ReconcileReport {
 }
 
 const ACTIVE_PAGE = 100;
+/**
+ * A redrive mark younger than this is left alone even if no move shows as running: the admin writes the
+ * mark before it starts the move, and ListMessageMoveTasks may lag the start.
+ */
+export const REDRIVE_GRACE_MS = 120_000;
 const CONCURRENCY = 8;
 
 const inParallel = async <T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
@@ -80,6 +85,15 @@ const repairStore = async (
     }
   }
   if (
+    item.redriveAt !== undefined &&
+    now - item.redriveAt > REDRIVE_GRACE_MS &&
+    !(await deps.queues.redriveRunning(store)) &&
+    (await deps.dispatch.endRedrive(storeId, item.redriveAt)).ok
+  ) {
+    // Every moved message is in the queue now: the store may go idle once a slice finds it empty.
+    deps.telemetry.info('redrive ended', { storeId, tenantId: store.tenantId, startedAt: item.redriveAt });
+  }
+  if (
     Object.keys(item.slots).length === 0 &&
     (await signalStore(deps, storeId, { limit: 1, reason: 'repair', correlationId }))
   ) {
@@ -98,7 +112,9 @@ const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationI
     const pending = await deps.queues.pending(store.queueUrl);
     if (pending === 0) return;
     const item = await deps.dispatch.read(store.storeId);
-    if (item?.activeShard !== undefined) return; // tracked by the active index already
+    // Tracked by the active index only with both of its keys: a store activated before `headSentAt` became
+    // the index's sort key has `activeShard` alone and is in no index; markActive adds the missing key.
+    if (item?.activeShard !== undefined && item.headSentAt !== undefined) return;
     await deps.dispatch.markActive(store.storeId, deps.clock.now());
     if (await signalStore(deps, store.storeId, { limit: 1, reason: 'sweep', correlationId })) {
       report.repairs.sweep++;

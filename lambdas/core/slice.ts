@@ -111,6 +111,8 @@ const tryIdle = async (
     if (current.enqSeq !== seenSeq) return { kind: 'new_work', enqSeq: current.enqSeq };
     if (current.wakeAt !== undefined && current.wakeAt > now)
       return { kind: 'deferred', wakeAt: current.wakeAt };
+    // A redrive may still be feeding the queue: look again soon, until the reconciler sees the move end.
+    if (current.redriveAt !== undefined) return { kind: 'deferred', wakeAt: now + DEFERRED_LOOK_MS };
     // Other slots remain: leave this one; they go idle when their own queue looks empty.
     const released = await deps.dispatch.release(storeId, lease.slotId, lease.fence, tat);
     if (released.ok) return { kind: 'shared' };

@@ -263,4 +263,33 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       lastIdleAt: T + 7_000,
     },
   ],
+  [
+    'a redrive mark keeps the store from idling until the move it names ends; an error streak rides the slot',
+    async (d, id) => {
+      await d.beginRedrive(id, T);
+      await d.issueSlot(id, 'a', T, 1, T);
+      const seen = (await d.read(id))?.enqSeq ?? 0;
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
+      const idleWhileMoving = okOf(await d.markIdle(id, 'a', 1, { seenSeq: seen, now: T + 1 }));
+      const endOther = okOf(await d.endRedrive(id, T - 1));
+      const end = okOf(await d.endRedrive(id, T));
+      const requeued = okOf(
+        await d.requeue(id, 'a', 1, { dueAt: T + 5, max: 1, nextCallAt: T, errorStreak: 2 }),
+      );
+      const queued = slotsOf(await d.read(id))['a'];
+      await d.acquire(id, 'a', { now: T + 5, expiresAt: T + 30_000, max: 1 });
+      const leased = slotsOf(await d.read(id))['a'];
+      const idle = okOf(await d.markIdle(id, 'a', 2, { seenSeq: seen, now: T + 6 }));
+      return { idleWhileMoving, endOther, end, requeued, queued, leased, idle };
+    },
+    {
+      idleWhileMoving: false,
+      endOther: false,
+      end: true,
+      requeued: true,
+      queued: { s: 'q', at: T + 5, n: T, e: 2 },
+      leased: { s: 'l', at: T + 30_000, f: 2, n: T, e: 2 },
+      idle: true,
+    },
+  ],
 ];

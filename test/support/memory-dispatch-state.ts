@@ -169,7 +169,8 @@ export class MemoryDispatchState implements DispatchState {
         MemoryDispatchState.lease(item, slotId, fence) &&
         item?.enqSeq === opts.seenSeq &&
         MemoryDispatchState.slotCount(item) === 1 &&
-        (item.wakeAt === undefined || item.wakeAt <= opts.now),
+        (item.wakeAt === undefined || item.wakeAt <= opts.now) &&
+        item.redriveAt === undefined,
       (item) => {
         delete item.slots[slotId];
         delete item.activeShard;
@@ -272,13 +273,33 @@ export class MemoryDispatchState implements DispatchState {
     );
     if (wakeAt !== undefined) await this.deferWake(storeId, wakeAt);
   }
+  async beginRedrive(storeId: string, now: number): Promise<void> {
+    this.write(
+      storeId,
+      () => true,
+      (item) => {
+        this.activate(item, now);
+        item.redriveAt = now;
+      },
+    );
+  }
+  async endRedrive(storeId: string, startedAt: number): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) => item?.redriveAt === startedAt,
+      (item) => {
+        delete item.redriveAt;
+      },
+    );
+  }
   async listActive(
     shard: string,
     cursor: string | undefined,
     limit: number,
   ): Promise<{ storeIds: string[]; cursor?: string }> {
     const all = [...this.items.values()]
-      .filter((item) => item.activeShard === shard)
+      // Like the sparse GSI: an item is indexed only with both its keys (shard and oldest-task estimate).
+      .filter((item) => item.activeShard === shard && item.headSentAt !== undefined)
       .sort((a, b) => (a.activeSince ?? 0) - (b.activeSince ?? 0) || a.storeId.localeCompare(b.storeId))
       .map((item) => item.storeId);
     const start = cursor ? Number(cursor) : 0;

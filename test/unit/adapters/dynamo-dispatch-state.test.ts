@@ -179,7 +179,8 @@ describe('DynamoDispatchState writes', () => {
         UpdateExpression:
           'REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen, lastIdleAt = :now',
         ConditionExpression:
-          'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND (attribute_not_exists(wakeAt) OR wakeAt <= :now)',
+          'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND ' +
+          '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt)',
         ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
         ExpressionAttributeValues: { ':l': 'l', ':fence': 4, ':seen': 7, ':one': 1, ':now': T0 },
       }),
@@ -191,7 +192,8 @@ describe('DynamoDispatchState writes', () => {
         UpdateExpression:
           'REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen, lastIdleAt = :now, lastDrainMs = :drain',
         ConditionExpression:
-          'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND (attribute_not_exists(wakeAt) OR wakeAt <= :now)',
+          'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND ' +
+          '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt)',
         ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
         ExpressionAttributeValues: {
           ':l': 'l',

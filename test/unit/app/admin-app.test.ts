@@ -1,5 +1,6 @@
 import {
   CreateQueueCommand,
+  ListMessageMoveTasksCommand,
   SendMessageCommand,
   SQSClient,
   StartMessageMoveTaskCommand,
@@ -334,6 +335,10 @@ describe('PATCH /admin/stores/{storeId}', () => {
 describe('POST /admin/stores/{storeId}/dead-letters/redrive', () => {
   const redrive = () => admin('POST', '/admin/stores/{storeId}/dead-letters/redrive', { storeId: 'store-1' });
 
+  beforeEach(() => {
+    sqs.on(ListMessageMoveTasksCommand).resolves({ Results: [{ Status: 'COMPLETED' }] });
+  });
+
   it('starts moving the dead letters back and answers 202 with how many', async () => {
     existing();
     answerQueueAttributes(sqs, { deadLetters: 3 });
@@ -345,17 +350,36 @@ describe('POST /admin/stores/{storeId}/dead-letters/redrive', () => {
     });
   });
 
-  it('keeps the store from going idle until the move should be done', async () => {
+  it('marks the store active with a redrive mark before the move starts (the reconciler removes it at the end)', async () => {
     existing();
     answerQueueAttributes(sqs, { deadLetters: 3 });
     const { call } = setup();
     await call(redrive());
-    // 30 s of slack before the move starts (a retried redrive is still signalled), then 3 messages at 5/s = 600 ms more.
-    expect(
-      ddb
-        .commandCalls(UpdateCommand, { UpdateExpression: 'SET wakeAt = :until' })
-        .map((c) => c.args[0].input.ExpressionAttributeValues?.[':until']),
-    ).toEqual([T0 + 30_000, T0 + 30_600]);
+    const mark = ddb
+      .commandCalls(UpdateCommand)
+      .find((c) => c.args[0].input.UpdateExpression?.includes('redriveAt = :now'));
+    const move = sqs.commandCalls(StartMessageMoveTaskCommand)[0];
+    expect({
+      now: mark?.args[0].input.ExpressionAttributeValues?.[':now'],
+      activates: mark?.args[0].input.UpdateExpression?.includes(
+        'activeShard = if_not_exists(activeShard, :shard)',
+      ),
+      before: mark !== undefined && move !== undefined && mark.calledBefore(move),
+    }).toEqual({ now: T0, activates: true, before: true });
+  });
+
+  it('answers 409 redrive_in_progress while a move of this store runs, writing and starting nothing', async () => {
+    existing();
+    answerQueueAttributes(sqs, { deadLetters: 3 });
+    sqs.on(ListMessageMoveTasksCommand).resolves({ Results: [{ Status: 'RUNNING' }] });
+    const { call } = setup();
+    const result = await call(redrive());
+    expect({
+      status: result.status,
+      code: (result.body['error'] as { code: string }).code,
+      updates: ddb.commandCalls(UpdateCommand).length,
+      moves: sqs.commandCalls(StartMessageMoveTaskCommand).length,
+    }).toEqual({ status: 409, code: 'redrive_in_progress', updates: 0, moves: 0 });
   });
 
   it('signals an active store so the moved tasks are consumed', async () => {

@@ -318,11 +318,29 @@ describe('createReconcilerHandler: the sweep', () => {
   it('leaves a store the active index already tracks to the active pass', async () => {
     answerQueueAttributes(sqs, { backlog: 4 });
     ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: 'store-1' } }).resolves({
-      Item: { storeId: 'store-1', enqSeq: 9, fence: 0, slots: {}, activeShard: '1', activeSince: T0 },
+      Item: {
+        storeId: 'store-1',
+        enqSeq: 9,
+        fence: 0,
+        slots: {},
+        activeShard: '1',
+        activeSince: T0,
+        headSentAt: T0,
+      },
     });
     const { handler } = setup(SWEEP);
     await handler();
     expect(attentions()).toEqual([]);
+  });
+
+  it('signals a store whose active mark predates the index’s sort key (activeShard without headSentAt)', async () => {
+    answerQueueAttributes(sqs, { backlog: 4 });
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: 'store-1' } }).resolves({
+      Item: { storeId: 'store-1', enqSeq: 9, fence: 0, slots: {}, activeShard: '1', activeSince: T0 },
+    });
+    const { handler } = setup(SWEEP);
+    await handler();
+    expect(attentions().map((a) => a.reason)).toEqual(['sweep']);
   });
 
   it('does not read the queues of a store that is not active', async () => {

@@ -169,6 +169,21 @@ describe('handleAttention', () => {
     expect(Object.keys((await dispatch.read('s1'))?.slots ?? {})).toEqual(['b']);
   });
 
+  it('keeps a store whose redrive may still be moving from going idle, looking again within 20 s', async () => {
+    await dispatch.beginRedrive('s1', T0);
+    await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+    const outcome = await handleAttention(deps, attention('a'));
+    expect({
+      outcome,
+      slot: (await dispatch.read('s1'))?.slots['a'],
+      active: (await dispatch.read('s1'))?.activeShard !== undefined,
+    }).toMatchObject({
+      outcome: { kind: 'sliced', slice: { end: 'deferred', idle: false } },
+      slot: { s: 'q', at: now + 20_000 },
+      active: true,
+    });
+  });
+
   describe('errors in a row (issue #10)', () => {
     /** Runs one attention for slot `a` whose receive fails; returns the requeued slot and its publish delay. */
     const failingSlice = async () => {

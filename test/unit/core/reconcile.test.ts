@@ -5,6 +5,7 @@ import { reconcile, type ReconcilerDeps } from '../../../lambdas/core/reconcile.
 import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
+import { activeShardOf } from '../../../lambdas/core/names.js';
 
 const T0 = 1_800_000_000_000;
 const storeOf = (storeId: string, status: StoreStatus = 'active'): StoreRecord => ({
@@ -25,10 +26,12 @@ describe('reconcile', () => {
   let pending: Map<string, number>;
   let published: { message: AttentionMessage; delay: number }[];
   let now: number;
+  let moving: boolean;
   let deps: ReconcilerDeps;
 
   beforeEach(() => {
     now = T0;
+    moving = false;
     dispatch = new MemoryDispatchState();
     stores = new Map();
     pending = new Map();
@@ -53,6 +56,7 @@ describe('reconcile', () => {
         createStoreQueues: vi.fn(),
         counts: vi.fn(),
         redrive: vi.fn(),
+        redriveRunning: async () => moving,
         purge: vi.fn(),
         pending: async (url) => pending.get(url) ?? 0,
       },
@@ -141,5 +145,40 @@ describe('reconcile', () => {
     expect(first.repairs.sweep + second.repairs.sweep).toBe(1);
     expect(published.map((p) => [p.message.storeId, p.message.reason])).toEqual([['b', 'sweep']]);
     expect((await dispatch.read('b'))?.activeShard).toBeDefined();
+  });
+
+  describe('at the edges (issue #10)', () => {
+    it('signals a store marked active before the index had its sort key (no headSentAt: in no index)', async () => {
+      stores.set('old', storeOf('old'));
+      await dispatch.recordEnqueued('old', 1, T0);
+      delete (dispatch.items.get('old') as { headSentAt?: number }).headSentAt;
+      pending.set('q-old', 3);
+      deps.settings.sweepStoresPerRun = 10;
+      const report = await reconcile(deps);
+      expect({
+        sweep: report.repairs.sweep,
+        indexed: (await dispatch.listActive(activeShardOf('old'), undefined, 10)).storeIds,
+      }).toEqual({
+        sweep: 1,
+        indexed: ['old'],
+      });
+    });
+
+    it('keeps a redrive mark while the move runs, and past it only after the grace', async () => {
+      stores.set('r', storeOf('r'));
+      await dispatch.beginRedrive('r', T0);
+      await dispatch.issueSlot('r', 'a', T0, 1, T0);
+      const markAfter = async (at: number, running: boolean) => {
+        now = at;
+        moving = running;
+        await reconcile(deps);
+        return (await dispatch.read('r'))?.redriveAt;
+      };
+      expect([
+        await markAfter(T0 + 60_000, false), // within the grace: the move may not show yet
+        await markAfter(T0 + 180_000, true), // running
+        await markAfter(T0 + 240_000, false), // ended
+      ]).toEqual([T0, T0, undefined]);
+    });
   });
 });
