@@ -26,15 +26,20 @@ const PROVIDED_AT_DEPLOY: readonly string[] = [
   EnvNames.marketplaceBaseUrl,
   EnvNames.usagePlanStage,
 ];
-const ON_EVERY_FUNCTION = [EnvNames.serviceName, EnvNames.metricsNamespace, 'NODE_OPTIONS'];
+const ON_EVERY_FUNCTION = [
+  EnvNames.serviceName,
+  EnvNames.metricsNamespace,
+  EnvNames.traceEnabled,
+  'NODE_OPTIONS',
+];
 
 describe('every function', () => {
   it('is one of the topology functions', () => {
     template.resourceCountIs('AWS::Lambda::Function', FUNCTION_NAMES.length);
   });
 
-  it('runs on nodejs22.x', () => {
-    template.allResourcesProperties('AWS::Lambda::Function', { Runtime: 'nodejs22.x' });
+  it('runs on nodejs24.x', () => {
+    template.allResourcesProperties('AWS::Lambda::Function', { Runtime: 'nodejs24.x' });
   });
 
   it('runs on arm64', () => {
