@@ -1,3 +1,4 @@
+import { Match } from 'aws-cdk-lib/assertions';
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EnvNames } from '../../lambdas/config/env-names.js';
@@ -36,6 +37,16 @@ const ON_EVERY_FUNCTION = [
 describe('every function', () => {
   it('is one of the topology functions', () => {
     template.resourceCountIs('AWS::Lambda::Function', FUNCTION_NAMES.length);
+  });
+
+  it('is traced by X-Ray (active) by default', () => {
+    template.allResourcesProperties('AWS::Lambda::Function', { TracingConfig: { Mode: 'Active' } });
+  });
+
+  it('turns Powertools Tracer on by default', () => {
+    template.allResourcesProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ [EnvNames.traceEnabled]: 'true' }) },
+    });
   });
 
   it('runs on nodejs24.x', () => {
