@@ -27,7 +27,9 @@ interface NagSuppression {
   applies_to?: unknown[];
 }
 
-// Synthesized once each: the default stack, and one with tracing turned off (other suppressions).
+// Synthesized once each: the default stack, and one with tracing turned off (other suppressions). An
+// unsuppressed finding is an error annotation, and synth itself fails on it (ValidationFailed, naming the
+// rule and the resource) before the tests below would list it: either way this file fails.
 const defaultStack = nagged(true);
 const template = Template.fromStack(defaultStack);
 const untracedStack = nagged(false);
