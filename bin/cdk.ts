@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { App } from 'aws-cdk-lib';
 import { AttentionQueueStack } from '../lib/attention-queue-stack.js';
+import { applyNag } from '../lib/nag.js';
 import { stackFromContext } from '../lib/stack-context.js';
 import { InvalidPropError } from '../lib/validation.js';
 
@@ -9,10 +10,13 @@ import { InvalidPropError } from '../lib/validation.js';
 const app = new App();
 try {
   const { stackName, props } = stackFromContext(app.node);
-  new AttentionQueueStack(app, stackName, {
+  const stack = new AttentionQueueStack(app, stackName, {
     ...props,
     description: 'Attention Queue: per-tenant SQS queues without per-tenant consumers',
   });
+  // cdk-nag (AwsSolutions, ServerlessChecks) at every synth: an unsuppressed finding is an error that
+  // stops `cdk synth` and `cdk deploy`; the accepted ones are suppressed per resource in lib/nag.ts.
+  applyNag(stack);
 } catch (error) {
   // A bad setting is the operator's to fix: say what is wrong, without a stack trace.
   if (!(error instanceof InvalidPropError)) throw error;

@@ -7,7 +7,7 @@ import type { FunctionName } from '../lambdas/config/runtime-config.js';
 import { AttentionQueue } from './constructs/attention-queue.js';
 import { AttentionWorkers } from './constructs/attention-workers.js';
 import { DataTables } from './constructs/data-tables.js';
-import { HttpApi, type ApiThrottling } from './constructs/http-api.js';
+import { HttpApi, type AdminAccess, type ApiThrottling } from './constructs/http-api.js';
 import type { TenantThrottling } from './constructs/tenant-usage-plan.js';
 import { Monitoring, type AlarmThresholds } from './constructs/monitoring.js';
 import { OpenApiRoute } from './constructs/openapi-route.js';
@@ -19,6 +19,7 @@ import {
   type DeployEnvironment,
   type RuntimeSettings,
 } from './function-environment.js';
+import { requireConcurrencyFits } from './concurrency-check.js';
 import { requireHttpsUrl, requireQueuePrefix } from './validation.js';
 
 export const DEFAULT_QUEUE_PREFIX = 'aq';
@@ -53,10 +54,23 @@ export interface AttentionQueueStackProps extends StackProps {
    */
   readonly apiTenantThrottling?: TenantThrottling;
   /**
-   * X-Ray tracing of the API stage.
-   * @default false
+   * X-Ray active tracing of every function (Powertools Tracer records the SDK calls and the marketplace
+   * call) and of the API stage.
+   * @default true
    */
-  readonly apiTracingEnabled?: boolean;
+  readonly tracing?: boolean;
+  /**
+   * Who may call the admin routes beyond what IAM authorization checks: 'account', or principal ARNs.
+   * @default - IAM authorization alone
+   */
+  readonly adminAccess?: AdminAccess;
+  /**
+   * The account's Lambda concurrency limit in this region. The stack reserves concurrency (the worker
+   * pool, the reconciler) and checks at synth that the reservation leaves the 100 unreserved executions
+   * AWS requires; new accounts may start far below the default (Service Quotas, "Concurrent executions").
+   * @default DEFAULT_ACCOUNT_CONCURRENCY_LIMIT (1000)
+   */
+  readonly accountConcurrencyLimit?: number;
   /**
    * Create API Gateway's account-level CloudWatch role (needed for access logs). Pass false when
    * the account already has one managed elsewhere.
@@ -88,6 +102,8 @@ export interface AttentionQueueStackProps extends StackProps {
 /** The Attention Queue service. This class only wires the constructs together. */
 export class AttentionQueueStack extends Stack {
   public readonly queuePrefix: string;
+  /** X-Ray tracing of the functions and the API stage. */
+  public readonly tracing: boolean;
   public readonly tables: DataTables;
   public readonly attention: AttentionQueue;
   public readonly httpApi: HttpApi;
@@ -105,6 +121,7 @@ export class AttentionQueueStack extends Stack {
     const marketplaceBaseUrl = requireHttpsUrl('marketplaceBaseUrl', props.marketplaceBaseUrl);
     const settings = runtimeSettingsEnvironment(props.runtimeSettings);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.tracing = props.tracing ?? true;
 
     this.tables = new DataTables(this, 'Tables', { removalPolicy });
     this.attention = new AttentionQueue(this, 'Attention');
@@ -126,14 +143,15 @@ export class AttentionQueueStack extends Stack {
       environment,
       logRetention: props.logRetention,
       logRemovalPolicy: removalPolicy,
+      tracing: this.tracing,
     };
 
     this.httpApi = new HttpApi(this, 'Http', {
       ...wiring,
       throttling: props.apiThrottling,
       tenantThrottling: props.apiTenantThrottling,
-      tracingEnabled: props.apiTracingEnabled,
       cloudWatchRole: props.apiCloudWatchRole,
+      adminAccess: props.adminAccess,
     });
     // The OpenAPI document (route and outputs) and the integrator routes' request models (issue #14).
     this.openApi = new OpenApiRoute(this, 'OpenApi', { api: this.httpApi.api });
@@ -151,6 +169,8 @@ export class AttentionQueueStack extends Stack {
       reconciler: this.reconciler.function,
     };
 
+    requireConcurrencyFits(this.functions, props.accountConcurrencyLimit);
+
     this.monitoring = new Monitoring(this, 'Monitoring', {
       queuePrefix: this.queuePrefix,
       attentionQueue: this.attention.queue,
@@ -158,6 +178,11 @@ export class AttentionQueueStack extends Stack {
       functions: this.functions,
       workerLogGroup: this.workers.logGroup,
       api: this.httpApi.api,
+      tables: this.tables.all,
+      webAcl: {
+        name: this.httpApi.tenantRateLimit.webAclName,
+        ruleMetricName: this.httpApi.tenantRateLimit.ruleMetricName,
+      },
       alarmEmail: props.alarmEmail,
       alarmThresholds: props.alarmThresholds,
     });

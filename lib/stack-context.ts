@@ -1,6 +1,8 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
 import type { AttentionQueueStackProps } from './attention-queue-stack.js';
+import type { AdminAccess } from './constructs/http-api.js';
+import type { AlarmThresholds } from './constructs/monitoring.js';
 import { InvalidPropError } from './validation.js';
 
 /** Context keys `bin/cdk.ts` reads (`cdk deploy -c marketplaceBaseUrl=https://… -c workerPoolSize=50`). */
@@ -12,8 +14,12 @@ const ContextKeys = {
   removalPolicy: 'removalPolicy',
   apiRateLimit: 'apiRateLimit',
   apiBurstLimit: 'apiBurstLimit',
-  apiTracing: 'apiTracing',
+  tracing: 'tracing',
+  apiCloudWatchRole: 'apiCloudWatchRole',
+  adminAccess: 'adminAccess',
+  accountConcurrencyLimit: 'accountConcurrencyLimit',
   alarmEmail: 'alarmEmail',
+  alarmThresholds: 'alarmThresholds',
 } as const;
 
 export const DEFAULT_STACK_NAME = 'AttentionQueue';
@@ -44,6 +50,43 @@ const optionalBoolean = (node: Node, key: string): boolean | undefined => {
   if (raw !== 'true' && raw !== 'false')
     throw new InvalidPropError(`context ${key} must be true or false; got '${raw}'`);
   return raw === 'true';
+};
+
+/** `account`, or principal ARNs separated by commas. */
+const optionalAdminAccess = (node: Node): AdminAccess | undefined => {
+  const raw = optionalString(node, ContextKeys.adminAccess);
+  if (raw === undefined) return undefined;
+  if (raw === 'account') return 'account';
+  return raw
+    .split(',')
+    .map((arn) => arn.trim())
+    .filter((arn) => arn !== '');
+};
+
+/** A JSON object of numbers (`-c alarmThresholds='{"apiLatencyP99Ms":3000}'`), or that object in cdk.json. */
+const optionalThresholds = (node: Node): Partial<AlarmThresholds> | undefined => {
+  const value: unknown = node.tryGetContext(ContextKeys.alarmThresholds);
+  if (value === undefined || value === null || value === '') return undefined;
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw new InvalidPropError(
+        `context ${ContextKeys.alarmThresholds} must be a JSON object of numbers; got '${value}'`,
+      );
+    }
+  }
+  if (
+    typeof parsed !== 'object' ||
+    parsed === null ||
+    Array.isArray(parsed) ||
+    !Object.values(parsed).every((v) => typeof v === 'number')
+  ) {
+    throw new InvalidPropError(`context ${ContextKeys.alarmThresholds} must be a JSON object of numbers`);
+  }
+  // The stack names an unknown field and range-checks each value.
+  return parsed as Partial<AlarmThresholds>;
 };
 
 export interface StackFromContext {
@@ -77,8 +120,12 @@ export const stackFromContext = (node: Node): StackFromContext => {
         rateLimit: optionalNumber(node, ContextKeys.apiRateLimit),
         burstLimit: optionalNumber(node, ContextKeys.apiBurstLimit),
       },
-      apiTracingEnabled: optionalBoolean(node, ContextKeys.apiTracing),
+      tracing: optionalBoolean(node, ContextKeys.tracing),
+      apiCloudWatchRole: optionalBoolean(node, ContextKeys.apiCloudWatchRole),
+      adminAccess: optionalAdminAccess(node),
+      accountConcurrencyLimit: optionalNumber(node, ContextKeys.accountConcurrencyLimit),
       alarmEmail: optionalString(node, ContextKeys.alarmEmail),
+      alarmThresholds: optionalThresholds(node),
     },
   };
 };

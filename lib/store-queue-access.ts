@@ -6,54 +6,86 @@ import { QueueNames } from '../lambdas/core/names.js';
 
 /**
  * Store queues (and their DLQs) are created at run time by the admin function, so no template can
- * name them. IAM names their patterns instead — `arn:…:sqs:<region>:<account>:<prefix>-s-*` and `…-d-*` —
- * which cover every store's queue and DLQ of this deployment and nothing else.
+ * name them. IAM names their patterns instead — `arn:…:sqs:<region>:<account>:<prefix>-s-*` (work queues)
+ * and `…-d-*` (dead-letter queues) — which cover every store's queue or DLQ of this deployment and
+ * nothing else. The two kinds are granted separately: a function gets on each kind only what it calls
+ * there.
  */
-const storeQueuesArns = (scope: IConstruct, queuePrefix: string): string[] =>
-  QueueNames.storeQueuePatterns(queuePrefix).map((pattern) =>
-    Stack.of(scope).formatArn({ service: 'sqs', resource: pattern, arnFormat: ArnFormat.NO_RESOURCE_NAME }),
-  );
+export type StoreQueueKind = 'work' | 'deadLetter';
 
-/** What each function does to store queues, and nothing more (no sqs:*, no DeleteQueue; PurgeQueue for the admin's controlled discard only). */
-const StoreQueueActions = {
-  admin: [
-    'sqs:CreateQueue',
-    'sqs:GetQueueUrl',
-    'sqs:GetQueueAttributes',
-    'sqs:SetQueueAttributes',
-    // CreateQueue with tags needs TagQueue too.
-    'sqs:TagQueue',
-    // A dead-letter redrive (StartMessageMoveTask) needs receive/delete on the DLQ and send on the queue.
-    'sqs:ReceiveMessage',
-    'sqs:DeleteMessage',
-    'sqs:SendMessage',
-    'sqs:StartMessageMoveTask',
-    'sqs:ListMessageMoveTasks',
-    // The operator's controlled discard (POST /admin/stores/{storeId}/queue/purge).
-    'sqs:PurgeQueue',
-  ],
-  ingest: ['sqs:SendMessage'],
-  worker: [
-    'sqs:ReceiveMessage',
-    'sqs:DeleteMessage',
-    'sqs:ChangeMessageVisibility',
-    // Permanent failures are sent to the store's DLQ by the worker itself.
-    'sqs:SendMessage',
-    'sqs:GetQueueAttributes',
-  ],
-  reconciler: ['sqs:GetQueueAttributes'],
-} as const satisfies Partial<Record<FunctionName, readonly string[]>>;
+export const storeQueueArn = (scope: IConstruct, queuePrefix: string, kind: StoreQueueKind): string => {
+  const [work, deadLetter] = QueueNames.storeQueuePatterns(queuePrefix) as [string, string];
+  return Stack.of(scope).formatArn({
+    service: 'sqs',
+    resource: kind === 'work' ? work : deadLetter,
+    arnFormat: ArnFormat.NO_RESOURCE_NAME,
+  });
+};
 
-export type StoreQueueRole = keyof typeof StoreQueueActions;
+/**
+ * What each function calls on each kind of store queue (the SQS calls of the adapters it composes), and
+ * nothing more: no sqs:*, no DeleteQueue. Batch calls are authorized by their single-message action.
+ */
+export const StoreQueueActions = {
+  admin: {
+    // CreateQueue with tags needs TagQueue; SetQueueAttributes sets the policy and redrive settings after it
+    // (and the attributes of a queue that already exists); GetQueueAttributes reads ARNs and counts.
+    // PurgeQueue: the operator's controlled discard of a store's work queue
+    // (POST /admin/stores/{storeId}/queue/purge), never of its DLQ.
+    work: [
+      'sqs:CreateQueue',
+      'sqs:TagQueue',
+      'sqs:SetQueueAttributes',
+      'sqs:GetQueueAttributes',
+      // The redrive's destination (StartMessageMoveTask, or local mode's move loop) sends into it.
+      'sqs:SendMessage',
+      'sqs:PurgeQueue',
+    ],
+    // A redrive (StartMessageMoveTask) needs, on its source, the move itself plus receive and delete.
+    deadLetter: [
+      'sqs:CreateQueue',
+      'sqs:TagQueue',
+      'sqs:SetQueueAttributes',
+      'sqs:GetQueueAttributes',
+      'sqs:StartMessageMoveTask',
+      'sqs:ReceiveMessage',
+      'sqs:DeleteMessage',
+      // A second redrive is refused while the DLQ's move task still runs.
+      'sqs:ListMessageMoveTasks',
+    ],
+  },
+  // Tasks go into a store's work queue only.
+  ingest: { work: ['sqs:SendMessage'], deadLetter: [] },
+  worker: {
+    // A slice receives, deletes, re-times and re-sends (fresh copies of throttled tasks) on the work queue.
+    work: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:SendMessage'],
+    // Permanent failures are sent to the store's DLQ by the worker itself; it never reads a DLQ.
+    deadLetter: ['sqs:SendMessage'],
+  },
+  // The sweep reads a work queue's counts to find stranded backlogs. On a DLQ, only whether its redrive's
+  // move task still runs (the DLQ's ARN first), to lift the store's redrive mark when it has ended.
+  reconciler: {
+    work: ['sqs:GetQueueAttributes'],
+    deadLetter: ['sqs:GetQueueAttributes', 'sqs:ListMessageMoveTasks'],
+  },
+  authorizer: { work: [], deadLetter: [] },
+} as const satisfies Record<FunctionName, Record<StoreQueueKind, readonly string[]>>;
 
+export type StoreQueueRole = Exclude<keyof typeof StoreQueueActions, 'authorizer'>;
+
+/** One statement per queue kind the function touches. */
 export const grantStoreQueues = (
   scope: IConstruct,
   grantee: IGrantable,
   queuePrefix: string,
   role: StoreQueueRole,
-): Grant =>
-  Grant.addToPrincipal({
-    grantee,
-    actions: [...StoreQueueActions[role]],
-    resourceArns: storeQueuesArns(scope, queuePrefix),
-  });
+): Grant[] =>
+  (['work', 'deadLetter'] as const)
+    .filter((kind) => StoreQueueActions[role][kind].length > 0)
+    .map((kind) =>
+      Grant.addToPrincipal({
+        grantee,
+        actions: [...StoreQueueActions[role][kind]],
+        resourceArns: [storeQueueArn(scope, queuePrefix, kind)],
+      }),
+    );

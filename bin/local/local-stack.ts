@@ -105,7 +105,8 @@ const restoreStoreQueues = async (
   prefix: string,
 ): Promise<number> => {
   const registry = new DynamoStoreRegistry(clients.doc, resources.tables.stores);
-  const queues = new SqsQueueAdmin(clients.sqs, prefix);
+  // 'manual': the emulator, which refuses RedriveAllowPolicy and has no move tasks.
+  const queues = new SqsQueueAdmin(clients.sqs, prefix, 'manual');
   let restored = 0;
   let cursor: string | undefined;
   do {

@@ -6,7 +6,7 @@ import {
   GetUsagePlansCommand,
   type APIGatewayClient,
 } from '@aws-sdk/client-api-gateway';
-import { usageKeyName } from '../core/names.js';
+import { DEPLOYMENT_TAG_KEY, usageKeyName } from '../core/names.js';
 import type { TenantUsageKeys } from '../core/ports.js';
 
 /** 160 random bits as 40 hex digits: API Gateway wants at least 20 characters, and hex needs no escaping. */
@@ -51,6 +51,8 @@ export class ApiGatewayUsageKeys implements TenantUsageKeys {
           enabled: true,
           value: this.newValue(),
           description: `Attention Queue: throttle identity of tenant ${tenantId}`,
+          // API keys outlive the stack (10,000 per account and region): the tag says whose this one is.
+          tags: { [DEPLOYMENT_TAG_KEY]: this.prefix, tenantId },
         }),
       );
       // Two requests racing for a new tenant may each create a key: both then adopt the oldest one, so

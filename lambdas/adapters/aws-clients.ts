@@ -1,6 +1,8 @@
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { traced } from './tracing.js';
 
 export interface ClientSettings {
   region: string;
@@ -15,6 +17,52 @@ export interface AwsClients {
   doc: DynamoDBDocumentClient;
 }
 
+/**
+ * Per-attempt limits of every AWS SDK client. The SDK's own default is no request timeout at all: a
+ * connection that stalls would hold a worker's lease, an ingest request or an admin request until the
+ * Lambda timeout, instead of failing an attempt and letting the SDK retry (3 attempts, standard mode).
+ * `throwOnRequestTimeout` matters: without it the handler only logs a warning and keeps waiting.
+ */
+export const CLIENT_TIMEOUTS = {
+  /** TCP + TLS set-up inside one region. */
+  connectionTimeoutMs: 1_000,
+  /** DynamoDB answers single-item calls in milliseconds; a page of a query or scan well within this. */
+  dynamoRequestTimeoutMs: 3_000,
+  /** SQS calls without a long poll. A long poll (ReceiveMessage WaitTimeSeconds) gets its wait on top. */
+  sqsRequestTimeoutMs: 5_000,
+  /** API Gateway's control plane (API keys, usage plans) is slower than the data planes. */
+  apiGatewayRequestTimeoutMs: 5_000,
+} as const;
+
+const requestHandler = (requestTimeout: number) => ({
+  connectionTimeout: CLIENT_TIMEOUTS.connectionTimeoutMs,
+  requestTimeout,
+  throwOnRequestTimeout: true,
+});
+
+/** The request timeout of one SQS call: a long poll may legitimately last its WaitTimeSeconds. */
+export const sqsRequestTimeoutMs = (input: unknown): number => {
+  const wait = (input as { WaitTimeSeconds?: unknown } | undefined)?.WaitTimeSeconds;
+  return CLIENT_TIMEOUTS.sqsRequestTimeoutMs + (typeof wait === 'number' && wait > 0 ? wait * 1000 : 0);
+};
+
+/** What `send` accepts as its second argument (the SDK's HttpHandlerOptions), as far as this file uses it. */
+interface HttpHandlerOptions {
+  requestTimeout?: number;
+}
+
+/**
+ * SQS with a per-call request timeout: short for sends and deletes, the wait plus the same margin for a
+ * long-polling ReceiveMessage. The SDK takes a per-call `requestTimeout` only as `send`'s second argument,
+ * so `send` is wrapped here, once, rather than at every call site; an explicit option still wins.
+ */
+const sqsWithTimeouts = (sqs: SQSClient): SQSClient => {
+  const send = sqs.send.bind(sqs) as (command: unknown, options?: HttpHandlerOptions) => Promise<unknown>;
+  sqs.send = ((command: { input?: unknown }, options?: HttpHandlerOptions) =>
+    send(command, { requestTimeout: sqsRequestTimeoutMs(command.input), ...options })) as SQSClient['send'];
+  return sqs;
+};
+
 /** Emulators accept any signature; static dummy credentials keep the SDK from searching for real ones. */
 const EMULATOR_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
@@ -22,14 +70,27 @@ const EMULATOR_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 export const createAwsClients = (settings: ClientSettings): AwsClients => {
   const sqs = new SQSClient({
     region: settings.region,
+    requestHandler: requestHandler(CLIENT_TIMEOUTS.sqsRequestTimeoutMs),
     ...(settings.sqsEndpoint ? { endpoint: settings.sqsEndpoint, credentials: EMULATOR_CREDENTIALS } : {}),
   });
   const dynamo = new DynamoDBClient({
     region: settings.region,
+    requestHandler: requestHandler(CLIENT_TIMEOUTS.dynamoRequestTimeoutMs),
     ...(settings.dynamoEndpoint
       ? { endpoint: settings.dynamoEndpoint, credentials: EMULATOR_CREDENTIALS }
       : {}),
   });
-  const doc = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
-  return { sqs, dynamo, doc };
+  // The document client sends through `dynamo`, so tracing that one records both.
+  const tracedDynamo = traced(dynamo);
+  const doc = DynamoDBDocumentClient.from(tracedDynamo, { marshallOptions: { removeUndefinedValues: true } });
+  return { sqs: traced(sqsWithTimeouts(sqs)), dynamo: tracedDynamo, doc };
 };
+
+/** The admin function's API Gateway client (tenant API keys), with the same limits and tracing. */
+export const createApiGatewayClient = (region: string): APIGatewayClient =>
+  traced(
+    new APIGatewayClient({
+      region,
+      requestHandler: requestHandler(CLIENT_TIMEOUTS.apiGatewayRequestTimeoutMs),
+    }),
+  );

@@ -12,7 +12,7 @@ import {
   StartMessageMoveTaskCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { QueueNames } from '../core/names.js';
+import { DEPLOYMENT_TAG_KEY, QueueNames } from '../core/names.js';
 import type { QueueAdmin, QueueCounts } from '../core/ports.js';
 import type { StoreRecord } from '../core/store-model.js';
 import { STORE_QUEUE } from '../config/topology.js';
@@ -23,7 +23,8 @@ const count = (value: string | undefined): number => Number(value ?? '0');
 
 /**
  * How dead letters go back: on AWS, SQS's own StartMessageMoveTask; against the emulator, which lacks
- * it, a rate-limited receive → send → delete loop run in the background (local mode only).
+ * it, a rate-limited receive → send → delete loop run in the background (local mode only). The emulator
+ * lacks RedriveAllowPolicy too, so 'manual' also leaves it out.
  */
 export type RedriveMode = 'move-task' | 'manual';
 
@@ -45,6 +46,13 @@ export const tlsOnlyPolicy = (queueArn: string): string =>
       },
     ],
   });
+
+/**
+ * A store DLQ accepts dead letters from its own work queue only (SQS's RedriveAllowPolicy): no other
+ * queue, of this deployment or another, can redrive into it by mistake.
+ */
+export const redriveAllowPolicy = (sourceQueueArn: string): string =>
+  JSON.stringify({ redrivePermission: 'byQueue', sourceQueueArns: [sourceQueueArn] });
 
 export class SqsQueueAdmin implements QueueAdmin {
   constructor(
@@ -86,24 +94,31 @@ export class SqsQueueAdmin implements QueueAdmin {
   }
 
   async createStoreQueues(storeId: string, opts: { maxReceiveCount: number; tags: Record<string, string> }) {
+    // The deployment tag lets an operator (and `npm run teardown`) tell this deployment's queues apart.
+    const tags = { ...opts.tags, [DEPLOYMENT_TAG_KEY]: this.prefix };
     const deadLetterQueueUrl = await this.createOrUpdate(
       QueueNames.storeDeadLetterQueue(this.prefix, storeId),
       {
         MessageRetentionPeriod: String(STORE_QUEUE.deadLetterRetentionSeconds),
         SqsManagedSseEnabled: 'true',
       },
-      opts.tags,
+      tags,
     );
     const deadLetterTargetArn = await this.arnOf(deadLetterQueueUrl);
-    // The DLQ's ARN only exists once it does; its policy follows, and the main queue's is known up front.
+    const queueName = QueueNames.storeQueue(this.prefix, storeId);
+    const queueArn = `${deadLetterTargetArn.slice(0, deadLetterTargetArn.lastIndexOf(':') + 1)}${queueName}`;
+    // The DLQ's ARN only exists once it does; its policies follow (before the work queue names it as its
+    // DLQ, which SQS checks against the RedriveAllowPolicy), and the work queue's ARN is known up front.
     await this.sqs.send(
       new SetQueueAttributesCommand({
         QueueUrl: deadLetterQueueUrl,
-        Attributes: { Policy: tlsOnlyPolicy(deadLetterTargetArn) },
+        Attributes: {
+          Policy: tlsOnlyPolicy(deadLetterTargetArn),
+          // The emulator (manual redrive mode) knows neither move tasks nor this attribute.
+          ...(this.redriveMode === 'move-task' ? { RedriveAllowPolicy: redriveAllowPolicy(queueArn) } : {}),
+        },
       }),
     );
-    const queueName = QueueNames.storeQueue(this.prefix, storeId);
-    const queueArn = `${deadLetterTargetArn.slice(0, deadLetterTargetArn.lastIndexOf(':') + 1)}${queueName}`;
     const queueUrl = await this.createOrUpdate(
       queueName,
       {
@@ -113,7 +128,7 @@ export class SqsQueueAdmin implements QueueAdmin {
         RedrivePolicy: JSON.stringify({ deadLetterTargetArn, maxReceiveCount: opts.maxReceiveCount }),
         Policy: tlsOnlyPolicy(queueArn),
       },
-      opts.tags,
+      tags,
     );
     return { queueUrl, deadLetterQueueUrl };
   }

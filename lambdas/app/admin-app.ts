@@ -1,5 +1,5 @@
-import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { createApiHandler } from '../adapters/api-gateway.js';
+import { createApiGatewayClient } from '../adapters/aws-clients.js';
 import { ApiGatewayUsageKeys } from '../adapters/apigateway-usage-keys.js';
 import { DerivedUsageKeys } from '../adapters/derived-usage-keys.js';
 import { DynamoActiveIndex } from '../adapters/dynamo-active-index.js';
@@ -31,7 +31,7 @@ const usageKeysFor = (config: FunctionConfig<'admin'>, overrides: RuntimeOverrid
   const prefix = config[EnvNames.queuePrefix];
   return apiStage === undefined
     ? new DerivedUsageKeys(prefix)
-    : new ApiGatewayUsageKeys(new APIGatewayClient({ region: config[EnvNames.region] }), prefix, apiStage);
+    : new ApiGatewayUsageKeys(createApiGatewayClient(config[EnvNames.region]), prefix, apiStage);
 };
 
 export const composeAdmin = (

@@ -29,6 +29,8 @@ export const EnvNames = {
   logLevel: 'POWERTOOLS_LOG_LEVEL',
   serviceName: 'POWERTOOLS_SERVICE_NAME',
   metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
+  /** Powertools Tracer reads it: 'false' (the stack's `-c tracing=false`) turns its subsegments off. */
+  traceEnabled: 'POWERTOOLS_TRACE_ENABLED',
 } as const;
 
 export type EnvName = (typeof EnvNames)[keyof typeof EnvNames];

@@ -104,3 +104,10 @@ export type MetricName = (typeof MetricNames)[keyof typeof MetricNames];
  * other deployment's name can start with this one's `{prefix}-tenant-`.
  */
 export const usageKeyName = (prefix: string, tenantId: string): string => `${prefix}-tenant-${tenantId}`;
+
+/**
+ * Tag every resource the service creates at run time (store queues and DLQs, tenant API keys) carries,
+ * valued with the deployment's queue prefix: `npm run teardown` and an operator find what `cdk destroy`
+ * leaves behind by it.
+ */
+export const DEPLOYMENT_TAG_KEY = 'attention-queue:deployment';

@@ -165,11 +165,33 @@ export const backfillUsageKey = async (
 
 /** Token records scanned per page of the bulk backfill: API Gateway allows 5 CreateApiKey calls a second. */
 export const BACKFILL_PAGE = 50;
+/**
+ * The bulk backfill starts no new tenant after this long and answers with a cursor at the first tenant it
+ * did not do: a page of new tenants (CreateApiKey at API Gateway's 5 a second, SDK retries on its 429s)
+ * could otherwise outlast the admin function's timeout and API Gateway's 29 s, answering 504 while it
+ * kept working. One tenant's work (a few API Gateway calls, each with a request timeout) fits in the rest.
+ */
+export const BACKFILL_BUDGET_MS = 10_000;
 export const BackfillQuery = z.strictObject({ cursor: z.string().min(1).max(2048).optional() });
+
+/**
+ * The bulk backfill's cursor: where the token-table page starts (the store's cursor, none for the first
+ * page) and how many of that page's tenants are done. `{done}.{page cursor}`, opaque to callers.
+ */
+const BackfillCursor = z
+  .string()
+  .regex(/^\d{1,4}\.[A-Za-z0-9_=+/-]*$/, 'must be a cursor this route returned')
+  .transform((raw) => {
+    const dot = raw.indexOf('.');
+    const page = raw.slice(dot + 1);
+    return { done: Number(raw.slice(0, dot)), page: page === '' ? undefined : page };
+  });
+const backfillCursor = (done: number, page: string | undefined): string => `${done}.${page ?? ''}`;
 
 /**
  * `POST /admin/usage-keys/backfill?cursor=`: the same for every tenant, one page of the token table at a
  * time — call again with the answer's `cursor` until it has none (right after deploying this version).
+ * A page may end early (BACKFILL_BUDGET_MS); its cursor then resumes at the next tenant of that page.
  */
 export const backfillUsageKeys = async (
   deps: TenantTokenDeps,
@@ -177,14 +199,24 @@ export const backfillUsageKeys = async (
 ): Promise<HttpResponse> => {
   const { cursor } = validate(BackfillQuery, request.query ?? {}, ['query']);
   noBody(request);
-  const page = await deps.tokens.tenantsPage(cursor, BACKFILL_PAGE);
+  const at =
+    cursor === undefined ? { done: 0, page: undefined } : validate(BackfillCursor, cursor, ['cursor']);
+  const started = deps.clock.now();
+  const page = await deps.tokens.tenantsPage(at.page, BACKFILL_PAGE);
   const tenants: { tenantId: string; tokensUpdated: number }[] = [];
-  for (const tenantId of page.tenantIds)
+  let next: string | undefined = page.cursor === undefined ? undefined : backfillCursor(0, page.cursor);
+  for (const [i, tenantId] of page.tenantIds.entries()) {
+    if (i < at.done) continue;
+    if (i > at.done && deps.clock.now() - started >= BACKFILL_BUDGET_MS) {
+      next = backfillCursor(i, at.page);
+      break;
+    }
     tenants.push({ tenantId, tokensUpdated: await backfillTenant(deps, tenantId) });
+  }
   deps.telemetry.info('usage keys backfilled', {
     tenants: tenants.length,
     tokensUpdated: tenants.reduce((n, t) => n + t.tokensUpdated, 0),
     caller: request.caller,
   });
-  return json(200, { tenants, ...(page.cursor ? { cursor: page.cursor } : {}) });
+  return json(200, { tenants, ...(next ? { cursor: next } : {}) });
 };

@@ -4,6 +4,7 @@ import type { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { grantStoreQueues } from '../store-queue-access.js';
+import { grantTables } from '../table-access.js';
 import { requireIntegerInRange } from '../validation.js';
 import { ServiceFunction } from './lambda-function.js';
 import type { ServiceWiring } from './service-wiring.js';
@@ -42,6 +43,7 @@ export class AttentionWorkers extends Construct {
       environment: props.environment,
       logRetention: props.logRetention,
       logRemovalPolicy: props.logRemovalPolicy,
+      tracing: props.tracing,
       // An SQS event source ignores reserved concurrency when it polls: throttled invocations return
       // attentions to the queue and count toward maxReceiveCount. MaximumConcurrency below caps the
       // poller; reserving the same number guarantees those invocations are never throttled.
@@ -50,10 +52,7 @@ export class AttentionWorkers extends Construct {
     this.function = worker.function;
     this.logGroup = worker.logGroup;
 
-    const { tables } = props;
-    tables.stores.grantReadData(this.function);
-    tables.dispatch.grantReadWriteData(this.function);
-    tables.deliveries.grantReadWriteData(this.function);
+    grantTables('worker', this.function, props.tables);
     // Re-signalling at the end of a slice; consuming comes with the event source.
     props.attentionQueue.grantSendMessages(this.function);
     grantStoreQueues(this, this.function, props.queuePrefix, 'worker');

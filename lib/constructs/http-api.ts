@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -8,12 +8,15 @@ import {
   IdentitySource,
   LambdaIntegration,
   LogGroupLogDestination,
+  MockIntegration,
+  PassthroughBehavior,
   ResponseType,
   RestApi,
   TokenAuthorizer,
   type Method,
   type MethodOptions,
 } from 'aws-cdk-lib/aws-apigateway';
+import { AnyPrincipal, Effect, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -25,9 +28,11 @@ import {
   type RouteSpec,
 } from '../../lambdas/core/routes.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
-import { INTEGRATOR_API, NO_USAGE_KEY_MESSAGE } from '../../lambdas/config/topology.js';
+import { FUNCTIONS, INTEGRATOR_API, NO_USAGE_KEY_MESSAGE } from '../../lambdas/config/topology.js';
+import { errorBody } from '../../lambdas/core/http.js';
 import { grantStoreQueues } from '../store-queue-access.js';
-import { requirePositiveNumber } from '../validation.js';
+import { grantTables } from '../table-access.js';
+import { InvalidPropError, requirePositiveNumber } from '../validation.js';
 import { ServiceFunction } from './lambda-function.js';
 import type { ServiceWiring } from './service-wiring.js';
 import { TenantRateLimit } from './tenant-rate-limit.js';
@@ -42,6 +47,17 @@ export const DEFAULT_API_THROTTLING = { rateLimit: 1000, burstLimit: 2000 } as c
 export const AUTHORIZER_CACHE_SECONDS = INTEGRATOR_API.authorizerCacheSeconds;
 /** The one stage (a literal: the admin function is told it, and may not depend on the stage resource). */
 export const API_STAGE_NAME = 'prod';
+
+/** API Gateway's integration timeout for REST APIs (the default quota): a slower function answers 504. */
+export const API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS = 29;
+
+/** 'account', or the IAM principal ARNs allowed to call the admin routes. */
+export type AdminAccess = 'account' | readonly string[];
+
+/** The contract's answer to a path that is no route, given by API Gateway itself (a MOCK integration). */
+export const ROUTE_NOT_FOUND_BODY = JSON.stringify(
+  errorBody('route_not_found', 'no route for this method and path'),
+);
 
 export interface ApiThrottling {
   /**
@@ -68,10 +84,12 @@ export interface HttpApiProps extends ServiceWiring {
    */
   readonly tenantThrottling?: TenantThrottling;
   /**
-   * X-Ray tracing of the stage.
-   * @default false
+   * Who may call the admin routes, as an API resource policy on top of IAM authorization: 'account' (any
+   * IAM principal of this account the caller's IAM policy allows), or the ARNs of the roles and users that
+   * may (everyone else is denied, whatever their IAM policy says).
+   * @default - no resource policy: IAM authorization alone decides
    */
-  readonly tracingEnabled?: boolean;
+  readonly adminAccess?: AdminAccess;
   /**
    * Create the account-level role API Gateway needs to write access logs. It is a per-region account
    * setting: pass false when another stack already manages it.
@@ -147,7 +165,7 @@ export class HttpApi extends Construct {
   public readonly authorizerFunction: NodejsFunction;
   /** One API Gateway method per route id. */
   public readonly methods: Readonly<Record<RouteId, Method>>;
-  /** `ANY /{proxy+}`: unknown routes, answered 404 by the admin function. */
+  /** `ANY /{proxy+}`: unknown routes, answered 404 by API Gateway itself (MOCK), no function invoked. */
   public readonly catchAll: Method;
   /** The per-tenant limit: a usage plan throttling each tenant's API key (429 THROTTLED, Retry-After 1). */
   public readonly tenantUsagePlan: TenantUsagePlan;
@@ -165,19 +183,28 @@ export class HttpApi extends Construct {
       props.throttling?.burstLimit ?? DEFAULT_API_THROTTLING.burstLimit,
     );
     const { tables, attentionQueue, queuePrefix } = props;
+    const tracing = props.tracing ?? true;
+    // A function behind API Gateway must finish before the gateway gives up on it, or the caller sees 504
+    // while the work goes on (and a retry runs it twice).
+    for (const fn of ['ingest', 'admin'] as const) {
+      if (FUNCTIONS[fn].timeoutSeconds >= API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS) {
+        throw new InvalidPropError(
+          `FUNCTIONS.${fn}.timeoutSeconds (${FUNCTIONS[fn].timeoutSeconds}) must be under API Gateway's ${API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS} s integration timeout`,
+        );
+      }
+    }
     const functionDefaults = {
       environment: props.environment,
       logRetention: props.logRetention,
       logRemovalPolicy: props.logRemovalPolicy,
+      tracing: props.tracing,
     };
 
     this.ingestFunction = new ServiceFunction(this, 'Ingest', {
       name: 'ingest',
       ...functionDefaults,
     }).function;
-    tables.stores.grantReadData(this.ingestFunction);
-    tables.dispatch.grantReadWriteData(this.ingestFunction);
-    tables.deliveries.grantReadData(this.ingestFunction);
+    grantTables('ingest', this.ingestFunction, tables);
     attentionQueue.grantSendMessages(this.ingestFunction);
     grantStoreQueues(this, this.ingestFunction, queuePrefix, 'ingest');
 
@@ -185,7 +212,7 @@ export class HttpApi extends Construct {
       name: 'authorizer',
       ...functionDefaults,
     }).function;
-    tables.tokens.grantReadData(this.authorizerFunction);
+    grantTables('authorizer', this.authorizerFunction, tables);
 
     this.accessLogGroup = new LogGroup(this, 'AccessLogs', {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
@@ -203,13 +230,14 @@ export class HttpApi extends Construct {
       // Integrator methods require an API key, which the tenant authorizer supplies (usageIdentifierKey):
       // clients never send one, and an x-api-key header they send is ignored.
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,
+      policy: adminAccessPolicy(props.adminAccess),
       deployOptions: {
         stageName: API_STAGE_NAME,
         throttlingRateLimit: rateLimit,
         throttlingBurstLimit: burstLimit,
         accessLogDestination: new LogGroupLogDestination(this.accessLogGroup),
         accessLogFormat: ACCESS_LOG_FORMAT,
-        tracingEnabled: props.tracingEnabled ?? false,
+        tracingEnabled: tracing,
       },
     });
 
@@ -226,9 +254,7 @@ export class HttpApi extends Construct {
       ...functionDefaults,
       environment: { ...props.environment, [EnvNames.usagePlanStage]: this.tenantUsagePlan.apiStage },
     }).function;
-    tables.stores.grantReadWriteData(this.adminFunction);
-    tables.dispatch.grantReadWriteData(this.adminFunction);
-    tables.tokens.grantReadWriteData(this.adminFunction);
+    grantTables('admin', this.adminFunction, tables);
     attentionQueue.grantSendMessages(this.adminFunction);
     grantStoreQueues(this, this.adminFunction, queuePrefix, 'admin');
     if (!this.adminFunction.role) throw new Error('the admin function has no role');
@@ -261,11 +287,23 @@ export class HttpApi extends Construct {
         .addMethod(route.method, integrations[route.fn], this.methodOptions(route.auth));
     }
     this.methods = methods as Record<RouteId, Method>;
-    // Any other path reaches the admin function, which answers the contract's 404 route_not_found,
-    // as local mode does; without it API Gateway would answer 403 MissingAuthenticationToken.
-    this.catchAll = this.api.root
-      .addProxy({ anyMethod: false })
-      .addMethod('ANY', integrations.admin, this.methodOptions('none'));
+    // Any other path gets the contract's 404 route_not_found (as local mode answers), from API Gateway
+    // itself: without these methods it would answer 403 MissingAuthenticationToken, and sent to a function
+    // an anonymous flood would be billed as invocations and eat the concurrency ingest and the authorizer share.
+    const notFound = new MockIntegration({
+      requestTemplates: { 'application/json': '{"statusCode": 404}' },
+      // Another content type gets 415 (the contract's bad_request JSON), still without a function.
+      passthroughBehavior: PassthroughBehavior.NEVER,
+      integrationResponses: [
+        { statusCode: '404', responseTemplates: { 'application/json': ROUTE_NOT_FOUND_BODY } },
+      ],
+    });
+    const notFoundOptions: MethodOptions = {
+      ...this.methodOptions('none'),
+      methodResponses: [{ statusCode: '404' }],
+    };
+    // CDK adds the same method to the root (`ANY /`) when the proxy hangs off it.
+    this.catchAll = this.api.root.addProxy({ anyMethod: false }).addMethod('ANY', notFound, notFoundOptions);
     this.tenantRateLimit = new TenantRateLimit(this, 'TenantRateLimit', { stage: this.api.deploymentStage });
   }
 
@@ -285,3 +323,43 @@ export class HttpApi extends Construct {
     }
   }
 }
+
+/**
+ * The admin routes' resource policy: every path stays open to API Gateway's own authorization (the
+ * tenant authorizer, IAM), and `/admin/*` is denied to any caller outside `access`. A deny is the only way
+ * to narrow IAM authorization: in one account, an allow in either the resource policy or the caller's IAM
+ * policy suffices.
+ */
+export const adminAccessPolicy = (access: AdminAccess | undefined): PolicyDocument | undefined => {
+  if (access === undefined) return undefined;
+  if (access !== 'account' && access.length === 0) {
+    throw new InvalidPropError("adminAccess must be 'account' or at least one principal ARN");
+  }
+  for (const arn of access === 'account' ? [] : access) {
+    if (!/^arn:aws[a-z-]*:(iam|sts)::\d{12}:[\w+=,.@/*-]+$/.test(arn)) {
+      throw new InvalidPropError(`adminAccess: '${arn}' is not an IAM principal ARN`);
+    }
+  }
+  const adminPaths = 'execute-api:/*/*/admin/*';
+  return new PolicyDocument({
+    statements: [
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        principals: [new AnyPrincipal()],
+        actions: ['execute-api:Invoke'],
+        resources: ['execute-api:/*'],
+      }),
+      new PolicyStatement({
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['execute-api:Invoke'],
+        resources: [adminPaths],
+        // A missing key (an anonymous caller) satisfies a Not condition, so it is denied too.
+        conditions:
+          access === 'account'
+            ? { StringNotEquals: { 'aws:PrincipalAccount': Aws.ACCOUNT_ID } }
+            : { ArnNotLike: { 'aws:PrincipalArn': [...access] } },
+      }),
+    ],
+  });
+};

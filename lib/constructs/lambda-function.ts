@@ -1,10 +1,11 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { EnvNames } from '../../lambdas/config/env-names.js';
 import type { FunctionName } from '../../lambdas/config/runtime-config.js';
 import { FUNCTIONS } from '../../lambdas/config/topology.js';
 import { functionEnvironment, type DeployEnvironment } from '../function-environment.js';
@@ -12,8 +13,8 @@ import { functionEnvironment, type DeployEnvironment } from '../function-environ
 /** Topology entries are relative to the repository root, whatever directory cdk or vitest runs from. */
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The supported Node.js runtime every function deploys on (nodejs20.x is past end of life). */
-const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
+/** The latest Node.js runtime Lambda offers (cdk-nag's L1 and LambdaLatestVersion check it); the code also runs on Node 20 locally. */
+const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
 
 /** ESM output still meets CommonJS dependencies that call require(); give them one. */
 const ESM_REQUIRE_BANNER =
@@ -49,11 +50,17 @@ export interface ServiceFunctionProps {
    * @default Duration.hours(6) (Lambda's default)
    */
   readonly maxEventAge?: Duration;
+  /**
+   * X-Ray active tracing, and Powertools Tracer's subsegments for the SDK clients and the marketplace call.
+   * @default true
+   */
+  readonly tracing?: boolean;
 }
 
 /**
- * One Lambda function of the service with the house defaults: Node.js 22 on ARM, bundled locally by
- * esbuild (no Docker) as minified ESM with source maps, and an explicit log group with retention.
+ * One Lambda function of the service with the house defaults: Node.js 24 on ARM, bundled locally by
+ * esbuild (no Docker) as minified ESM with source maps, an explicit log group with retention, and X-Ray
+ * active tracing unless turned off.
  */
 export class ServiceFunction extends Construct {
   public readonly function: NodejsFunction;
@@ -62,6 +69,7 @@ export class ServiceFunction extends Construct {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
     const spec = FUNCTIONS[props.name];
+    const tracing = props.tracing ?? true;
 
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
@@ -78,14 +86,19 @@ export class ServiceFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: spec.memoryMb,
       timeout: Duration.seconds(spec.timeoutSeconds),
-      environment: functionEnvironment(props.name, props.environment),
+      environment: {
+        ...functionEnvironment(props.name, props.environment),
+        // Off means no Tracer subsegments, even where a caller still passes a trace header.
+        [EnvNames.traceEnabled]: String(tracing),
+      },
+      tracing: tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       logGroup: this.logGroup,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       retryAttempts: props.retryAttempts,
       maxEventAge: props.maxEventAge,
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node22',
+        target: 'node24',
         mainFields: ['module', 'main'],
         banner: ESM_REQUIRE_BANNER,
         minify: true,

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Aws, Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   Alarm,
@@ -17,6 +17,7 @@ import {
   type IMetric,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Operation, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -24,7 +25,14 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FunctionName } from '../../lambdas/config/runtime-config.js';
-import { METRICS_NAMESPACE, MetricNames, QueueNames, type MetricName } from '../../lambdas/core/names.js';
+import {
+  METRICS_NAMESPACE,
+  MetricNames,
+  QueueNames,
+  type MetricName,
+  Tables,
+  type TableKey,
+} from '../../lambdas/core/names.js';
 import { serviceNameOf } from '../function-environment.js';
 import { InvalidPropError, requireIntegerInRange } from '../validation.js';
 
@@ -43,6 +51,20 @@ export interface AlarmThresholds {
   readonly workerErrorsPer5Minutes: number;
   /** Worker Lambda throttles per 5 minutes (the pool reserves its concurrency, so any is a misconfiguration). */
   readonly workerThrottlesPer5Minutes: number;
+  /** API responses with a 5XX status per 5 minutes (the contract's 503s and gateway errors). */
+  readonly apiServerErrorsPer5Minutes: number;
+  /** p99 of the API's end-to-end latency, milliseconds, three 5-minute periods in a row. */
+  readonly apiLatencyP99Ms: number;
+  /** Errors per 5 minutes of each other function (ingest, admin, authorizer, reconciler). */
+  readonly functionErrorsPer5Minutes: number;
+  /** Throttles per 5 minutes of each other function (ingest, admin, authorizer, reconciler). */
+  readonly functionThrottlesPer5Minutes: number;
+  /** Throttled read + write events per 5 minutes of one table (on demand still throttles a hot partition). */
+  readonly tableThrottlesPer5Minutes: number;
+  /** DynamoDB system errors (HTTP 500) per 5 minutes of one table. */
+  readonly tableSystemErrorsPer5Minutes: number;
+  /** Requests the WAF flood rule blocked per 5 minutes. */
+  readonly wafBlockedRequestsPer5Minutes: number;
 }
 
 /**
@@ -54,13 +76,16 @@ export const DEFAULT_ALARM_THRESHOLDS: AlarmThresholds = {
   reconcilerRepairsPer5Minutes: 1,
   workerErrorsPer5Minutes: 1,
   workerThrottlesPer5Minutes: 1,
+  apiServerErrorsPer5Minutes: 5,
+  apiLatencyP99Ms: 3000,
+  functionErrorsPer5Minutes: 1,
+  functionThrottlesPer5Minutes: 1,
+  tableThrottlesPer5Minutes: 1,
+  tableSystemErrorsPer5Minutes: 1,
+  wafBlockedRequestsPer5Minutes: 1,
 };
 
-export interface MonitoringFunctions {
-  readonly ingest: IFunction;
-  readonly worker: IFunction;
-  readonly reconciler: IFunction;
-}
+export type MonitoringFunctions = Readonly<Record<FunctionName, IFunction>>;
 
 export interface MonitoringProps {
   readonly queuePrefix: string;
@@ -70,6 +95,10 @@ export interface MonitoringProps {
   /** The worker's log group: its lines and EMF records carry the per-store properties the log widgets read. */
   readonly workerLogGroup: ILogGroup;
   readonly api: RestApi;
+  /** The tables, for their throttle and system-error alarms. */
+  readonly tables: Readonly<Record<TableKey, ITable>>;
+  /** The WAF web ACL in front of the integrator routes and the name of its rate rule's metric. */
+  readonly webAcl: { readonly name: string; readonly ruleMetricName: string };
   /**
    * Address subscribed to the alarm topic.
    * @default - no subscription; subscribe to `alarmTopic` yourself
@@ -127,6 +156,15 @@ export const PerStoreLogQueries = {
   ],
 } as const;
 
+/** The DynamoDB operations the functions call (lib/table-access.ts), for the per-operation SystemErrors metric. */
+const TABLE_OPERATIONS = [
+  Operation.GET_ITEM,
+  Operation.PUT_ITEM,
+  Operation.UPDATE_ITEM,
+  Operation.QUERY,
+  Operation.SCAN,
+];
+
 const FIVE_MINUTES = Duration.minutes(5);
 const ONE_MINUTE = Duration.minutes(1);
 
@@ -146,10 +184,28 @@ export class Monitoring extends Construct {
     readonly reconcilerRepairs: Alarm;
     readonly workerErrors: Alarm;
     readonly workerThrottles: Alarm;
+    readonly apiServerErrors: Alarm;
+    readonly apiLatency: Alarm;
+    readonly wafBlocks: Alarm;
   };
+  /** Errors and throttles of ingest, admin, authorizer and reconciler (the worker's are in `alarms`). */
+  public readonly functionAlarms: Readonly<
+    Record<Exclude<FunctionName, 'worker'>, { readonly errors: Alarm; readonly throttles: Alarm }>
+  >;
+  /** Throttles and system errors of each table. */
+  public readonly tableAlarms: Readonly<
+    Record<TableKey, { readonly throttles: Alarm; readonly systemErrors: Alarm }>
+  >;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
+    for (const name of Object.keys(props.alarmThresholds ?? {})) {
+      if (!(name in DEFAULT_ALARM_THRESHOLDS)) {
+        throw new InvalidPropError(
+          `alarmThresholds.${name} is not a threshold; known: ${Object.keys(DEFAULT_ALARM_THRESHOLDS).join(', ')}`,
+        );
+      }
+    }
     const thresholds = { ...DEFAULT_ALARM_THRESHOLDS, ...props.alarmThresholds };
     for (const [name, value] of Object.entries(thresholds))
       requireIntegerInRange(`alarmThresholds.${name}`, value, 0, 86_400);
@@ -428,10 +484,117 @@ export class Monitoring extends Construct {
           comparisonOperator: atLeast,
         },
       ),
+      apiServerErrors: alarm(
+        'ApiServerErrors',
+        'The API is answering 5XX: a dependency is failing (503 dependency_unavailable) or a function errs.',
+        {
+          metric: props.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+          threshold: thresholds.apiServerErrorsPer5Minutes,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        },
+      ),
+      apiLatency: alarm('ApiLatency', 'The API is slow (p99 end-to-end latency) for 15 minutes.', {
+        metric: props.api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
+        threshold: thresholds.apiLatencyP99Ms,
+        evaluationPeriods: 3,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      }),
+      wafBlocks: alarm(
+        'WafBlocks',
+        'The WAF flood rule is blocking an integrator credential (over its per-credential ceiling).',
+        {
+          metric: new Metric({
+            namespace: 'AWS/WAFV2',
+            metricName: 'BlockedRequests',
+            dimensionsMap: {
+              WebACL: props.webAcl.name,
+              Rule: props.webAcl.ruleMetricName,
+              Region: Aws.REGION,
+            },
+            statistic: 'Sum',
+            period: FIVE_MINUTES,
+          }),
+          threshold: thresholds.wafBlockedRequestsPer5Minutes,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        },
+      ),
     };
 
+    const functionAlarm = (fn: Exclude<FunctionName, 'worker'>, id: string) => {
+      const target = props.functions[fn];
+      return {
+        errors: alarm(`${id}Errors`, `The ${fn} function is failing (Lambda Errors).`, {
+          metric: target.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+          threshold: thresholds.functionErrorsPer5Minutes,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        }),
+        throttles: alarm(`${id}Throttles`, `The ${fn} function is throttled (Lambda Throttles).`, {
+          metric: target.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+          threshold: thresholds.functionThrottlesPer5Minutes,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        }),
+      };
+    };
+    this.functionAlarms = {
+      ingest: functionAlarm('ingest', 'Ingest'),
+      admin: functionAlarm('admin', 'Admin'),
+      authorizer: functionAlarm('authorizer', 'Authorizer'),
+      reconciler: functionAlarm('reconciler', 'Reconciler'),
+    };
+
+    const tableAlarm = (key: TableKey) => {
+      const table = props.tables[key];
+      const id = Tables[key].id;
+      const tableMetric = (metricName: string): Metric =>
+        new Metric({
+          namespace: 'AWS/DynamoDB',
+          metricName,
+          dimensionsMap: { TableName: table.tableName },
+          statistic: 'Sum',
+          period: FIVE_MINUTES,
+        });
+      return {
+        throttles: alarm(`${id}TableThrottles`, `DynamoDB is throttling the ${id} table.`, {
+          metric: new MathExpression({
+            expression: 'FILL(r, 0) + FILL(w, 0)',
+            usingMetrics: { r: tableMetric('ReadThrottleEvents'), w: tableMetric('WriteThrottleEvents') },
+            label: `${id} throttle events`,
+            period: FIVE_MINUTES,
+          }),
+          threshold: thresholds.tableThrottlesPer5Minutes,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        }),
+        // SystemErrors exists only per operation; the operations the functions call (lib/table-access.ts).
+        systemErrors: alarm(`${id}TableSystemErrors`, `DynamoDB answers 500 on the ${id} table.`, {
+          metric: table.metricSystemErrorsForOperations({
+            operations: TABLE_OPERATIONS,
+            period: FIVE_MINUTES,
+          }),
+          threshold: thresholds.tableSystemErrorsPer5Minutes,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        }),
+      };
+    };
+    this.tableAlarms = {
+      stores: tableAlarm('stores'),
+      dispatch: tableAlarm('dispatch'),
+      tokens: tableAlarm('tokens'),
+      deliveries: tableAlarm('deliveries'),
+    };
+
+    const allAlarms = [
+      ...Object.values(this.alarms),
+      ...Object.values(this.functionAlarms).flatMap((a) => [a.errors, a.throttles]),
+      ...Object.values(this.tableAlarms).flatMap((a) => [a.throttles, a.systemErrors]),
+    ];
     this.dashboard.addWidgets(
-      new AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 24, height: 3 }),
+      new AlarmStatusWidget({ title: 'Alarms', alarms: allAlarms, width: 24, height: 6 }),
     );
   }
 }

@@ -6,6 +6,7 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Construct } from 'constructs';
 import { RECONCILER_SCHEDULE } from '../../lambdas/config/topology.js';
 import { grantStoreQueues } from '../store-queue-access.js';
+import { grantTables } from '../table-access.js';
 import { ServiceFunction } from './lambda-function.js';
 import type { ServiceWiring } from './service-wiring.js';
 
@@ -28,6 +29,7 @@ export class Reconciler extends Construct {
       environment: props.environment,
       logRetention: props.logRetention,
       logRemovalPolicy: props.logRemovalPolicy,
+      tracing: props.tracing,
       // The next tick is the retry: re-running a failed or stale tick only overlaps with a fresh one.
       retryAttempts: 0,
       maxEventAge: Duration.minutes(RECONCILER_SCHEDULE.rateMinutes),
@@ -38,9 +40,7 @@ export class Reconciler extends Construct {
     this.function = reconciler.function;
     this.logGroup = reconciler.logGroup;
 
-    const { tables } = props;
-    tables.stores.grantReadData(this.function);
-    tables.dispatch.grantReadWriteData(this.function);
+    grantTables('reconciler', this.function, props.tables);
     props.attentionQueue.grantSendMessages(this.function);
     grantStoreQueues(this, this.function, props.queuePrefix, 'reconciler');
 

@@ -24,4 +24,9 @@ export interface ServiceWiring {
    * @default RemovalPolicy.RETAIN
    */
   readonly logRemovalPolicy?: RemovalPolicy;
+  /**
+   * X-Ray tracing of the functions (and the API stage).
+   * @default true
+   */
+  readonly tracing?: boolean;
 }

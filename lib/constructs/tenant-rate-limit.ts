@@ -1,3 +1,4 @@
+import { Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
@@ -39,6 +40,10 @@ export class TenantRateLimit extends Construct {
   public readonly association: CfnWebACLAssociation;
   /** Requests per window per credential (WAF's `limit`). */
   public readonly limit: number;
+  /** The web ACL's name (the `WebACL` dimension of AWS/WAFV2 metrics). */
+  public readonly webAclName: string;
+  /** The flood rule's metric name (the `Rule` dimension of AWS/WAFV2 metrics). */
+  public readonly ruleMetricName = 'PerCredentialRate';
 
   constructor(scope: Construct, id: string, props: TenantRateLimitProps) {
     super(scope, id);
@@ -49,7 +54,10 @@ export class TenantRateLimit extends Construct {
     const windowSeconds = props.windowSeconds ?? INTEGRATOR_API.rateWindowSeconds;
     // WAF's floor is 10 requests per window.
     this.limit = Math.max(10, Math.round(ratePerSecond * windowSeconds));
+    // Named, so the alarms can name it (the `WebACL` dimension of its metrics); one per stack and region.
+    this.webAclName = `${Stack.of(this).stackName}-integrator-flood`;
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
+      name: this.webAclName,
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
       visibilityConfig: {
@@ -94,7 +102,7 @@ export class TenantRateLimit extends Construct {
           },
           visibilityConfig: {
             cloudWatchMetricsEnabled: true,
-            metricName: 'PerCredentialRate',
+            metricName: this.ruleMetricName,
             sampledRequestsEnabled: false,
           },
         },

@@ -12,7 +12,7 @@ const { stack, template } = synthStack({
   removalPolicy: RemovalPolicy.DESTROY,
   apiThrottling: { rateLimit: 10, burstLimit: 20 },
   apiTenantThrottling: { rateLimit: 2.5, burstLimit: 7 },
-  apiTracingEnabled: true,
+  tracing: false,
   apiCloudWatchRole: false,
   logRetention: RetentionDays.ONE_WEEK,
   runtimeSettings: { marketplaceTimeoutMs: 8000, sweepStoresPerRun: 100 },
@@ -51,7 +51,7 @@ describe('stack props', () => {
         Statement: Match.arrayWith([
           Match.objectLike({
             Action: Match.arrayWith(['sqs:CreateQueue']),
-            Resource: Match.arrayWith([pattern]),
+            Resource: pattern,
           }),
         ]),
       },
@@ -95,8 +95,25 @@ describe('stack props', () => {
     });
   });
 
-  it('apiTracingEnabled traces the stage', () => {
-    template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
+  it('tracing false leaves the stage untraced', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: false });
+  });
+
+  it('tracing false leaves every function untraced', () => {
+    expect(
+      resourcesOfType(template, 'AWS::Lambda::Function').filter(([, fn]) => fn.Properties?.TracingConfig),
+    ).toEqual([]);
+  });
+
+  it('tracing false turns Powertools Tracer off in every function', () => {
+    expect(
+      resourcesOfType(template, 'AWS::Lambda::Function').map(
+        ([, fn]) =>
+          (fn.Properties?.Environment as { Variables: Record<string, string> }).Variables[
+            'POWERTOOLS_TRACE_ENABLED'
+          ],
+      ),
+    ).toEqual(Array(5).fill('false'));
   });
 
   it('apiCloudWatchRole false leaves the account setting alone', () => {

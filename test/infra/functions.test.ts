@@ -1,3 +1,4 @@
+import { Match } from 'aws-cdk-lib/assertions';
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EnvNames } from '../../lambdas/config/env-names.js';
@@ -26,15 +27,30 @@ const PROVIDED_AT_DEPLOY: readonly string[] = [
   EnvNames.marketplaceBaseUrl,
   EnvNames.usagePlanStage,
 ];
-const ON_EVERY_FUNCTION = [EnvNames.serviceName, EnvNames.metricsNamespace, 'NODE_OPTIONS'];
+const ON_EVERY_FUNCTION = [
+  EnvNames.serviceName,
+  EnvNames.metricsNamespace,
+  EnvNames.traceEnabled,
+  'NODE_OPTIONS',
+];
 
 describe('every function', () => {
   it('is one of the topology functions', () => {
     template.resourceCountIs('AWS::Lambda::Function', FUNCTION_NAMES.length);
   });
 
-  it('runs on nodejs22.x', () => {
-    template.allResourcesProperties('AWS::Lambda::Function', { Runtime: 'nodejs22.x' });
+  it('is traced by X-Ray (active) by default', () => {
+    template.allResourcesProperties('AWS::Lambda::Function', { TracingConfig: { Mode: 'Active' } });
+  });
+
+  it('turns Powertools Tracer on by default', () => {
+    template.allResourcesProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ [EnvNames.traceEnabled]: 'true' }) },
+    });
+  });
+
+  it('runs on nodejs24.x', () => {
+    template.allResourcesProperties('AWS::Lambda::Function', { Runtime: 'nodejs24.x' });
   });
 
   it('runs on arm64', () => {

@@ -4,6 +4,7 @@ import {
   AUTHORIZER_CACHE_SECONDS,
   DEFAULT_API_THROTTLING,
   gatewayErrorTemplate,
+  ROUTE_NOT_FOUND_BODY,
 } from '../../lib/constructs/http-api.js';
 import { ROUTES } from '../../lambdas/core/routes.js';
 import { arnOf, idsMatching, logicalIdOf, resourcesOfType, synthStack } from './synth-stack.js';
@@ -36,15 +37,51 @@ describe('HTTP API routes', () => {
     template.resourceCountIs('AWS::ApiGateway::Method', ROUTES.length + 3);
   });
 
-  it('sends every other path (ANY /{proxy+}) to the admin function, which answers 404', () => {
+  it('has the catch-all on every other path (ANY /{proxy+}) and on the root (ANY /)', () => {
     expect(methodsInTemplate).toEqual(expect.arrayContaining(['ANY /{proxy+}', 'ANY /']));
-    template.hasResourceProperties('AWS::ApiGateway::Method', {
-      HttpMethod: 'ANY',
-      AuthorizationType: 'NONE',
-      Integration: Match.objectLike({
-        Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([functionArn.admin])]) }),
-      }),
+  });
+
+  const anonymous = resourcesOfType(template, 'AWS::ApiGateway::Method').filter(
+    ([, method]) => method.Properties?.AuthorizationType === 'NONE',
+  );
+  const integrationOf = ([, method]: (typeof anonymous)[number]) =>
+    method.Properties?.Integration as {
+      Type: string;
+      RequestTemplates?: Record<string, string>;
+      PassthroughBehavior?: string;
+      IntegrationResponses?: { StatusCode: string; ResponseTemplates?: Record<string, string> }[];
+    };
+
+  it('the only methods without authorization are the two catch-alls', () => {
+    expect(anonymous.length).toBe(2);
+  });
+
+  it('no method without authorization reaches a function (each is a MOCK integration)', () => {
+    expect(anonymous.map(integrationOf).map((i) => i.Type)).toEqual(['MOCK', 'MOCK']);
+  });
+
+  it('the catch-all answers 404 with the contract’s route_not_found body', () => {
+    expect(
+      anonymous
+        .map(integrationOf)
+        .map((i) => i.IntegrationResponses?.[0]?.ResponseTemplates?.['application/json']),
+    ).toEqual([ROUTE_NOT_FOUND_BODY, ROUTE_NOT_FOUND_BODY]);
+  });
+
+  it('the catch-all’s one integration response is the default one, status 404', () => {
+    expect(anonymous.map(integrationOf).map((i) => i.IntegrationResponses?.map((r) => r.StatusCode))).toEqual(
+      [['404'], ['404']],
+    );
+  });
+
+  it('the catch-all’s body is the contract’s error JSON', () => {
+    expect(JSON.parse(ROUTE_NOT_FOUND_BODY)).toEqual({
+      error: { code: 'route_not_found', message: expect.any(String) },
     });
+  });
+
+  it('the catch-all passes no body through (another content type gets 415, still no function)', () => {
+    expect(anonymous.map(integrationOf).map((i) => i.PassthroughBehavior)).toEqual(['NEVER', 'NEVER']);
   });
 
   describe.each(ROUTES)('$method $resource', (route) => {
@@ -152,8 +189,8 @@ describe('API stage', () => {
     });
   });
 
-  it('does not trace by default', () => {
-    template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: false });
+  it('traces by default', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
   });
 
   it('is a regional endpoint', () => {

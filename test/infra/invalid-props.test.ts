@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { MAX_MARKETPLACE_TIMEOUT_MS } from '../../lambdas/core/timing.js';
+import { MIN_UNRESERVED_CONCURRENCY } from '../../lib/concurrency-check.js';
 import { buildStack } from './synth-stack.js';
 
 // Construction only: each stack is rejected (or accepted) before anything is synthesized.
@@ -68,11 +69,39 @@ describe('boundary props are accepted', () => {
   it.each([WORKER_EVENT_SOURCE.minPoolSize, WORKER_EVENT_SOURCE.maxPoolSize])(
     'workerPoolSize %s',
     (workerPoolSize) => {
-      expect(() => buildStack({ workerPoolSize })).not.toThrow();
+      // The pool and the reconciler's 1 reserved, plus the 100 Lambda keeps unreserved.
+      expect(() =>
+        buildStack({
+          workerPoolSize,
+          accountConcurrencyLimit: workerPoolSize + 1 + MIN_UNRESERVED_CONCURRENCY,
+        }),
+      ).not.toThrow();
     },
   );
 
   it.each(['a', 'a'.repeat(16), 'prodeu1'])("queuePrefix '%s'", (queuePrefix) => {
     expect(() => buildStack({ queuePrefix })).not.toThrow();
+  });
+});
+
+describe('reserved concurrency fits the account limit', () => {
+  it('accepts the defaults (21 reserved) under the default limit of 1000', () => {
+    expect(() => buildStack()).not.toThrow();
+  });
+
+  it('refuses a reservation that leaves fewer than 100 unreserved, naming the limit it needs', () => {
+    expect(() => buildStack({ accountConcurrencyLimit: 120 })).toThrow(
+      /reserves 21 concurrent executions .* needs an account concurrency limit of at least 121; accountConcurrencyLimit is 120/,
+    );
+  });
+
+  it('accepts exactly 100 left unreserved', () => {
+    expect(() => buildStack({ accountConcurrencyLimit: 121 })).not.toThrow();
+  });
+
+  it('refuses the largest pool under the default limit', () => {
+    expect(() => buildStack({ workerPoolSize: WORKER_EVENT_SOURCE.maxPoolSize })).toThrow(
+      /-c accountConcurrencyLimit=/,
+    );
   });
 });

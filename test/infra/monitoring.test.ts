@@ -237,8 +237,16 @@ const firing = (props: Record<string, unknown>): unknown[] => [
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
 
-  it('has six alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 6);
+  // 9 stack-wide, errors and throttles of the 4 other functions, throttles and system errors of the 4 tables.
+  it('has 25 alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 9 + 4 * 2 + 4 * 2);
+  });
+
+  it('every alarm notifies the topic when it fires', () => {
+    const silent = resourcesOfType(template, 'AWS::CloudWatch::Alarm').filter(
+      ([, alarm]) => JSON.stringify(alarm.Properties?.['AlarmActions']) !== JSON.stringify([topicRef]),
+    );
+    expect(silent.map(([id]) => id)).toEqual([]);
   });
 
   it.each(Object.keys(alarms) as (keyof typeof alarms)[])('%s notifies the topic when it fires', (name) => {
@@ -355,6 +363,98 @@ describe('monitoring: alarms', () => {
       expect(firing(props)).toEqual(['GreaterThanOrEqualToThreshold', threshold, 1]);
     });
   });
+  describe('API 5XX', () => {
+    const props = alarmProps(alarms.apiServerErrors);
+    it('reads the API’s 5XXError', () => {
+      expect([props['Namespace'], props['MetricName']]).toEqual(['AWS/ApiGateway', '5XXError']);
+    });
+    it('sums over 5 minutes', () => {
+      expect([props['Statistic'], props['Period']]).toEqual(['Sum', 300]);
+    });
+    it(`fires at ${DEFAULT_ALARM_THRESHOLDS.apiServerErrorsPer5Minutes} or more in one period`, () => {
+      expect(firing(props)).toEqual([
+        'GreaterThanOrEqualToThreshold',
+        DEFAULT_ALARM_THRESHOLDS.apiServerErrorsPer5Minutes,
+        1,
+      ]);
+    });
+  });
+
+  describe('API latency', () => {
+    const props = alarmProps(alarms.apiLatency);
+    it('reads the API’s Latency', () => {
+      expect([props['Namespace'], props['MetricName']]).toEqual(['AWS/ApiGateway', 'Latency']);
+    });
+    it('takes p99 over 5 minutes', () => {
+      expect([props['ExtendedStatistic'], props['Period']]).toEqual(['p99', 300]);
+    });
+    it(`fires above ${DEFAULT_ALARM_THRESHOLDS.apiLatencyP99Ms} ms for three periods`, () => {
+      expect(firing(props)).toEqual(['GreaterThanThreshold', DEFAULT_ALARM_THRESHOLDS.apiLatencyP99Ms, 3]);
+    });
+  });
+
+  describe('WAF blocks', () => {
+    const props = alarmProps(alarms.wafBlocks);
+    it('reads AWS/WAFV2 BlockedRequests', () => {
+      expect([props['Namespace'], props['MetricName']]).toEqual(['AWS/WAFV2', 'BlockedRequests']);
+    });
+    it('names the flood rule', () => {
+      expect(props['Dimensions']).toEqual(
+        expect.arrayContaining([{ Name: 'Rule', Value: stack.httpApi.tenantRateLimit.ruleMetricName }]),
+      );
+    });
+    it('names the web ACL by the name it is created with', () => {
+      expect(props['Dimensions']).toEqual(
+        expect.arrayContaining([{ Name: 'WebACL', Value: stack.httpApi.tenantRateLimit.webAclName }]),
+      );
+    });
+    it(`fires at ${DEFAULT_ALARM_THRESHOLDS.wafBlockedRequestsPer5Minutes} or more`, () => {
+      expect(firing(props)).toEqual([
+        'GreaterThanOrEqualToThreshold',
+        DEFAULT_ALARM_THRESHOLDS.wafBlockedRequestsPer5Minutes,
+        1,
+      ]);
+    });
+  });
+
+  const otherFunctions = ['ingest', 'admin', 'authorizer', 'reconciler'] as const;
+  describe.each(otherFunctions)('%s function', (fn) => {
+    const fnRef = [{ Name: 'FunctionName', Value: { Ref: logicalIdOf(stack.functions[fn]) } }];
+    it('has an errors alarm on its own Errors', () => {
+      const props = alarmProps(monitoring.functionAlarms[fn].errors);
+      expect([props['MetricName'], props['Dimensions']]).toEqual(['Errors', fnRef]);
+    });
+    it('has a throttles alarm on its own Throttles', () => {
+      const props = alarmProps(monitoring.functionAlarms[fn].throttles);
+      expect([props['MetricName'], props['Dimensions']]).toEqual(['Throttles', fnRef]);
+    });
+    it(`errors fire at ${DEFAULT_ALARM_THRESHOLDS.functionErrorsPer5Minutes} or more in 5 minutes`, () => {
+      expect(firing(alarmProps(monitoring.functionAlarms[fn].errors))).toEqual([
+        'GreaterThanOrEqualToThreshold',
+        DEFAULT_ALARM_THRESHOLDS.functionErrorsPer5Minutes,
+        1,
+      ]);
+    });
+  });
+
+  describe.each(['stores', 'dispatch', 'tokens', 'deliveries'] as const)('%s table', (table) => {
+    const tableRef = { Ref: logicalIdOf(stack.tables.all[table]) };
+    const metricsOf = (props: Record<string, unknown>) =>
+      (props['Metrics'] as { MetricStat?: { Metric: { MetricName: string; Dimensions: unknown[] } } }[])
+        .filter((m) => m.MetricStat)
+        .map((m) => m.MetricStat?.Metric);
+    it('alarms on read and write throttle events of this table', () => {
+      const metrics = metricsOf(alarmProps(monitoring.tableAlarms[table].throttles));
+      expect(metrics.map((m) => [m?.MetricName, m?.Dimensions])).toEqual([
+        ['ReadThrottleEvents', [{ Name: 'TableName', Value: tableRef }]],
+        ['WriteThrottleEvents', [{ Name: 'TableName', Value: tableRef }]],
+      ]);
+    });
+    it('alarms on system errors of every operation the functions call on it', () => {
+      const metrics = metricsOf(alarmProps(monitoring.tableAlarms[table].systemErrors));
+      expect(metrics.map((m) => m?.MetricName)).toEqual(Array(5).fill('SystemErrors'));
+    });
+  });
 });
 
 describe('monitoring: invalid props (no synth)', () => {
@@ -366,5 +466,19 @@ describe('monitoring: invalid props (no synth)', () => {
     expect(() => buildStack({ alarmThresholds: { workerErrorsPer5Minutes: -1 } })).toThrow(
       /alarmThresholds\.workerErrorsPer5Minutes must be an integer/,
     );
+  });
+});
+
+describe('monitoring: thresholds', () => {
+  it('rejects a threshold name it does not know', () => {
+    expect(() => buildStack({ alarmThresholds: { apiLatencyMs: 1 } as never })).toThrow(
+      /alarmThresholds\.apiLatencyMs is not a threshold/,
+    );
+  });
+
+  it('takes a threshold override', () => {
+    expect(
+      buildStack({ alarmThresholds: { apiLatencyP99Ms: 1234 } }).monitoring.thresholds.apiLatencyP99Ms,
+    ).toBe(1234);
   });
 });

@@ -65,13 +65,64 @@ describe('stack props from CDK context', () => {
     ).toBe(500);
   });
 
-  it('parses apiTracing', () => {
-    expect(fromContext({ marketplaceBaseUrl: URL, apiTracing: 'true' }).props.apiTracingEnabled).toBe(true);
+  it('parses tracing=false', () => {
+    expect(fromContext({ marketplaceBaseUrl: URL, tracing: 'false' }).props.tracing).toBe(false);
   });
 
-  it('rejects a non-boolean apiTracing', () => {
-    expect(() => fromContext({ marketplaceBaseUrl: URL, apiTracing: 'yes' })).toThrow(
-      /context apiTracing must be true or false/,
+  it('leaves tracing to the stack default when unset', () => {
+    expect(fromContext({ marketplaceBaseUrl: URL }).props.tracing).toBeUndefined();
+  });
+
+  it('rejects a non-boolean tracing', () => {
+    expect(() => fromContext({ marketplaceBaseUrl: URL, tracing: 'yes' })).toThrow(
+      /context tracing must be true or false/,
+    );
+  });
+
+  it('parses apiCloudWatchRole=false', () => {
+    expect(fromContext({ marketplaceBaseUrl: URL, apiCloudWatchRole: 'false' }).props.apiCloudWatchRole).toBe(
+      false,
+    );
+  });
+
+  it('parses accountConcurrencyLimit', () => {
+    expect(
+      fromContext({ marketplaceBaseUrl: URL, accountConcurrencyLimit: '400' }).props.accountConcurrencyLimit,
+    ).toBe(400);
+  });
+
+  it("parses adminAccess 'account'", () => {
+    expect(fromContext({ marketplaceBaseUrl: URL, adminAccess: 'account' }).props.adminAccess).toBe(
+      'account',
+    );
+  });
+
+  it('parses adminAccess as comma-separated principal ARNs', () => {
+    expect(
+      fromContext({
+        marketplaceBaseUrl: URL,
+        adminAccess: 'arn:aws:iam::123456789012:role/ops, arn:aws:iam::123456789012:role/ci',
+      }).props.adminAccess,
+    ).toEqual(['arn:aws:iam::123456789012:role/ops', 'arn:aws:iam::123456789012:role/ci']);
+  });
+
+  it('parses alarmThresholds given as JSON on the command line', () => {
+    expect(
+      fromContext({ marketplaceBaseUrl: URL, alarmThresholds: '{"apiLatencyP99Ms":3000}' }).props
+        .alarmThresholds,
+    ).toEqual({ apiLatencyP99Ms: 3000 });
+  });
+
+  it('takes alarmThresholds given as an object in cdk.json', () => {
+    expect(
+      fromContext({ marketplaceBaseUrl: URL, alarmThresholds: { workerErrorsPer5Minutes: 3 } }).props
+        .alarmThresholds,
+    ).toEqual({ workerErrorsPer5Minutes: 3 });
+  });
+
+  it('rejects alarmThresholds that are not a JSON object of numbers', () => {
+    expect(() => fromContext({ marketplaceBaseUrl: URL, alarmThresholds: '{"x":"1"}' })).toThrow(
+      /context alarmThresholds must be a JSON object of numbers/,
     );
   });
 

@@ -11,7 +11,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ApiGatewayUsageKeys, newUsageKeyValue } from '../../../lambdas/adapters/apigateway-usage-keys.js';
 import { DerivedUsageKeys } from '../../../lambdas/adapters/derived-usage-keys.js';
-import { usageKeyName } from '../../../lambdas/core/names.js';
+import { DEPLOYMENT_TAG_KEY, usageKeyName } from '../../../lambdas/core/names.js';
 
 const apigw = mockClient(APIGatewayClient);
 const NAME = usageKeyName('aq', 'tenant-1');
@@ -163,6 +163,15 @@ describe('ApiGatewayUsageKeys.ensure for a new tenant', () => {
       enabled: true,
       value: NEW_VALUE,
       description: expect.stringContaining('tenant-1'),
+      tags: expect.any(Object),
+    });
+  });
+
+  it('tags the key with the deployment (its prefix) and the tenant, so teardown can find it', async () => {
+    await keys().ensure('tenant-1');
+    expect(apigw.commandCalls(CreateApiKeyCommand)[0]?.args[0].input.tags).toEqual({
+      [DEPLOYMENT_TAG_KEY]: 'aq',
+      tenantId: 'tenant-1',
     });
   });
 

@@ -15,7 +15,12 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
-import { SqsQueueAdmin, tlsOnlyPolicy } from '../../../lambdas/adapters/sqs-queue-admin.js';
+import {
+  redriveAllowPolicy,
+  SqsQueueAdmin,
+  tlsOnlyPolicy,
+} from '../../../lambdas/adapters/sqs-queue-admin.js';
+import { DEPLOYMENT_TAG_KEY } from '../../../lambdas/core/names.js';
 import { STORE_QUEUE } from '../../../lambdas/config/topology.js';
 import {
   answerQueueAttributes,
@@ -44,6 +49,8 @@ beforeEach(() => {
 
 describe('SqsQueueAdmin.createStoreQueues', () => {
   const tags = { storeId: 'store-1', tenantId: 'tenant-1' };
+  /** What the queues are tagged with: the use case's tags and the deployment's. */
+  const queueTags = { ...tags, [DEPLOYMENT_TAG_KEY]: 'aq' };
   const dlqAttributes = {
     MessageRetentionPeriod: String(STORE_QUEUE.deadLetterRetentionSeconds),
     SqsManagedSseEnabled: 'true',
@@ -55,7 +62,10 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: DLQ_ARN, maxReceiveCount: 100 }),
     Policy: tlsOnlyPolicy(QUEUE_ARN),
   };
-  const dlqPolicy = { QueueUrl: DLQ_URL, Attributes: { Policy: tlsOnlyPolicy(DLQ_ARN) } };
+  const dlqPolicy = {
+    QueueUrl: DLQ_URL,
+    Attributes: { Policy: tlsOnlyPolicy(DLQ_ARN), RedriveAllowPolicy: redriveAllowPolicy(QUEUE_ARN) },
+  };
 
   beforeEach(() => {
     sqs.on(CreateQueueCommand, { QueueName: 'aq-d-store-1' }).resolves({ QueueUrl: DLQ_URL });
@@ -66,8 +76,8 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
   it('creates the DLQ first, then the work queue redriving to it, both encrypted and tagged', async () => {
     await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
     expect(sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input)).toEqual([
-      { QueueName: 'aq-d-store-1', Attributes: dlqAttributes, tags },
-      { QueueName: 'aq-s-store-1', Attributes: queueAttributes, tags },
+      { QueueName: 'aq-d-store-1', Attributes: dlqAttributes, tags: queueTags },
+      { QueueName: 'aq-s-store-1', Attributes: queueAttributes, tags: queueTags },
     ]);
   });
 
@@ -87,6 +97,32 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
         },
       ],
     });
+  });
+
+  it('lets the DLQ take dead letters from its own work queue only (RedriveAllowPolicy)', async () => {
+    await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
+    const dlqUpdate = sqs.commandCalls(SetQueueAttributesCommand)[0]?.args[0].input;
+    expect(JSON.parse(dlqUpdate?.Attributes?.['RedriveAllowPolicy'] ?? '{}')).toEqual({
+      redrivePermission: 'byQueue',
+      sourceQueueArns: [QUEUE_ARN],
+    });
+  });
+
+  it('leaves RedriveAllowPolicy out against the emulator (manual redrive mode), which refuses it', async () => {
+    await new SqsQueueAdmin(client(), 'aq', 'manual').createStoreQueues('store-1', {
+      maxReceiveCount: 100,
+      tags,
+    });
+    expect(sqs.commandCalls(SetQueueAttributesCommand)[0]?.args[0].input.Attributes).not.toHaveProperty(
+      'RedriveAllowPolicy',
+    );
+  });
+
+  it('tags both queues with the deployment (the queue prefix)', async () => {
+    await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
+    expect(
+      sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input.tags?.[DEPLOYMENT_TAG_KEY]),
+    ).toEqual(['aq', 'aq']);
   });
 
   it('asks the DLQ for its ARN', async () => {

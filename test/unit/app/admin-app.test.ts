@@ -25,6 +25,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { DerivedUsageKeys } from '../../../lambdas/adapters/derived-usage-keys.js';
 import { createAdminHandler } from '../../../lambdas/app/admin-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
+import { DEPLOYMENT_TAG_KEY } from '../../../lambdas/core/names.js';
 import { hashToken, tokenIdOf } from '../../../lambdas/core/tokens.js';
 import {
   answerQueueAttributes,
@@ -115,14 +116,14 @@ describe('PUT /admin/stores/{storeId}', () => {
     });
   });
 
-  it('creates the store’s queue and DLQ, tagged with store and tenant', async () => {
+  it('creates the store’s queue and DLQ, tagged with store, tenant and deployment', async () => {
     const { call } = setup();
     await call(storeRoute('PUT', body));
     expect(
       sqs.commandCalls(CreateQueueCommand).map((c) => [c.args[0].input.QueueName, c.args[0].input.tags]),
     ).toEqual([
-      ['aq-d-store-1', { storeId: 'store-1', tenantId: 'tenant-1' }],
-      ['aq-s-store-1', { storeId: 'store-1', tenantId: 'tenant-1' }],
+      ['aq-d-store-1', { storeId: 'store-1', tenantId: 'tenant-1', [DEPLOYMENT_TAG_KEY]: 'aq' }],
+      ['aq-s-store-1', { storeId: 'store-1', tenantId: 'tenant-1', [DEPLOYMENT_TAG_KEY]: 'aq' }],
     ]);
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../../../lambdas/core/http.js';
 import type { TenantUsageKeys, TokenChange, TokenRecord, TokenStore } from '../../../lambdas/core/ports.js';
 import {
+  BACKFILL_BUDGET_MS,
   BACKFILL_PAGE,
   backfillUsageKey,
   backfillUsageKeys,
@@ -395,5 +396,63 @@ describe('backfillUsageKeys (every tenant, page by page)', () => {
   it('answers 400 for an unknown query parameter', async () => {
     const { deps } = setup();
     await expect(backfillUsageKeys(deps, bulk({ limit: '5' }))).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('answers 400 for a cursor it did not make', async () => {
+    const { deps } = setup();
+    await expect(backfillUsageKeys(deps, bulk({ cursor: 'not-a-cursor' }))).rejects.toMatchObject({
+      status: 400,
+    });
+  });
+
+  describe(`within its time budget (${BACKFILL_BUDGET_MS} ms; API Gateway creates 5 keys a second)`, () => {
+    /** Each new tenant's key takes 4 s of the clock, as a throttled CreateApiKey might. */
+    const slowSetup = () => {
+      const base = setup();
+      let now = T0;
+      base.deps.clock = { now: () => now, sleep: async () => {} };
+      const ensure = base.usageKeys.ensure.bind(base.usageKeys);
+      base.usageKeys.ensure = async (tenantId: string) => {
+        now += 4000;
+        return ensure(tenantId);
+      };
+      return base;
+    };
+    const seed = async (tokens: ReturnType<typeof setup>['tokens'], count: number) => {
+      for (let i = 0; i < count; i++)
+        await tokens.put({ tokenHash: hashToken(`old-${i}`), tenantId: `t${i}`, createdAt: T0 - 1000 });
+    };
+    type Page = { tenants: { tenantId: string }[]; cursor?: string };
+
+    it('starts no tenant after the budget and answers with a cursor (three tenants, 12 s)', async () => {
+      const { deps, tokens } = slowSetup();
+      await seed(tokens, 6);
+      const res = await backfillUsageKeys(deps, bulk());
+      expect((res.body as Page).tenants.map((t) => t.tenantId)).toEqual(['t0', 't1', 't2']);
+    });
+
+    it('resumes at the first tenant it did not do', async () => {
+      const { deps, tokens } = slowSetup();
+      await seed(tokens, 6);
+      const first = (await backfillUsageKeys(deps, bulk())).body as Page;
+      const second = (await backfillUsageKeys(deps, bulk({ cursor: first.cursor ?? '' }))).body as Page;
+      expect(second.tenants.map((t) => t.tenantId)).toEqual(['t3', 't4', 't5']);
+    });
+
+    it('gives every token its key over the calls, then answers without a cursor', async () => {
+      const { deps, tokens } = slowSetup();
+      await seed(tokens, 7);
+      let cursor: string | undefined;
+      let calls = 0;
+      do {
+        const body = (await backfillUsageKeys(deps, bulk(cursor ? { cursor } : undefined))).body as Page;
+        cursor = body.cursor;
+        calls++;
+      } while (cursor && calls < 10);
+      expect({
+        calls,
+        missing: [...tokens.records.values()].filter((r) => r.usageKey === undefined).length,
+      }).toEqual({ calls: 3, missing: 0 });
+    });
   });
 });
