@@ -198,4 +198,46 @@ describe('handleAttention at its edges', () => {
     if (released) expect(release).toHaveBeenCalledWith('s1', 'a', fence);
     else expect(release).not.toHaveBeenCalled();
   });
+
+  describe('the first call of a lease keeps the pace the store had', () => {
+    const workBody = JSON.stringify({
+      v: 1,
+      storeId: 's1',
+      eventId: 'e1',
+      type: 'inventory.update',
+      payload: { sku: 'a', quantity: 1 },
+      acceptedAt: T0,
+    });
+
+    it.each([
+      { case: "the slot's carried pace", slot: { n: T0 + 150 }, tat: undefined, firstCallAt: T0 + 150 },
+      {
+        case: "the store's schedule when the slot carries none",
+        slot: {},
+        tat: T0 + 100,
+        firstCallAt: T0 + 100,
+      },
+      { case: 'now when the carried pace is past', slot: { n: T0 - 500 }, tat: T0 + 100, firstCallAt: T0 },
+    ])('starts at $case', async ({ slot, tat, firstCallAt }) => {
+      store = storeOf('active', { maxConcurrentConsumers: 1, ratePerSecond: 5 });
+      dispatch.items.set('s1', {
+        ...(await dispatch.read('s1'))!,
+        slots: { a: { s: 'q', at: T0, ...slot } },
+        ...(tat === undefined ? {} : { tat }),
+      });
+      let sent = false;
+      deps.tasks.receive = vi.fn(async () => {
+        if (sent) return [];
+        sent = true;
+        return [{ messageId: 'm1', receiptHandle: 'r1', body: workBody, receiveCount: 1, sentAt: T0 }];
+      });
+      const calls: number[] = [];
+      deps.marketplace.deliver = vi.fn(async () => {
+        calls.push(now);
+        return { kind: 'ok' as const, status: 200 };
+      });
+      await handleAttention(deps, attention('a'));
+      expect(calls).toEqual([firstCallAt]);
+    });
+  });
 });
