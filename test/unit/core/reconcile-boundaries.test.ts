@@ -229,4 +229,13 @@ describe('reconcile at its boundaries', () => {
     await reconcile(deps);
     expect(await dispatch.readCursor(SWEEP_CURSOR_ID)).toBeUndefined();
   });
+
+  it('sweeps a store with a backlog that has no dispatch item yet: marks it active and signals it', async () => {
+    stores.set('n', storeOf('n'));
+    pending.set('q-n', 2);
+    const report = await reconcile(deps);
+    expect(report.repairs.sweep).toBe(1);
+    expect((await dispatch.read('n'))?.activeShard).toBeDefined();
+    expect(published.map((p) => [p.message.storeId, p.message.reason])).toEqual([['n', 'sweep']]);
+  });
 });
