@@ -2,7 +2,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'test-output/', 'coverage/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'cdk.out/',
+      '.local/',
+      'test-output/',
+      'coverage/',
+      'reports/',
+      '.stryker-tmp/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,216 @@
+import { describe, expect, it } from 'vitest';
+import type { Clock, DispatchState } from '../../../lambdas/core/ports.js';
+import { localPacer, maxPaceWaitMs, sharedPacer } from '../../../lambdas/core/rate.js';
+import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+import { T0 } from '../support/fixtures.js';
+
+/** A clock that only moves when slept on; each sleep overshoots by `late` ms, as a stalled event loop would. */
+const steppedClock = (late: (sleep: number) => number = () => 0) => {
+  let now = T0;
+  const sleeps: number[] = [];
+  const clock: Clock = {
+    now: () => now,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      now += ms + late(sleeps.length);
+    },
+  };
+  return { clock, sleeps, advance: (ms: number) => (now += ms) };
+};
+
+/** The dispatch state in memory, recording which schedule write each call made. */
+const recordingDispatch = (storeId: string, tat?: number) => {
+  const state = new MemoryDispatchState();
+  state.items.set(storeId, { storeId, ...(tat === undefined ? {} : { tat }) } as never);
+  const writes: string[] = [];
+  const dispatch = {
+    restartTat: async (id: string, now: number, interval: number) => {
+      const ok = await state.restartTat(id, now, interval);
+      writes.push(ok ? 'restart' : 'restart-refused');
+      return ok;
+    },
+    advanceTat: async (id: string, interval: number) => {
+      writes.push('advance');
+      return state.advanceTat(id, interval);
+    },
+  } as unknown as DispatchState;
+  return { dispatch, writes, tat: () => state.items.get(storeId)?.tat };
+};
+
+describe('maxPaceWaitMs', () => {
+  it.each([
+    { interval: 100, consumers: 2, expected: 1000 },
+    { interval: 400, consumers: 3, expected: 2400 },
+    { interval: 250, consumers: 2, expected: 1000 },
+    { interval: 1000, consumers: 1, expected: 2000 },
+  ])(
+    'is 2 × $consumers × $interval ms, never under a second: $expected',
+    ({ interval, consumers, expected }) => {
+      expect(maxPaceWaitMs(interval, consumers)).toBe(expected);
+    },
+  );
+});
+
+describe('localPacer', () => {
+  it('starts a call that is due without sleeping at all', async () => {
+    const { clock, sleeps } = steppedClock();
+    const pacer = localPacer(100, T0, clock);
+
+    expect(await pacer.acquire(T0 + 1000)).toBe(true);
+    expect(sleeps).toEqual([]);
+    expect(pacer.carry).toBe(T0 + 100);
+  });
+
+  it('sleeps exactly until the carried start, and carries the next one an interval after it', async () => {
+    const { clock, sleeps } = steppedClock();
+    const pacer = localPacer(100, T0 + 40, clock);
+
+    expect(await pacer.acquire(T0 + 1000)).toBe(true);
+    expect(sleeps).toEqual([40]);
+    expect(pacer.carry).toBe(T0 + 140);
+  });
+
+  it('carries the next start from when it actually woke, not from when it meant to', async () => {
+    const { clock } = steppedClock(() => 30);
+    const pacer = localPacer(100, T0 + 40, clock);
+
+    await pacer.acquire(T0 + 1000);
+    expect(pacer.carry).toBe(T0 + 40 + 30 + 100);
+  });
+
+  it.each([
+    { start: 999, allowed: true },
+    { start: 1000, allowed: false },
+    { start: 1001, allowed: false },
+  ])(
+    'refuses a call whose start ($start ms) is at or after the deadline (1000 ms)',
+    async ({ start, allowed }) => {
+      const { clock, sleeps } = steppedClock();
+      const pacer = localPacer(100, T0 + start, clock);
+
+      expect(await pacer.acquire(T0 + 1000)).toBe(allowed);
+      if (!allowed) {
+        expect(sleeps).toEqual([]);
+        expect(pacer.blockedUntil).toBe(T0 + start);
+        expect(pacer.held).toBe(false);
+      }
+    },
+  );
+});
+
+describe('sharedPacer', () => {
+  const STORE = 'store-1';
+
+  it('restarts a lagging schedule at now, then advances it by one interval per call', async () => {
+    const { clock, sleeps } = steppedClock();
+    const { dispatch, writes, tat } = recordingDispatch(STORE, T0 - 10_000);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    expect(await pacer.acquire(T0 + 1000)).toBe(true);
+    expect(await pacer.acquire(T0 + 1000)).toBe(true);
+    expect(await pacer.acquire(T0 + 1000)).toBe(true);
+
+    expect(writes).toEqual(['restart', 'restart-refused', 'advance', 'advance']);
+    expect(sleeps).toEqual([100, 100]);
+    expect(tat()).toBe(T0 + 300);
+    expect(pacer.carry).toBe(T0 + 300);
+  });
+
+  it('tries a restart first once an advance finds the schedule at the clock, the very instant it reads', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes } = recordingDispatch(STORE, T0 + 100);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    await pacer.acquire(T0 + 10_000); // restart refused (tat ahead), advance: instant T0 + 100, slept until then
+    advance(100); // the call took an interval: the schedule's next instant (T0 + 200) is now
+    writes.length = 0;
+
+    await pacer.acquire(T0 + 10_000); // advance finds tat - interval === now: lagging
+    await pacer.acquire(T0 + 10_000); // so this take tries a restart first (refused: tat is ahead again)
+
+    expect(writes).toEqual(['advance', 'restart-refused', 'advance']);
+  });
+
+  it('takes its instant from the advanced schedule and sleeps until then', async () => {
+    const { clock, sleeps } = steppedClock();
+    const { dispatch, tat } = recordingDispatch(STORE, T0 + 250);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    expect(await pacer.acquire(T0 + 1000)).toBe(true);
+    expect(sleeps).toEqual([250]);
+    expect(tat()).toBe(T0 + 350);
+    expect(pacer.carry).toBe(T0 + 350);
+  });
+
+  it.each([
+    { instantIn: 999, allowed: true },
+    { instantIn: 1000, allowed: false },
+  ])('refuses an instant $instantIn ms away at a deadline 1000 ms away', async ({ instantIn, allowed }) => {
+    const { clock } = steppedClock();
+    // advanceTat answers tat + interval, and the call's instant is the tat it found.
+    const { dispatch } = recordingDispatch(STORE, T0 + instantIn);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    expect(await pacer.acquire(T0 + 1000)).toBe(allowed);
+    if (!allowed) {
+      expect(pacer.blockedUntil).toBe(T0 + instantIn);
+      expect(pacer.held).toBe(false);
+    }
+  });
+
+  it.each([
+    { instantIn: 2000, held: false },
+    { instantIn: 2001, held: true },
+  ])(
+    'calls the store held when its instant is $instantIn ms away with a 2000 ms normal wait',
+    async (row) => {
+      const { clock, sleeps } = steppedClock();
+      const { dispatch } = recordingDispatch(STORE, T0 + row.instantIn);
+      const pacer = sharedPacer(dispatch, STORE, 100, clock, 2000);
+
+      const allowed = await pacer.acquire(T0 + 60_000);
+
+      expect(allowed).toBe(!row.held);
+      expect(pacer.held).toBe(row.held);
+      if (row.held) {
+        expect(sleeps).toEqual([]);
+        expect(pacer.blockedUntil).toBe(T0 + row.instantIn);
+      }
+    },
+  );
+
+  it.each([
+    { interval: 100, late: 50, takes: 1 },
+    { interval: 100, late: 51, takes: 2 },
+    { interval: 4, late: 5, takes: 1 },
+    { interval: 4, late: 6, takes: 2 },
+  ])(
+    'takes a new instant when it woke more than max(interval / 2, 5 ms) late (interval $interval, $late ms late)',
+    async ({ interval, late, takes }) => {
+      // Only the first sleep overshoots; the retried instant is met on time.
+      const { clock } = steppedClock((n) => (n === 1 ? late : 0));
+      const { dispatch, writes } = recordingDispatch(STORE, T0 + 2 * interval);
+      const pacer = sharedPacer(dispatch, STORE, interval, clock);
+
+      expect(await pacer.acquire(T0 + 60_000)).toBe(true);
+      expect(writes.filter((w) => w === 'advance')).toHaveLength(takes);
+    },
+  );
+
+  it('goes ahead after five late wake-ups rather than retrying forever', async () => {
+    const { clock } = steppedClock(() => 1000);
+    // Other consumers keep the schedule 200 ms ahead of every take, and every sleep overshoots by a second.
+    let advances = 0;
+    const dispatch = {
+      restartTat: async () => false,
+      advanceTat: async () => {
+        advances++;
+        return clock.now() + 200 + 100;
+      },
+    } as unknown as DispatchState;
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    expect(await pacer.acquire(T0 + 60_000)).toBe(true);
+    expect(advances).toBe(5);
+  });
+});
