@@ -56,6 +56,7 @@ describe('reconcile at its boundaries', () => {
         createStoreQueues: vi.fn(),
         counts: vi.fn(),
         redrive: vi.fn(),
+        redriveRunning: async () => false,
         purge: vi.fn(),
         pending: async (url) => pending.get(url) ?? 0,
       },
