@@ -90,8 +90,16 @@ export const sharedPacer = (
   const take = async (): Promise<number> => {
     const now = clock.now();
     if (lagging && (await dispatch.restartTat(storeId, now, interval))) return now;
-    const tat = await dispatch.advanceTat(storeId, interval);
-    // A schedule that fell behind while we looked takes no credit for it: the call simply goes now.
+    let tat = await dispatch.advanceTat(storeId, interval);
+    if (tat <= now) {
+      // The schedule lagged a whole interval (a slow call): going now would leave it behind this call, and
+      // the next restart would succeed against it at once — two calls together. Re-register it at now
+      // first (a second write, only after such a lag); if another consumer moved it meanwhile, reserve again.
+      if (await dispatch.restartTat(storeId, now, interval)) return now;
+      tat = await dispatch.advanceTat(storeId, interval);
+    }
+    // A schedule less than an interval behind takes no credit for it: the call goes now, and the next one
+    // at the schedule's next instant, less than an interval later once (GCRA's burst of one).
     lagging = tat - interval <= clock.now();
     return Math.max(tat - interval, now);
   };

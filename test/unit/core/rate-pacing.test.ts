@@ -101,6 +101,21 @@ describe('localPacer', () => {
 describe('sharedPacer', () => {
   const STORE = 'store-1';
 
+  it('never starts two calls together after a slow call left the schedule a whole interval behind', async () => {
+    // Found by mutation testing: calls lasting 0, 3000, 10 and 10 ms at 1/s started at 0, 1000, 4000 and
+    // 4010 ms — six calls in [4000, 9000) for a rate of 1/s.
+    const { clock, advance } = steppedClock();
+    const { dispatch } = recordingDispatch(STORE);
+    const pacer = sharedPacer(dispatch, STORE, 1000, clock);
+    const starts: number[] = [];
+    for (const callMs of [0, 3000, 10, 10, 10]) {
+      await pacer.acquire(T0 + 60_000);
+      starts.push(clock.now() - T0);
+      advance(callMs);
+    }
+    expect(starts).toEqual([0, 1000, 4000, 5000, 6000]);
+  });
+
   it('restarts a lagging schedule at now, then advances it by one interval per call', async () => {
     const { clock, sleeps } = steppedClock();
     const { dispatch, writes, tat } = recordingDispatch(STORE, T0 - 10_000);
