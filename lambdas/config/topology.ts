@@ -112,7 +112,11 @@ export const ATTENTION_QUEUE = {
 
 export const STORE_QUEUE = {
   maxReceiveCount: MAX_RECEIVE_COUNT,
-  retentionSeconds: 4 * 24 * 3600,
+  /**
+   * As long as SQS keeps anything (14 days): SQS deletes older messages silently, and a paused store's
+   * backlog, or a task stuck behind a broken store, must outlive every recovery path by as much as it can.
+   */
+  retentionSeconds: 14 * 24 * 3600,
   deadLetterRetentionSeconds: 14 * 24 * 3600,
   /** Default visibility; the worker sets its own per receive (lease-bound). */
   visibilityTimeoutSeconds: 30,
