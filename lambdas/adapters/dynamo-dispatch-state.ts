@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { DispatchItemSchema, type DispatchItem, type Slot } from '../core/dispatch-model.js';
 import { activeShardOf, Tables } from '../core/names.js';
-import type { Conditional, DispatchState } from '../core/ports.js';
+import type { Conditional, DispatchState, RequeueOptions } from '../core/ports.js';
 import { CLOCK_SKEW_MS } from '../core/timing.js';
 import { conditional } from './dynamo-conditional.js';
 import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
@@ -138,20 +138,7 @@ export class DynamoDispatchState implements DispatchState {
     });
   }
 
-  requeue(
-    storeId: string,
-    slotId: string,
-    fence: number,
-    opts: {
-      dueAt: number;
-      max: number;
-      nextCallAt: number;
-      headSentAt?: number;
-      throttled?: boolean;
-      /** Slices of this slot in a row that ended on an error, this one included (kept on the slot as `e`). */
-      errorStreak?: number;
-    },
-  ): Promise<Conditional> {
+  requeue(storeId: string, slotId: string, fence: number, opts: RequeueOptions): Promise<Conditional> {
     const slot: Slot = {
       s: 'q',
       at: opts.dueAt,

@@ -19,6 +19,17 @@ export interface IdGenerator {
 /** Outcome of a conditional write: the item after it, or what stood in its way. */
 export type Conditional = { ok: true; item: DispatchItem } | { ok: false; current: DispatchItem | undefined };
 
+/** How a lease hands its slot back (`requeue`). */
+export interface RequeueOptions {
+  dueAt: number;
+  max: number;
+  nextCallAt: number;
+  headSentAt?: number;
+  throttled?: boolean;
+  /** Slices of this slot in a row that ended on an error, this one included (kept on the slot as `e`). */
+  errorStreak?: number;
+}
+
 /** Per-store dispatch state (Dispatch table). Every mutation is one conditional write on one item. */
 export interface DispatchState {
   ensure(storeId: string): Promise<void>;
@@ -37,20 +48,7 @@ export interface DispatchState {
    * Turn this lease back into a queued slot due at `dueAt` (the store still has work); counts a republished
    * attention, and a rate-limit block when the slice ended on a marketplace 429 (`throttled`).
    */
-  requeue(
-    storeId: string,
-    slotId: string,
-    fence: number,
-    opts: {
-      dueAt: number;
-      max: number;
-      nextCallAt: number;
-      headSentAt?: number;
-      throttled?: boolean;
-      /** Slices of this slot in a row that ended on an error, this one included (kept on the slot as `e`). */
-      errorStreak?: number;
-    },
-  ): Promise<Conditional>;
+  requeue(storeId: string, slotId: string, fence: number, opts: RequeueOptions): Promise<Conditional>;
   /**
    * Remove this lease's slot, unless it is the store's last (that one goes through markIdle); `tat`
    * (single-consumer stores) carries its rate pacing to the next slot.

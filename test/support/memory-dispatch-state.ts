@@ -1,6 +1,6 @@
 import { DispatchItemSchema, type DispatchItem, type Slot } from '../../lambdas/core/dispatch-model.js';
 import { activeShardOf } from '../../lambdas/core/names.js';
-import type { Conditional, DispatchState } from '../../lambdas/core/ports.js';
+import type { Conditional, DispatchState, RequeueOptions } from '../../lambdas/core/ports.js';
 import { CLOCK_SKEW_MS } from '../../lambdas/core/timing.js';
 
 /**
@@ -116,20 +116,7 @@ export class MemoryDispatchState implements DispatchState {
       },
     );
   }
-  async requeue(
-    storeId: string,
-    slotId: string,
-    fence: number,
-    opts: {
-      dueAt: number;
-      max: number;
-      nextCallAt: number;
-      headSentAt?: number;
-      throttled?: boolean;
-      /** Slices of this slot in a row that ended on an error, this one included (kept on the slot as `e`). */
-      errorStreak?: number;
-    },
-  ): Promise<Conditional> {
+  async requeue(storeId: string, slotId: string, fence: number, opts: RequeueOptions): Promise<Conditional> {
     return this.write(
       storeId,
       (item) =>
