@@ -10,7 +10,7 @@ import {
   STALL_MAX_MS,
   T0,
 } from './constants.js';
-import type { LeaseTrack, World } from './world.js';
+import type { Checks, Excuses, LeaseTrack, StoreState, TaskTrack, WorldView } from './world-view.js';
 
 export interface Violation {
   invariant: number;
@@ -37,13 +37,6 @@ export const RECONCILER_RUN_BOUND_MS = 15_000;
 /** Invariant 5: while one due attention waits visible in the queue, another store Y starts ≤ 2·max(Y) + this + Y's attentions already queued. */
 export const FAIR_SHARE_SLACK = 2;
 
-/** A store state as the invariants read its excuses. */
-interface Excuses {
-  untracked: Set<number>;
-  orphans: Set<number>;
-  falseEmpty: boolean;
-}
-
 /**
  * Only the sweep can find this store's backlog, and the protocol allows it: an ingest is between its send
  * and its enqSeq bump (or died there), or an injected false-empty receive let a worker mark the store idle.
@@ -52,7 +45,7 @@ const sweepExcused = (state: Excuses): boolean =>
   state.untracked.size > 0 || state.orphans.size > 0 || state.falseEmpty;
 
 /** Checks invariants 1–7 after every step of a World, and liveness at the end. */
-export class Invariants {
+export class Invariants implements Checks {
   violation: Violation | undefined;
   private readonly strandedSince = new Map<string, { since: number; reconcilerCrashes: number }>();
   private readonly waiting = new Map<
@@ -60,29 +53,29 @@ export class Invariants {
     { since: number; bound: Map<string, { base: number; allowance: number }> }
   >();
 
-  constructor(private readonly world: World) {}
+  constructor(private readonly world: WorldView) {}
 
   private fail(invariant: number, message: string): void {
     if (this.violation) return;
     this.violation = { invariant, message, atMs: this.world.now - T0 };
-    this.world.sched.log(`VIOLATION of invariant ${invariant}: ${message}`);
+    this.world.log(`VIOLATION of invariant ${invariant}: ${message}`);
   }
 
   /* ---- 1. no accepted task lost: checked whenever a copy leaves a store queue */
-  taskLeftQueue(track: { storeId: string; eventId: string; copies: number; deadLettered: number }): void {
+  taskLeftQueue(track: TaskTrack): void {
     if (track.copies > 0 || this.world.settled(track)) return;
     this.fail(1, `task ${track.storeId}:${track.eventId} left its queue undelivered and not dead-lettered`);
   }
 
   /* ---- 6. effect once: checked whenever the marketplace applies an effect */
   effectApplied(task: string): void {
-    const effects = this.world.market.effectsByTask.get(task) ?? 0;
+    const effects = this.world.effects(task);
     if (effects > 1) this.fail(6, `the marketplace applied task ${task} ${effects} times`);
   }
 
   /* ---- 3 and 4: checked when a marketplace call starts */
   callStarted(actor: Actor, storeId: string, inFlight: number): void {
-    const state = this.world.storeState(storeId);
+    const state = this.world.store(storeId);
     if (!state) return;
     const policy = state.spec.policy;
     if (inFlight > policy.maxConcurrentConsumers)
@@ -90,7 +83,7 @@ export class Invariants {
         3,
         `${inFlight} marketplace calls in flight for ${storeId} (max ${policy.maxConcurrentConsumers})`,
       );
-    const lease = this.world.leases.get(actor.id);
+    const lease = this.world.leases().get(actor.id);
     if (!lease || lease.storeId !== storeId) {
       this.fail(3, `${actor.name} called the marketplace for ${storeId} without a lease`);
       return;
@@ -115,10 +108,7 @@ export class Invariants {
       );
   }
 
-  received(
-    state: { spec: { storeId: string; policy: { maxMessagesPerSlice: number } } },
-    lease: LeaseTrack,
-  ): void {
+  received(state: StoreState, lease: LeaseTrack): void {
     if (lease.received > state.spec.policy.maxMessagesPerSlice)
       this.fail(
         4,
@@ -127,9 +117,7 @@ export class Invariants {
   }
 
   /* ---- 2. a sweep that finds an untracked backlog must have a reason the protocol allows */
-  sweepRescue(
-    state: Excuses & { spec: { storeId: string }; queue: { messages: Map<string, unknown> } },
-  ): void {
+  sweepRescue(state: StoreState): void {
     const item = this.world.dispatchItem(state.spec.storeId);
     if (item?.activeShard !== undefined || state.queue.messages.size === 0) return;
     this.world.stats.sweepRescues++;
@@ -149,7 +137,7 @@ export class Invariants {
     // Attentions per store, and which stores have a due attention waiting in line.
     const attentions = new Map<string, number>();
     const waitingNow = new Map<string, string>(); // attention message id → its store
-    for (const message of this.world.attentionQueue.messages.values()) {
+    for (const message of this.world.attentionMessages()) {
       const meta = this.world.attentionOf(message);
       if (!meta) continue;
       if (!message.duplicate) attentions.set(meta.storeId, (attentions.get(meta.storeId) ?? 0) + 1);
@@ -159,12 +147,12 @@ export class Invariants {
     }
     let roundSlices = 0;
     let longestSlice = 0;
-    for (const state of this.world.stores.values()) {
+    for (const state of this.world.stores()) {
       roundSlices += 2 * state.spec.policy.maxConcurrentConsumers + FAIR_SHARE_SLACK;
       const sliceMs = state.spec.policy.maxSliceSeconds * 1000 + MARKETPLACE_TIMEOUT_MS + 5_000;
       longestSlice = Math.max(longestSlice, sliceMs);
     }
-    const roundMs = Math.ceil(roundSlices / this.world.scenario.workers) * longestSlice;
+    const roundMs = Math.ceil(roundSlices / this.world.workers) * longestSlice;
 
     // 5. fair share: while one due attention waits visible in the attention queue, no other store starts
     // more than its share of slices (each of its slots once, twice with duplicates, plus slack).
@@ -173,18 +161,18 @@ export class Invariants {
       let wait = this.waiting.get(messageId);
       if (!wait) {
         const bound = new Map<string, { base: number; allowance: number }>();
-        for (const other of this.world.stores.values()) {
+        for (const other of this.world.stores()) {
           const id = other.spec.storeId;
           if (id === storeId) continue;
           const allowance =
             2 * other.spec.policy.maxConcurrentConsumers + FAIR_SHARE_SLACK + (attentions.get(id) ?? 0);
-          bound.set(id, { base: this.world.slicesStarted.get(id) ?? 0, allowance });
+          bound.set(id, { base: this.world.slicesStarted(id), allowance });
         }
         wait = { since: now, bound };
         this.waiting.set(messageId, wait);
       }
       for (const [id, { base, allowance }] of wait.bound) {
-        const started = (this.world.slicesStarted.get(id) ?? 0) - base;
+        const started = this.world.slicesStarted(id) - base;
         const ratio = started / allowance;
         if (ratio > this.world.stats.maxWaitSlicesRatio) this.world.stats.maxWaitSlicesRatio = ratio;
         if (started > allowance)
@@ -195,7 +183,7 @@ export class Invariants {
       }
     }
 
-    for (const state of this.world.stores.values()) {
+    for (const state of this.world.stores()) {
       const storeId = state.spec.storeId;
       const policy = state.spec.policy;
       // 7. bounded signalling
@@ -225,7 +213,7 @@ export class Invariants {
       // 2b. no stranded backlog: visible messages and no live lease only for a bounded time.
       const visible = state.queue.hasVisible(now);
       let leased = false;
-      for (const lease of this.world.leases.values())
+      for (const lease of this.world.leases().values())
         if (lease.storeId === storeId) {
           leased = true;
           break;
@@ -293,8 +281,8 @@ export class Invariants {
   }
 
   notDrained(): void {
-    const left = [...this.world.tasks.values()].filter((t) => !this.world.settled(t));
-    const queued = [...this.world.stores.values()].map((s) => `${s.spec.storeId}:${s.queue.messages.size}`);
+    const left = [...this.world.tasks()].filter((t) => !this.world.settled(t));
+    const queued = [...this.world.stores()].map((s) => `${s.spec.storeId}:${s.queue.messages.size}`);
     this.fail(
       1,
       `not drained within the horizon: ${left.length} task(s) neither delivered nor dead-lettered; queues ${queued.join(' ')}`,

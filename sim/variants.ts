@@ -8,7 +8,7 @@ import type {
   TaskQueues,
 } from '../lambdas/core/ports.js';
 import { signalStore } from '../lambdas/core/signal.js';
-import type { Variant } from './world.js';
+import type { Variant } from './protocol-variant.js';
 
 /** Replaces one method of an object, keeping the others (bound to it). */
 const override = <T extends object, K extends keyof T>(inner: T, key: K, replacement: T[K]): T =>

@@ -1,0 +1,112 @@
+import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
+import type { StoreRecord } from '../lambdas/core/store-model.js';
+import type { StoreSpec } from './scenario.js';
+import type { Actor } from './scheduler.js';
+import type { SimMessage, SimQueue } from './sim-sqs.js';
+
+/**
+ * The data the models keep and the narrow view the invariants read. The invariants never import the
+ * world: they see it only through `WorldView`, and the models report events to them through `Checks`.
+ */
+
+/** One task (storeId + eventId), across all its copies. */
+export interface TaskTrack {
+  storeId: string;
+  eventId: string;
+  /** Copies in the store queue (visible, in flight or delayed). */
+  copies: number;
+  deadLettered: number;
+  accepted: boolean;
+}
+
+export interface LeaseTrack {
+  storeId: string;
+  slotId: string;
+  fence: number;
+  /** True time the lease was taken. */
+  startedAt: number;
+  received: number;
+  calls: number;
+}
+
+/** Why only the sweep may find a store's backlog, as the protocol allows. */
+export interface Excuses {
+  /** Live ingest actors that made a task durable and have not yet bumped enqSeq after it. */
+  untracked: Set<number>;
+  /** Ingest actors that crashed between their send and their bump: the sweep may find their task (excused). */
+  orphans: Set<number>;
+  /** A false-empty receive was injected: only the sweep may find this backlog (excused). */
+  falseEmpty: boolean;
+}
+
+export interface StoreState extends Excuses {
+  spec: StoreSpec;
+  record: StoreRecord;
+  queue: SimQueue;
+  dlq: SimQueue;
+}
+
+export interface SimStats {
+  steps: number;
+  virtualMs: number;
+  tasks: number;
+  delivered: number;
+  deadLettered: number;
+  crashes: number;
+  attentionsPublished: number;
+  attentionsLost: number;
+  rawDuplicateSuccesses: number;
+  sweepRescues: number;
+  maxAttentionsPerSlot: number;
+  maxStrandedMs: number;
+  maxStrandedRatio: number;
+  maxWaitSlicesRatio: number;
+}
+
+export const emptyStats = (): SimStats => ({
+  steps: 0,
+  virtualMs: 0,
+  tasks: 0,
+  delivered: 0,
+  deadLettered: 0,
+  crashes: 0,
+  attentionsPublished: 0,
+  attentionsLost: 0,
+  rawDuplicateSuccesses: 0,
+  sweepRescues: 0,
+  maxAttentionsPerSlot: 0,
+  maxStrandedMs: 0,
+  maxStrandedRatio: 0,
+  maxWaitSlicesRatio: 0,
+});
+
+/** What the invariants read of the world. */
+export interface WorldView {
+  readonly now: number;
+  readonly workers: number;
+  readonly stats: SimStats;
+  readonly reconcilerCrashes: number;
+  log(line: string): void;
+  stores(): Iterable<StoreState>;
+  store(storeId: string): StoreState | undefined;
+  tasks(): Iterable<TaskTrack>;
+  /** Live (not finished, not crashed) worker leases by actor id. */
+  leases(): ReadonlyMap<number, LeaseTrack>;
+  slicesStarted(storeId: string): number;
+  attentionMessages(): Iterable<SimMessage>;
+  attentionOf(message: SimMessage): { storeId: string; slotId: string } | undefined;
+  dispatchItem(storeId: string): DispatchItem | undefined;
+  /** Effects the marketplace applied for one task (`storeId:eventId`). */
+  effects(task: string): number;
+  /** Delivered (the marketplace applied it), dead-lettered, or settled as stale (superseded by a newer version). */
+  settled(track: { storeId: string; eventId: string; deadLettered: number }): boolean;
+}
+
+/** The events the models report as they happen, checked at once. */
+export interface Checks {
+  taskLeftQueue(track: TaskTrack): void;
+  effectApplied(task: string): void;
+  callStarted(actor: Actor, storeId: string, inFlight: number): void;
+  received(state: StoreState, lease: LeaseTrack): void;
+  sweepRescue(state: StoreState): void;
+}
