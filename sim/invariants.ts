@@ -10,7 +10,16 @@ import {
   STALL_MAX_MS,
   T0,
 } from './constants.js';
-import type { Checks, Excuses, LeaseTrack, StoreState, TaskTrack, WorldView } from './world-view.js';
+import type {
+  Checks,
+  Excuses,
+  KeyCall,
+  LeaseTrack,
+  RepeatExcuse,
+  StoreState,
+  TaskTrack,
+  WorldView,
+} from './world-view.js';
 
 export interface Violation {
   invariant: number;
@@ -44,6 +53,13 @@ export const FAIR_SHARE_SLACK = 2;
 const sweepExcused = (state: Excuses): boolean =>
   state.untracked.size > 0 || state.orphans.size > 0 || state.falseEmpty;
 
+/** Why an earlier successful call allows the key to succeed again, if it does. */
+const repeatExcuse = (call: KeyCall): RepeatExcuse | undefined => {
+  if (call.state === 'unknown') return 'timeout';
+  if (call.state === 'dropped' || (call.actor.crashed && !call.confirmed)) return 'crash';
+  return undefined;
+};
+
 /** Checks invariants 1–7 after every step of a World, and liveness at the end. */
 export class Invariants implements Checks {
   violation: Violation | undefined;
@@ -73,8 +89,40 @@ export class Invariants implements Checks {
     if (effects > 1) this.fail(6, `the marketplace applied task ${task} ${effects} times`);
   }
 
-  /* ---- 3 and 4: checked when a marketplace call starts */
-  callStarted(actor: Actor, storeId: string, inFlight: number): void {
+  /*
+   * ---- 6 on raw calls: the marketplace's deduplication must not be what keeps a task's effect once. A
+   * second call with one Idempotency-Key never starts while another is in flight, and a key succeeds again
+   * only if no earlier success was known to a caller that lived to record it: an earlier call timed out or
+   * its caller crashed (during the call, or after it and before its settle landed).
+   */
+  callSucceeded(key: string, keyCalls: readonly KeyCall[]): void {
+    const previous = keyCalls.slice(0, -1).filter((call) => call.succeeded);
+    if (previous.length === 0) return;
+    const confirmed = previous.find((call) => call.confirmed);
+    if (confirmed) {
+      this.fail(
+        6,
+        `key ${key} succeeded again after ${confirmed.actor.name} recorded it delivered (${keyCalls.length} calls)`,
+      );
+      return;
+    }
+    const excuse = previous.map(repeatExcuse).find((why) => why !== undefined);
+    if (excuse === undefined) {
+      this.fail(
+        6,
+        `key ${key} succeeded again though its earlier success reached a live caller (${previous.map((c) => `${c.actor.name}:${c.state}`).join(', ')})`,
+      );
+      return;
+    }
+    if (excuse === 'timeout') this.world.stats.repeatsAfterTimeout++;
+    else this.world.stats.repeatsAfterCrash++;
+  }
+
+  /* ---- 3 and 4: checked when a marketplace call starts (and 6: one call per key at a time) */
+  callStarted(actor: Actor, storeId: string, inFlight: number, keyCalls: readonly KeyCall[]): void {
+    const overlapping = keyCalls.slice(0, -1).find((call) => call.state === 'inflight');
+    if (overlapping)
+      this.fail(6, `${actor.name} called with the key ${overlapping.actor.name} has in flight (${storeId})`);
     const state = this.world.store(storeId);
     if (!state) return;
     const policy = state.spec.policy;

@@ -1,4 +1,5 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
+import { deliveryKey } from '../lambdas/core/names.js';
 import type { DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
 import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
@@ -21,6 +22,8 @@ export class DispatchModel {
   constructor(
     private readonly ctx: SimContext,
     private readonly store: (storeId: string) => StoreState | undefined,
+    /** A worker's settle('delivered') landed for this delivery key. */
+    private readonly onDelivered: (actor: Actor, key: string) => void,
   ) {}
 
   addStore(storeId: string): void {
@@ -48,7 +51,14 @@ export class DispatchModel {
   deliveriesFor(actor: Actor): DeliveryLog {
     const variant = this.ctx.variant;
     const inner = variant?.deliveries ? variant.deliveries(this.deliveries) : this.deliveries;
-    return this.ctx.scheduled(actor, 'deliveries', inner);
+    return this.ctx.scheduled(actor, 'deliveries', inner, {
+      before: () => undefined,
+      after: (name, args, value) => {
+        const [storeId, eventId, , outcome] = args as [string, string, string, { status?: string }];
+        if (name === 'settle' && value === true && outcome.status === 'delivered')
+          this.onDelivered(actor, deliveryKey(storeId, eventId));
+      },
+    });
   }
 
   private before(actor: Actor, name: string, args: unknown[]): void {

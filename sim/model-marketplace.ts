@@ -3,6 +3,7 @@ import type { DeliveryOutcome, Marketplace } from '../lambdas/core/ports.js';
 import { MARKETPLACE_TIMEOUT_MS } from './constants.js';
 import type { SimContext } from './context.js';
 import type { Actor } from './scheduler.js';
+import type { KeyCall } from './world-view.js';
 import { SimMarketplace } from './sim-marketplace.js';
 
 /**
@@ -12,6 +13,8 @@ import { SimMarketplace } from './sim-marketplace.js';
  */
 export class MarketplaceModel {
   readonly server = new SimMarketplace();
+  /** Every call per Idempotency-Key, raw (before the marketplace deduplicates them). */
+  private readonly byKey = new Map<string, KeyCall[]>();
 
   constructor(private readonly ctx: SimContext) {}
 
@@ -21,8 +24,13 @@ export class MarketplaceModel {
       deliver: (request) => {
         const plan = this.planOutcome();
         const storeId = request.storeId;
+        const key = request.idempotencyKey;
+        const keyCalls = this.byKey.get(key) ?? [];
+        this.byKey.set(key, keyCalls);
+        const call: KeyCall = { actor, state: 'inflight', succeeded: false, confirmed: false };
+        keyCalls.push(call);
         const inFlight = this.server.start(storeId);
-        ctx.checks.callStarted(actor, storeId, inFlight);
+        ctx.checks.callStarted(actor, storeId, inFlight, keyCalls);
         let ended = false;
         const end = () => {
           if (ended) return;
@@ -35,19 +43,42 @@ export class MarketplaceModel {
           plan.latencyMs,
           () => {
             end();
+            const outcome = plan.outcome;
+            call.state =
+              outcome.kind === 'ok'
+                ? 'ok'
+                : outcome.kind === 'transient' && outcome.error === 'timeout'
+                  ? 'unknown'
+                  : 'failed';
             if (plan.serverApplies) {
+              call.succeeded = true;
               this.server.succeed(request);
+              ctx.checks.callSucceeded(key, keyCalls);
               ctx.checks.effectApplied(deliveryKey(request.storeId, request.body.eventId));
             }
             return plan.outcome;
           },
           (applied) => {
+            // The caller died during the call: whatever the marketplace did, it never learns it.
+            call.state = 'dropped';
             if (!applied) end();
           },
         );
       },
     };
     return ctx.variant?.marketplace ? ctx.variant.marketplace(port) : port;
+  }
+
+  /** The caller's settle('delivered') for this key landed: its success is on record. */
+  confirmed(actor: Actor, key: string): void {
+    const calls = this.byKey.get(key) ?? [];
+    for (let i = calls.length - 1; i >= 0; i--) {
+      const call = calls[i] as KeyCall;
+      if (call.actor === actor && call.state === 'ok') {
+        call.confirmed = true;
+        return;
+      }
+    }
   }
 
   private planOutcome(): { outcome: DeliveryOutcome; latencyMs: number; serverApplies: boolean } {

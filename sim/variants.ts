@@ -154,6 +154,28 @@ const BROKEN: Variant[] = [
     },
   },
   {
+    name: 'no-effect-once-record',
+    breaks: 6,
+    description:
+      'the delivery claim is always granted (no effect-once record): only the marketplace deduplicates by key',
+    deliveries: (inner: DeliveryLog) =>
+      override(inner, 'claim', async (storeId: string, eventId: string, opts) => {
+        const claim = await inner.claim(storeId, eventId, opts);
+        if (claim.ok) return claim;
+        return {
+          ok: true as const,
+          record: {
+            storeId,
+            eventId,
+            status: 'processing' as const,
+            holder: opts.holder,
+            claimUntil: opts.until,
+            updatedAt: opts.now,
+          },
+        };
+      }),
+  },
+  {
     name: 'signal-per-task',
     breaks: 7,
     description:

@@ -29,6 +29,23 @@ export interface LeaseTrack {
   calls: number;
 }
 
+/**
+ * One marketplace call as its Idempotency-Key sees it. `state`: in flight; answered ok to its caller;
+ * answered with a failure; `unknown` (timed out: the caller cannot tell whether it applied); `dropped`
+ * (its caller crashed during the call).
+ */
+export interface KeyCall {
+  readonly actor: Actor;
+  state: 'inflight' | 'ok' | 'failed' | 'unknown' | 'dropped';
+  /** The marketplace succeeded on it (applied the effect or answered from its idempotency record). */
+  succeeded: boolean;
+  /** Its caller's settle('delivered') landed (the effect-once record says delivered, by this caller). */
+  confirmed: boolean;
+}
+
+/** Why a repeated successful call with one key is allowed: its first caller could not know, or died. */
+export type RepeatExcuse = 'timeout' | 'crash';
+
 /** Why only the sweep may find a store's backlog, as the protocol allows. */
 export interface Excuses {
   /** Live ingest actors that made a task durable and have not yet bumped enqSeq after it. */
@@ -56,6 +73,9 @@ export interface SimStats {
   attentionsPublished: number;
   attentionsLost: number;
   rawDuplicateSuccesses: number;
+  /** Repeated successful calls by why they were allowed. */
+  repeatsAfterTimeout: number;
+  repeatsAfterCrash: number;
   sweepRescues: number;
   maxAttentionsPerSlot: number;
   maxStrandedMs: number;
@@ -73,6 +93,8 @@ export const emptyStats = (): SimStats => ({
   attentionsPublished: 0,
   attentionsLost: 0,
   rawDuplicateSuccesses: 0,
+  repeatsAfterTimeout: 0,
+  repeatsAfterCrash: 0,
   sweepRescues: 0,
   maxAttentionsPerSlot: 0,
   maxStrandedMs: 0,
@@ -106,7 +128,10 @@ export interface WorldView {
 export interface Checks {
   taskLeftQueue(track: TaskTrack): void;
   effectApplied(task: string): void;
-  callStarted(actor: Actor, storeId: string, inFlight: number): void;
+  /** A marketplace call starts; `keyCalls`: every call with its Idempotency-Key so far, this one last. */
+  callStarted(actor: Actor, storeId: string, inFlight: number, keyCalls: readonly KeyCall[]): void;
+  /** The marketplace succeeded on a call (`keyCalls`: every call with its key so far, this one last). */
+  callSucceeded(key: string, keyCalls: readonly KeyCall[]): void;
   received(state: StoreState, lease: LeaseTrack): void;
   sweepRescue(state: StoreState): void;
 }

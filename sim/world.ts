@@ -58,7 +58,11 @@ export class World implements WorldView {
     this.ctx = ctx;
     this.market = new MarketplaceModel(ctx);
     const env = ctx.sched.newActor('env', 'env', 0);
-    this.db = new DispatchModel(ctx, (storeId) => this.sqs.stores.get(storeId));
+    this.db = new DispatchModel(
+      ctx,
+      (storeId) => this.sqs.stores.get(storeId),
+      (actor, key) => this.market.confirmed(actor, key),
+    );
     this.sqs = new SqsModel(ctx, (actorId) => this.db.leases.get(actorId));
     const ports: SimPorts = {
       common: (actor) => this.commonDeps(actor),
