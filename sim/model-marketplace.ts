@@ -44,6 +44,7 @@ export class MarketplaceModel {
           () => {
             end();
             const outcome = plan.outcome;
+            if (outcome.kind === 'ok') call.okAt = ctx.now;
             call.state =
               outcome.kind === 'ok'
                 ? 'ok'

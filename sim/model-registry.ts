@@ -12,12 +12,12 @@ export const registryFor = (
   const all = () => [...stores.values()].map((s) => ({ ...s.record }));
   const port: StoreRegistry = {
     get: (storeId) =>
-      ctx.sched.call(actor, 'stores.get', ctx.awsLatency(), () => {
+      ctx.sched.call(actor, 'stores.get', ctx.awsLatency(actor, 'stores.get'), () => {
         const state = stores.get(storeId);
         return state ? { ...state.record } : undefined;
       }),
     scan: (cursor, limit) =>
-      ctx.sched.call(actor, 'stores.scan', ctx.awsLatency(), () => {
+      ctx.sched.call(actor, 'stores.scan', ctx.awsLatency(actor, 'stores.scan'), () => {
         const start = cursor ? Number(cursor) : 0;
         const page = all().slice(start, start + limit);
         const next = start + limit < stores.size ? { cursor: String(start + limit) } : {};

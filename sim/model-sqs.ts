@@ -126,61 +126,83 @@ export class SqsModel {
     const { ctx } = this;
     const port: TaskQueues = {
       send: (url, body) =>
-        ctx.sched.call(actor, 'sqs.send', ctx.awsLatency(), () => {
+        ctx.sched.call(actor, 'sqs.send', ctx.awsLatency(actor, 'sqs.send'), () => {
           this.taskSent(this.queueState(url), body, actor);
         }),
       sendBatch: (url, entries) =>
-        ctx.sched.call(actor, `sqs.sendBatch(${entries.length})`, ctx.awsLatency(), () => {
-          const state = this.queueState(url);
-          for (const entry of entries) this.taskSent(state, entry.body, actor);
-          return { failed: [] };
-        }),
+        ctx.sched.call(
+          actor,
+          `sqs.sendBatch(${entries.length})`,
+          ctx.awsLatency(actor, 'sqs.sendBatch'),
+          () => {
+            const state = this.queueState(url);
+            for (const entry of entries) this.taskSent(state, entry.body, actor);
+            return { failed: [] };
+          },
+        ),
       receive: (url, opts) =>
-        ctx.sched.call(actor, `sqs.receive(${opts.maxMessages})`, ctx.awsLatency(), () => {
-          const state = this.queueState(url);
-          if (ctx.faultsOn && ctx.rng.chance(ctx.scenario.faults.falseEmpty)) {
-            if (state.queue.hasVisible(ctx.now)) {
-              state.falseEmpty = true;
-              ctx.sched.log(`${actor.name}   ↳ false-empty receive injected`);
+        ctx.sched.call(
+          actor,
+          `sqs.receive(${opts.maxMessages})`,
+          ctx.awsLatency(actor, 'sqs.receive'),
+          () => {
+            const state = this.queueState(url);
+            if (ctx.faultsOn && ctx.rng.chance(ctx.scenario.faults.falseEmpty)) {
+              if (state.queue.hasVisible(ctx.now)) {
+                state.falseEmpty = true;
+                ctx.sched.log(`${actor.name}   ↳ false-empty receive injected`);
+              }
+              return [];
             }
-            return [];
-          }
-          const take = () => this.receive(actor, state, opts.maxMessages, opts.visibilitySeconds);
-          const first = take();
-          if (first.length > 0 || opts.waitSeconds <= 0) return first;
-          return defer(opts.waitSeconds * 1000, take);
-        }),
+            const take = () => this.receive(actor, state, opts.maxMessages, opts.visibilitySeconds);
+            const first = take();
+            if (first.length > 0 || opts.waitSeconds <= 0) return first;
+            return defer(opts.waitSeconds * 1000, take);
+          },
+        ),
       deleteBatch: (url, handles) =>
-        ctx.sched.call(actor, `sqs.deleteBatch(${handles.length})`, ctx.awsLatency(), () => {
-          const state = this.queueState(url);
-          let stale = 0;
-          for (const handle of handles) {
-            const message = state.queue.byReceipt(handle);
-            if (!message) {
-              stale++;
-              continue;
+        ctx.sched.call(
+          actor,
+          `sqs.deleteBatch(${handles.length})`,
+          ctx.awsLatency(actor, 'sqs.deleteBatch'),
+          () => {
+            const state = this.queueState(url);
+            let stale = 0;
+            for (const handle of handles) {
+              const message = state.queue.byReceipt(handle);
+              if (!message) {
+                stale++;
+                continue;
+              }
+              state.queue.remove(message, ctx.now);
+              this.taskRemoved(message);
             }
-            state.queue.remove(message, ctx.now);
-            this.taskRemoved(message);
-          }
-          if (stale > 0) throw new Error(`DeleteMessageBatch: ${stale} receipt handle(s) no longer valid`);
-        }),
+            if (stale > 0) throw new Error(`DeleteMessageBatch: ${stale} receipt handle(s) no longer valid`);
+          },
+        ),
       changeVisibility: (url, entries) =>
-        ctx.sched.call(actor, `sqs.changeVisibility(${entries.length})`, ctx.awsLatency(), () => {
-          const state = this.queueState(url);
-          // The adapter ignores per-entry failures (a stale handle): so does SQS's batch answer.
-          for (const entry of entries) {
-            const message = state.queue.byReceipt(entry.receiptHandle);
-            if (message) message.visibleAt = ctx.now + entry.seconds * 1000;
-          }
-        }),
+        ctx.sched.call(
+          actor,
+          `sqs.changeVisibility(${entries.length})`,
+          ctx.awsLatency(actor, 'sqs.changeVisibility'),
+          () => {
+            actor.guardOpen = false;
+            const state = this.queueState(url);
+            // The adapter ignores per-entry failures (a stale handle): so does SQS's batch answer.
+            for (const entry of entries) {
+              const message = state.queue.byReceipt(entry.receiptHandle);
+              if (message) message.visibleAt = ctx.now + entry.seconds * 1000;
+            }
+          },
+        ),
       resend: async (url, messages, delaySeconds) => {
         // As the adapter: copies first, originals after (a crash in between leaves a duplicate, never a loss).
         await ctx.sched.call(
           actor,
           `sqs.sendBatch(${messages.length}, delay ${delaySeconds})`,
-          ctx.awsLatency(),
+          ctx.awsLatency(actor, 'sqs.resend'),
           () => {
+            actor.guardOpen = false;
             const state = this.queueState(url);
             for (const m of messages) {
               state.queue.send(m.body, ctx.now, delaySeconds * 1000);
@@ -195,7 +217,7 @@ export class SqsModel {
         );
       },
       deadLetter: (url, body) =>
-        ctx.sched.call(actor, 'sqs.deadLetter', ctx.awsLatency(), () => {
+        ctx.sched.call(actor, 'sqs.deadLetter', ctx.awsLatency(actor, 'sqs.deadLetter'), () => {
           const state = this.queueState(url);
           state.dlq.send(body, ctx.now);
           const track = this.taskOf(body);
@@ -235,7 +257,7 @@ export class SqsModel {
         ctx.sched.call(
           actor,
           ctx.label('attention.publish', [message.storeId, message.slotId, message.reason, delaySeconds]),
-          ctx.awsLatency(),
+          ctx.awsLatency(actor, 'attention.publish'),
           () => {
             ctx.stats.attentionsPublished++;
             if (ctx.faultsOn && ctx.rng.chance(ctx.scenario.faults.attentionLoss)) {
@@ -264,7 +286,7 @@ export class SqsModel {
     const { ctx } = this;
     return {
       pending: (url) =>
-        ctx.sched.call(actor, 'sqs.approximateCount', ctx.awsLatency(), () =>
+        ctx.sched.call(actor, 'sqs.approximateCount', ctx.awsLatency(actor, 'sqs.approximateCount'), () =>
           this.queueState(url).queue.approximateSize(ctx.now),
         ),
       counts: () => Promise.reject(new Error('not simulated')),

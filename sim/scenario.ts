@@ -12,6 +12,8 @@ export interface Faults {
   maxCrashes: number;
   /** An SQS/DynamoDB call that takes up to STALL_MAX_MS (throttled SDK retries), within the lease margin. */
   stall: number;
+  /** A worker's SQS/DynamoDB call that stalls beyond the lease margin (up to ZOMBIE_STALL_MAX_MS). */
+  zombieStall: number;
   marketplace: { transient: number; throttle: number; permanent: number; timeout: number };
 }
 
@@ -93,6 +95,7 @@ export const scenarioFor = (seed: number): Scenario => {
     crashProbability: [0, 0.003, 0.01, 0.02][level] as number,
     maxCrashes: [0, 3, 6, 10][level] as number,
     stall: [0, 0.01, 0.04, 0.1][level] as number,
+    zombieStall: [0, 0.005, 0.01, 0.02][level] as number,
     marketplace: {
       transient: [0, 0.03, 0.08, 0.15][level] as number,
       throttle: [0, 0.01, 0.03, 0.05][level] as number,

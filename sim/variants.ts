@@ -99,6 +99,34 @@ const BROKEN: Variant[] = [
       }),
   },
   {
+    name: 'unfenced-lease-writes',
+    breaks: 3,
+    description:
+      "requeue, release and markIdle act on whatever lease holds the slot (no fencing token): a zombie whose lease was taken over hands the new holder's lease back",
+    dispatch: (inner: DispatchState) => {
+      /** The fence of whoever holds the slot now, instead of the caller's own. */
+      const holder = async (storeId: string, slotId: string, fence: number): Promise<number> => {
+        const slot = (await inner.read(storeId))?.slots[slotId];
+        return slot?.s === 'l' ? slot.f : fence;
+      };
+      const requeue = override(
+        inner,
+        'requeue',
+        async (storeId: string, slotId: string, fence: number, opts) =>
+          inner.requeue(storeId, slotId, await holder(storeId, slotId, fence), opts),
+      );
+      const release = override(
+        requeue,
+        'release',
+        async (storeId: string, slotId: string, fence: number, tat) =>
+          inner.release(storeId, slotId, await holder(storeId, slotId, fence), tat),
+      );
+      return override(release, 'markIdle', async (storeId: string, slotId: string, fence: number, opts) =>
+        inner.markIdle(storeId, slotId, await holder(storeId, slotId, fence), opts),
+      );
+    },
+  },
+  {
     name: 'slice-ignores-bounds',
     breaks: 4,
     description:

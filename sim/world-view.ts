@@ -39,12 +39,14 @@ export interface KeyCall {
   state: 'inflight' | 'ok' | 'failed' | 'unknown' | 'dropped';
   /** The marketplace succeeded on it (applied the effect or answered from its idempotency record). */
   succeeded: boolean;
+  /** When it answered ok to its caller. */
+  okAt?: number;
   /** Its caller's settle('delivered') landed (the effect-once record says delivered, by this caller). */
   confirmed: boolean;
 }
 
 /** Why a repeated successful call with one key is allowed: its first caller could not know, or died. */
-export type RepeatExcuse = 'timeout' | 'crash';
+export type RepeatExcuse = 'timeout' | 'crash' | 'stall';
 
 /** Why only the sweep may find a store's backlog, as the protocol allows. */
 export interface Excuses {
@@ -76,7 +78,12 @@ export interface SimStats {
   /** Repeated successful calls by why they were allowed. */
   repeatsAfterTimeout: number;
   repeatsAfterCrash: number;
+  /** …because the caller that got the 2xx stalled past its claim before settling (a zombie). */
+  repeatsAfterStall: number;
   sweepRescues: number;
+  /** Worker calls stalled beyond the lease margin, and lease writes refused to a worker whose fence was stale. */
+  zombieStalls: number;
+  fencedWrites: number;
   maxAttentionsPerSlot: number;
   maxStrandedMs: number;
   maxStrandedRatio: number;
@@ -95,7 +102,10 @@ export const emptyStats = (): SimStats => ({
   rawDuplicateSuccesses: 0,
   repeatsAfterTimeout: 0,
   repeatsAfterCrash: 0,
+  repeatsAfterStall: 0,
   sweepRescues: 0,
+  zombieStalls: 0,
+  fencedWrites: 0,
   maxAttentionsPerSlot: 0,
   maxStrandedMs: 0,
   maxStrandedRatio: 0,
@@ -133,5 +143,7 @@ export interface Checks {
   /** The marketplace succeeded on a call (`keyCalls`: every call with its key so far, this one last). */
   callSucceeded(key: string, keyCalls: readonly KeyCall[]): void;
   received(state: StoreState, lease: LeaseTrack): void;
+  /** A worker's acquire succeeded: `lease` is now in `leases()` under `actor`. */
+  leaseTaken(actor: Actor, lease: LeaseTrack): void;
   sweepRescue(state: StoreState): void;
 }

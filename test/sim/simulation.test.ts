@@ -30,19 +30,28 @@ describe('deterministic simulation', () => {
     expect(first.stats.steps).toBeGreaterThan(100);
   });
 
-  it('injects the faults it claims to (crashes, lost attentions, duplicate effects absorbed by Idempotency-Key)', async () => {
+  it('injects the faults it claims to (crashes, lost attentions, zombies, repeated calls after a timeout or crash)', async () => {
     let crashes = 0;
     let lost = 0;
-    let rawDuplicates = 0;
-    for (let seed = 1; seed <= 40; seed++) {
+    let zombies = 0;
+    let fenced = 0;
+    let afterTimeout = 0;
+    let afterCrash = 0;
+    for (let seed = 1; seed <= 60; seed++) {
       const { stats } = await runSeed(seed, asBuilt);
       crashes += stats.crashes;
       lost += stats.attentionsLost;
-      rawDuplicates += stats.rawDuplicateSuccesses;
+      zombies += stats.zombieStalls;
+      fenced += stats.fencedWrites;
+      afterTimeout += stats.repeatsAfterTimeout;
+      afterCrash += stats.repeatsAfterCrash;
     }
     expect(crashes).toBeGreaterThan(0);
     expect(lost).toBeGreaterThan(0);
-    expect(rawDuplicates).toBeGreaterThan(0);
+    expect(zombies).toBeGreaterThan(0);
+    expect(fenced).toBeGreaterThan(0);
+    expect(afterTimeout).toBeGreaterThan(0);
+    expect(afterCrash).toBeGreaterThan(0);
   });
 });
 
