@@ -7,7 +7,9 @@ import {
   type BatchResultErrorEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { DeadLetterReason, ReceivedMessage, TaskQueues } from '../core/ports.js';
+import type { DeadLetterReason, ReceivedMessage, SendFailure, TaskQueues } from '../core/ports.js';
+import { sqsSafeText } from '../core/sqs-text.js';
+import { refusalError, refusalOf } from './sqs-refusals.js';
 
 const SQS_BATCH_LIMIT = 10;
 /** SendMessageBatch's payload ceiling (256 KiB), less room for attributes and the request's own framing. */
@@ -59,11 +61,16 @@ export class SqsTaskQueues implements TaskQueues {
   constructor(private readonly sqs: SQSClient) {}
 
   async send(queueUrl: string, body: string): Promise<void> {
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    try {
+      await this.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    } catch (error) {
+      const refused = refusalOf((error as Error).name, (error as Error).message);
+      throw refused ? refusalError(refused) : error;
+    }
   }
 
   async sendBatch(queueUrl: string, entries: { id: string; body: string }[]) {
-    const failed: EntryFailure[] = [];
+    const failed: SendFailure[] = [];
     // Batches go out one after another: a failing queue fails fast instead of fanning out errors.
     for (const batch of packBatches(entries)) {
       try {
@@ -73,9 +80,14 @@ export class SqsTaskQueues implements TaskQueues {
             Entries: batch.map((e) => ({ Id: e.id, MessageBody: e.body })),
           }),
         );
-        failed.push(...(out.Failed ?? []).map(failureOf));
+        for (const f of out.Failed ?? []) {
+          const refused = f.SenderFault ? refusalOf(f.Code, f.Message) : undefined;
+          failed.push({ ...failureOf(f), ...(refused ? { refused } : {}) });
+        }
       } catch (error) {
-        for (const e of batch) failed.push({ id: e.id, message: (error as Error).message });
+        const refused = refusalOf((error as Error).name, (error as Error).message);
+        for (const e of batch)
+          failed.push({ id: e.id, message: (error as Error).message, ...(refused ? { refused } : {}) });
       }
     }
     return { failed };
@@ -140,7 +152,8 @@ export class SqsTaskQueues implements TaskQueues {
   }
 
   async deadLetter(deadLetterQueueUrl: string, body: string, reason: DeadLetterReason): Promise<void> {
-    const attr = (value: string) => ({ DataType: 'String', StringValue: value.slice(0, 1024) });
+    // An error text can quote the marketplace's answer: characters SQS refuses must not fail the dead-letter.
+    const attr = (value: string) => ({ DataType: 'String', StringValue: sqsSafeText(value.slice(0, 1024)) });
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: deadLetterQueueUrl,

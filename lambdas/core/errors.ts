@@ -41,8 +41,8 @@ export class ConflictError extends AppError {
   }
 }
 export class PayloadTooLargeError extends AppError {
-  constructor(limitBytes: number) {
-    super(413, 'payload_too_large', `request body exceeds ${limitBytes} bytes`);
+  constructor(limitBytes: number, what = 'request body') {
+    super(413, 'payload_too_large', `${what} exceeds ${limitBytes} bytes`);
   }
 }
 /** A dependency (SQS, DynamoDB) failed; nothing was accepted and the caller may retry. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  AppError,
   ConflictError,
   DependencyError,
   ForbiddenError,
@@ -16,9 +17,10 @@ import {
   type HttpRequest,
   type HttpResponse,
 } from './http.js';
-import type { WorkMessage } from './messages.js';
+import { encodeWorkMessage } from './messages.js';
+import { sqsSafeJson } from './sqs-text.js';
 import { MetricNames } from './names.js';
-import type { DeliveryLog, StoreRegistry, TaskQueues } from './ports.js';
+import type { DeliveryLog, SendFailure, StoreRegistry, TaskQueues } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { acceptsTasks, isConsumable, type StoreRecord } from './store-model.js';
 import { BatchBodySchema, EVENT_ID_PATTERN, TaskSchema, type Task } from './task-schemas.js';
@@ -31,10 +33,12 @@ export interface IngestDeps extends SignalDeps {
 
 const EventIdParam = z.string().regex(EVENT_ID_PATTERN, 'must be 1–128 characters of [A-Za-z0-9._:-]');
 
+/** A dependency's failure is a 503; an AppError (the queue refused the content itself) keeps its own status. */
 const wrapDependency = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
   try {
     return await fn();
   } catch (error) {
+    if (error instanceof AppError) throw error;
     throw new DependencyError(`${what} is unavailable; nothing was accepted`, error);
   }
 };
@@ -58,9 +62,14 @@ const accepting = (store: StoreRecord): StoreRecord => {
   return store;
 };
 
-const toWorkMessage = (store: StoreRecord, task: Task, now: number, correlationId: string): string => {
-  const message: WorkMessage = { v: 1, storeId: store.storeId, ...task, acceptedAt: now, correlationId };
-  return JSON.stringify(message);
+const toWorkMessage = (store: StoreRecord, task: Task, now: number, correlationId: string): string =>
+  encodeWorkMessage({ v: 1, storeId: store.storeId, ...task, acceptedAt: now, correlationId });
+
+/** A task's size as it travels (escapes included), held to the contract's 64 KiB per task. */
+const encodedTaskBytes = (task: Task): number => {
+  const bytes = Buffer.byteLength(sqsSafeJson(task), 'utf8');
+  if (bytes > MAX_TASK_BODY_BYTES) throw new PayloadTooLargeError(MAX_TASK_BODY_BYTES, 'task, once encoded,');
+  return bytes;
 };
 
 /**
@@ -103,6 +112,7 @@ export const submitTask = async (deps: IngestDeps, request: HttpRequest): Promis
   const body = parseJsonBody(request, MAX_TASK_BODY_BYTES);
   const store = accepting(await storeForTenant(deps, request));
   const task = validate(TaskSchema, body);
+  encodedTaskBytes(task);
   const now = deps.clock.now();
   await wrapDependency('the store queue', () =>
     deps.tasks.send(store.queueUrl, toWorkMessage(store, task, now, request.requestId)),
@@ -110,6 +120,17 @@ export const submitTask = async (deps: IngestDeps, request: HttpRequest): Promis
   deps.telemetry.count(MetricNames.tasksAccepted, 1);
   await signalAfterEnqueue(deps, store, 1, request.requestId);
   return json(202, { storeId: store.storeId, eventId: task.eventId, status: 'accepted' });
+};
+
+/** How one task of a batch that the store queue did not take is reported (see SendFailure). */
+const rejectionOf = (failure: SendFailure, index: number): Rejection['error'] => {
+  if (failure.refused === 'too_large') {
+    return { code: 'payload_too_large', message: `tasks[${index}]: too large for the store queue` };
+  }
+  if (failure.refused === 'content') {
+    return { code: 'invalid_request', message: `tasks[${index}]: the store queue refused its content` };
+  }
+  return { code: 'dependency_unavailable', message: 'the store queue did not accept this task; retry it' };
 };
 
 interface Rejection {
@@ -130,22 +151,28 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
   const rejected: Rejection[] = [];
   const valid: { task: Task; index: number }[] = [];
   const seen = new Set<string>();
+  let batchBytes = 0;
   rawTasks.forEach((raw, index) => {
     try {
       if (Buffer.byteLength(JSON.stringify(raw), 'utf8') > MAX_TASK_BODY_BYTES) {
-        throw new PayloadTooLargeError(MAX_TASK_BODY_BYTES);
+        throw new PayloadTooLargeError(MAX_TASK_BODY_BYTES, 'task');
       }
       const task = validate(TaskSchema, raw, ['tasks', index]);
+      const bytes = encodedTaskBytes(task);
       if (seen.has(task.eventId)) {
         throw new ValidationError(`tasks[${index}].eventId: duplicates an earlier task in this batch`);
       }
       seen.add(task.eventId);
+      batchBytes += bytes;
       valid.push({ task, index });
     } catch (error) {
       const err = error as ValidationError | PayloadTooLargeError;
       rejected.push({ eventId: eventIdOf(raw, index), error: { code: err.code, message: err.message } });
     }
   });
+  if (batchBytes > MAX_BATCH_BODY_BYTES) {
+    throw new PayloadTooLargeError(MAX_BATCH_BODY_BYTES, 'batch, once encoded,');
+  }
   let accepted: string[] = [];
   if (valid.length > 0) {
     const entries = valid.map(({ task, index }) => ({
@@ -155,20 +182,15 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
     const { failed } = await wrapDependency('the store queue', () =>
       deps.tasks.sendBatch(store.queueUrl, entries),
     );
-    const failedIds = new Set(failed.map((f) => f.id));
+    const failures = new Map(failed.map((f) => [f.id, f]));
     for (const { task, index } of valid) {
-      if (failedIds.has(String(index))) {
-        rejected.push({
-          eventId: task.eventId,
-          error: {
-            code: 'dependency_unavailable',
-            message: 'the store queue did not accept this task; retry it',
-          },
-        });
-      }
+      const failure = failures.get(String(index));
+      if (failure) rejected.push({ eventId: task.eventId, error: rejectionOf(failure, index) });
     }
-    accepted = valid.filter(({ index }) => !failedIds.has(String(index))).map(({ task }) => task.eventId);
-    if (accepted.length === 0 && failed.length > 0) {
+    accepted = valid.filter(({ index }) => !failures.has(String(index))).map(({ task }) => task.eventId);
+    // Only a queue that was unavailable for every task is a 503; a task the queue refused for its own
+    // content is that task's 4xx, which retrying would never change.
+    if (accepted.length === 0 && failed.some((f) => f.refused === undefined)) {
       throw new DependencyError('the store queue is unavailable; nothing was accepted');
     }
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sqsSafeJson } from './sqs-text.js';
 import { TASK_TYPES, type TaskType } from './task-schemas.js';
 
 /** Why an attention was published: kept in the message for logs and metrics. */
@@ -39,3 +40,6 @@ export const WorkMessageSchema = z.object({
   correlationId: z.string().optional(),
 });
 export type WorkMessage = z.infer<typeof WorkMessageSchema>;
+
+/** The body of a work message as every copy of it travels: JSON that SQS and the emulator both accept. */
+export const encodeWorkMessage = (message: WorkMessage): string => sqsSafeJson(message);

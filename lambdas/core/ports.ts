@@ -120,14 +120,22 @@ export interface DeadLetterReason {
   lastAttemptAt?: number;
 }
 
+/**
+ * One message a batch send did not deliver. `refused` says the queue refused the message itself (its
+ * content, or its size): sending it again would fail again. Without it, the queue was unavailable.
+ */
+export interface SendFailure {
+  id: string;
+  message: string;
+  refused?: 'content' | 'too_large';
+}
+
 /** The store work queues as the ingest and the worker use them. */
 export interface TaskQueues {
+  /** Throws ValidationError / PayloadTooLargeError when the queue refuses the message itself. */
   send(queueUrl: string, body: string): Promise<void>;
   /** Sends up to any number of messages in SQS batches; returns the ids that failed. */
-  sendBatch(
-    queueUrl: string,
-    entries: { id: string; body: string }[],
-  ): Promise<{ failed: { id: string; message: string }[] }>;
+  sendBatch(queueUrl: string, entries: { id: string; body: string }[]): Promise<{ failed: SendFailure[] }>;
   receive(
     queueUrl: string,
     opts: { maxMessages: number; waitSeconds: number; visibilitySeconds: number },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { unpairedSurrogatePath } from './sqs-text.js';
 
 /** Contract: 1–128 of [A-Za-z0-9._:-], chosen by the integrator and stable across retries. */
 export const EVENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -55,13 +56,25 @@ const TaskEnvelopeSchema = z.strictObject({
 
 export type Task = z.infer<typeof TaskEnvelopeSchema>;
 
-/** Validates the envelope, then the payload against its type's schema (paths are reported from the task root). */
+/**
+ * Validates the envelope, then the payload against its type's schema (paths are reported from the task
+ * root), then that every string is Unicode text: one holding an unpaired surrogate has no UTF-8 form, so
+ * it could not reach the marketplace as sent (every other character can; see sqs-text.ts).
+ */
 export const TaskSchema = TaskEnvelopeSchema.superRefine((task, ctx) => {
   const result = PayloadSchemas[task.type].safeParse(task.payload);
   if (!result.success) {
     for (const issue of result.error.issues) {
       ctx.addIssue({ code: 'custom', message: issue.message, path: ['payload', ...issue.path] });
     }
+  }
+  const notText = unpairedSurrogatePath(task);
+  if (notText) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'holds an unpaired surrogate (\\uD800–\\uDFFF alone), which is not Unicode text',
+      path: notText,
+    });
   }
 });
 

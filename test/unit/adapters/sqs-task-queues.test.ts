@@ -76,6 +76,28 @@ describe('SqsTaskQueues.send', () => {
     sqs.on(SendMessageCommand).rejects(new Error('queue does not exist'));
     await expect(queues.send(QUEUE_URL, '{}')).rejects.toThrow('queue does not exist');
   });
+
+  const sqsError = (name: string, message: string) => Object.assign(new Error(message), { name });
+
+  it('answers a refused character as a 400 naming the body, not a retryable dependency error', async () => {
+    sqs.on(SendMessageCommand).rejects(sqsError('InvalidMessageContents', 'Invalid characters found'));
+    await expect(queues.send(QUEUE_URL, '{}')).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_request',
+      retryable: false,
+      message: expect.stringMatching(/^body: /),
+    });
+  });
+
+  it('answers a message over SQS’s size limit as a 413', async () => {
+    sqs
+      .on(SendMessageCommand)
+      .rejects(sqsError('InvalidParameterValue', 'Reason: Message must be shorter than 262144 bytes.'));
+    await expect(queues.send(QUEUE_URL, '{}')).rejects.toMatchObject({
+      status: 413,
+      code: 'payload_too_large',
+    });
+  });
 });
 
 describe('SqsTaskQueues.sendBatch', () => {
@@ -113,9 +135,32 @@ describe('SqsTaskQueues.sendBatch', () => {
     await expect(queues.sendBatch(QUEUE_URL, entries(3))).resolves.toEqual({
       failed: [
         { id: '1', message: 'try again' },
-        { id: '2', message: 'InvalidMessageContents' },
+        { id: '2', message: 'InvalidMessageContents', refused: 'content' },
       ],
     });
+  });
+
+  it.each([
+    ['AWS.SimpleQueueService.InvalidMessageContents', 'Invalid characters found', 'content'],
+    ['InvalidParameterValue', 'Reason: Message must be shorter than 262144 bytes.', 'too_large'],
+    ['AWS.SimpleQueueService.BatchRequestTooLong', 'Batch requests cannot be longer', 'too_large'],
+    ['InvalidParameterValue', 'Value -1 for parameter DelaySeconds is invalid', undefined],
+  ])('marks a sender-fault entry %s (%s) as refused: %s', async (code, message, refused) => {
+    sqs.on(SendMessageBatchCommand).resolves({
+      Successful: [],
+      Failed: [{ Id: '0', Code: code, SenderFault: true, Message: message }],
+    });
+    const { failed } = await queues.sendBatch(QUEUE_URL, entries(1));
+    expect(failed[0]?.refused).toBe(refused);
+  });
+
+  it('never marks a server-fault entry as refused, whatever its code', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({
+      Successful: [],
+      Failed: [{ Id: '0', Code: 'InvalidMessageContents', SenderFault: false, Message: 'x' }],
+    });
+    const { failed } = await queues.sendBatch(QUEUE_URL, entries(1));
+    expect(failed[0]?.refused).toBeUndefined();
   });
 
   it('reports every entry of a batch whose call failed, and still sends the next batch', async () => {
@@ -279,6 +324,13 @@ describe('SqsTaskQueues.deadLetter', () => {
       DataType: 'String',
       StringValue: '-',
     });
+  });
+
+  it('replaces characters SQS refuses in an attribute (a marketplace error quoting an emoji)', async () => {
+    await queues.deadLetter(DLQ_URL, 'b', { code: 'x', message: 'bad title 😀\uFFFF', attempts: 1 });
+    expect(
+      sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageAttributes?.['errorMessage']?.StringValue,
+    ).toBe('bad title \uFFFD\uFFFD\uFFFD');
   });
 
   it('truncates long messages to 1024 characters', async () => {

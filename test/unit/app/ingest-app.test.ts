@@ -345,7 +345,7 @@ describe('POST /v1/stores/{storeId}/tasks/batch', () => {
       rejected: [
         {
           eventId: 'evt-2',
-          error: { code: 'payload_too_large', message: 'request body exceeds 65536 bytes' },
+          error: { code: 'payload_too_large', message: 'task exceeds 65536 bytes' },
         },
       ],
     });
