@@ -45,6 +45,7 @@ let failures = 0;
 let steps = 0;
 let worstStranded = 0;
 let worstFairShare = 0;
+let worstRate = 0;
 let worstAttentions = 0;
 let worstAttentionsSeed = 0;
 let rawDuplicates = 0;
@@ -62,6 +63,7 @@ for (let seed = from; seed < from + count; seed++) {
   steps += result.stats.steps;
   worstStranded = Math.max(worstStranded, result.stats.maxStrandedRatio);
   worstFairShare = Math.max(worstFairShare, result.stats.maxWaitSlicesRatio);
+  worstRate = Math.max(worstRate, result.stats.maxRateRatio);
   if (result.stats.maxAttentionsPerSlot > worstAttentions) {
     worstAttentions = result.stats.maxAttentionsPerSlot;
     worstAttentionsSeed = seed;
@@ -99,6 +101,7 @@ console.log(
     ...edges,
     worstStrandedRatio: Number(worstStranded.toFixed(3)),
     worstFairShareRatio: Number(worstFairShare.toFixed(3)),
+    worstRateRatio: Number(worstRate.toFixed(3)),
     worstAttentionsPerSlot: Number(worstAttentions.toFixed(2)),
     worstAttentionsSeed,
   }),

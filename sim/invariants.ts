@@ -1,6 +1,7 @@
 import { CLOCK_SKEW_MS, leaseTtlMs } from '../lambdas/core/timing.js';
 import { ENSURE_SLOT } from '../lambdas/core/signal.js';
 import type { Actor } from './scheduler.js';
+import { RateCheck } from './rate-check.js';
 import { APPROXIMATE_LAG_MS } from './sim-sqs.js';
 import {
   ATTENTION_GRACE_MS,
@@ -78,7 +79,20 @@ export class Invariants implements Checks {
     { since: number; bound: Map<string, { base: number; allowance: number }> }
   >();
 
-  constructor(private readonly world: WorldView) {}
+  private readonly rate: RateCheck;
+
+  constructor(private readonly world: WorldView) {
+    this.rate = new RateCheck(world, (invariant, message) => this.fail(invariant, message));
+  }
+
+  throttled(actor: Actor, storeId: string, until: number): void {
+    const state = this.world.store(storeId);
+    if (state) this.rate.throttled(storeId, until, state.spec.policy.maxConcurrentConsumers === 1, actor.id);
+  }
+
+  holdLanded(storeId: string, until: number): void {
+    this.rate.holdLanded(storeId, until);
+  }
 
   private fail(invariant: number, message: string): void {
     if (this.violation) return;
@@ -146,6 +160,7 @@ export class Invariants implements Checks {
       this.fail(3, `${actor.name} called the marketplace for ${storeId} without a lease`);
       return;
     }
+    this.rate.callStarted(storeId, policy.ratePerSecond, actor.id, lease);
     lease.calls++;
     if (lease.calls > policy.maxMessagesPerSlice)
       this.fail(

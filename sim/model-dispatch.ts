@@ -73,6 +73,11 @@ export class DispatchModel {
     if (name === 'recordEnqueued' && actor.kind === 'ingest') {
       this.store(storeId)?.untracked.delete(actor.id);
     }
+    if (name === 'holdTat') this.ctx.checks.holdLanded(storeId, (args[1] as number) - actor.skewMs);
+    if ((name === 'restartTat' && value === true) || name === 'advanceTat') {
+      const lease = this.leases.get(actor.id);
+      if (lease?.storeId === storeId) lease.reservedAt = this.ctx.now;
+    }
     if (['requeue', 'release', 'markIdle'].includes(name) && !(value as { ok: boolean }).ok) {
       const slot = (value as { current?: DispatchItem }).current?.slots[args[1] as string];
       if (slot?.s === 'l' && slot.f !== args[2]) this.ctx.stats.fencedWrites++;

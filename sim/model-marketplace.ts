@@ -45,6 +45,8 @@ export class MarketplaceModel {
             end();
             const outcome = plan.outcome;
             if (outcome.kind === 'ok') call.okAt = ctx.now;
+            if (outcome.kind === 'throttled')
+              ctx.checks.throttled(actor, storeId, ctx.now + (outcome.retryAfterSeconds ?? 0) * 1000);
             call.state =
               outcome.kind === 'ok'
                 ? 'ok'

@@ -219,6 +219,32 @@ const BROKEN: Variant[] = [
       return response;
     },
   },
+  {
+    name: 'no-pacing',
+    breaks: 9,
+    description:
+      "the worker paces at the highest rate a policy allows (1,000/s) instead of the store's: no real pacing",
+    stores: (inner: StoreRegistry, kind) =>
+      kind !== 'worker'
+        ? inner
+        : override(inner, 'get', async (storeId: string) => {
+            const store = await inner.get(storeId);
+            return store && { ...store, overrides: { ...store.overrides, ratePerSecond: 1_000 } };
+          }),
+  },
+  {
+    name: 'ignore-retry-after',
+    breaks: 9,
+    description: 'a 429 is taken for a 503: the task backs off alone and the store keeps calling',
+    marketplace: (inner: Marketplace) => ({
+      deliver: async (request) => {
+        const outcome = await inner.deliver(request);
+        return outcome.kind === 'throttled'
+          ? { kind: 'transient' as const, status: 503, error: '429 taken for a 503' }
+          : outcome;
+      },
+    }),
+  },
 ];
 
 export const VARIANTS: Variant[] = BROKEN;

@@ -27,6 +27,8 @@ export interface LeaseTrack {
   startedAt: number;
   received: number;
   calls: number;
+  /** True time of this lease's latest pacing reservation (restartTat/advanceTat), several consumers only. */
+  reservedAt?: number;
 }
 
 /**
@@ -88,6 +90,8 @@ export interface SimStats {
   maxStrandedMs: number;
   maxStrandedRatio: number;
   maxWaitSlicesRatio: number;
+  /** Worst calls-in-5-s over the rate bound, any store. */
+  maxRateRatio: number;
 }
 
 export const emptyStats = (): SimStats => ({
@@ -110,6 +114,7 @@ export const emptyStats = (): SimStats => ({
   maxStrandedMs: 0,
   maxStrandedRatio: 0,
   maxWaitSlicesRatio: 0,
+  maxRateRatio: 0,
 });
 
 /** What the invariants read of the world. */
@@ -143,6 +148,10 @@ export interface Checks {
   /** The marketplace succeeded on a call (`keyCalls`: every call with its key so far, this one last). */
   callSucceeded(key: string, keyCalls: readonly KeyCall[]): void;
   received(state: StoreState, lease: LeaseTrack): void;
+  /** A marketplace 429 answered a call of the store; `until`: its Retry-After end, true time. */
+  throttled(actor: Actor, storeId: string, until: number): void;
+  /** A holdTat write landed for the store; `until` in true time. */
+  holdLanded(storeId: string, until: number): void;
   /** A worker's acquire succeeded: `lease` is now in `leases()` under `actor`. */
   leaseTaken(actor: Actor, lease: LeaseTrack): void;
   sweepRescue(state: StoreState): void;
