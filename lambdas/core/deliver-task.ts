@@ -12,7 +12,7 @@ import type {
   Telemetry,
 } from './ports.js';
 import type { StoreRecord } from './store-model.js';
-import { MAX_DELAY_SECONDS } from './timing.js';
+import { CLOCK_SKEW_MS, MAX_DELAY_SECONDS } from './timing.js';
 
 export interface DeliverDeps {
   tasks: TaskQueues;
@@ -36,8 +36,14 @@ export type TaskResult =
 /** Transient failures back off exponentially with full jitter, from 2 s up to SQS's 900 s visibility hop. */
 const BACKOFF_BASE_SECONDS = 2;
 export const DEFAULT_RETRY_AFTER_SECONDS = 10;
-/** A claim outlives its marketplace call by this much before another attempt may take the task over. */
-const CLAIM_MARGIN_MS = 2_000;
+/**
+ * A claim outlives its marketplace call by this much before another attempt may take the task over: the
+ * clock skew between the two workers, plus slack for the settle write itself.
+ */
+export const CLAIM_MARGIN_MS = CLOCK_SKEW_MS + 2_000;
+/** Tries of the settle after a 2xx: a lost settle would mean a second call when the message comes back. */
+const SETTLE_TRIES = 3;
+const SETTLE_RETRY_MS = 200;
 
 export const backoffSeconds = (attempt: number, random: () => number): number => {
   const ceiling = Math.min(MAX_DELAY_SECONDS, BACKOFF_BASE_SECONDS * 2 ** Math.max(0, attempt - 1));
@@ -86,6 +92,7 @@ const deadLetter = async (
   if (attempt) {
     await deps.deliveries.settle(store.storeId, attempt.eventId, attempt.holder, {
       status: 'dead_lettered',
+      messageId: message.messageId,
       now: deps.clock.now(),
       lastError: `${reason.code}: ${reason.message}`,
       ...(reason.lastStatus === undefined ? {} : { lastStatus: reason.lastStatus }),
@@ -100,6 +107,22 @@ const deadLetter = async (
     ...reason,
   });
   return { kind: 'done', as: 'dead_lettered' };
+};
+
+/**
+ * The settle after a 2xx, tried again on an error: if it were lost, the message would come back once its
+ * visibility ends and be called a second time. Only a crash (or DynamoDB failing every try) leaves that
+ * window; the Idempotency-Key then makes the marketplace answer the repeat from its first result.
+ */
+const settleAfterEffect = async (deps: Pick<DeliverDeps, 'clock'>, write: () => Promise<boolean>) => {
+  for (let tried = 1; ; tried++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (tried >= SETTLE_TRIES) throw error;
+      await deps.clock.sleep(SETTLE_RETRY_MS * tried);
+    }
+  }
 };
 
 /**
@@ -125,6 +148,7 @@ export const deliverTask = async (
   const holder = deps.ids.next();
   const claim = await deps.deliveries.claim(store.storeId, work.eventId, {
     holder,
+    messageId: message.messageId,
     now,
     until: Math.max(now, callDeadline ?? now) + deps.settings.marketplaceTimeoutMs + CLAIM_MARGIN_MS,
   });
@@ -134,6 +158,7 @@ export const deliverTask = async (
       // Another attempt holds this task right now (a duplicate delivery): look again after its claim.
       return { kind: 'retry', afterSeconds: Math.max(1, Math.ceil((current.claimUntil - now) / 1000)) };
     }
+    // Delivered, stale, or dead-lettered from this very message (its delete was lost): nothing to call.
     deps.telemetry.count(MetricNames.tasksDuplicate);
     return { kind: 'done', as: 'duplicate' };
   }
@@ -141,7 +166,12 @@ export const deliverTask = async (
   /** Settles this attempt's claim (conditioned on still holding it); false when the claim was lost. */
   const settle = (
     status: 'delivered' | 'pending' | 'stale',
-    extra: { lastError?: string; lastStatus?: number; countAttempt: boolean },
+    extra: {
+      lastError?: string;
+      lastStatus?: number;
+      countAttempt: boolean;
+      version?: { entityId: string; version: number };
+    },
   ) =>
     deps.deliveries.settle(store.storeId, work.eventId, holder, { status, now: deps.clock.now(), ...extra });
   /** What a dead-letter records of this attempt, but for its count of marketplace calls. */
@@ -204,22 +234,24 @@ export const deliverTask = async (
   deps.telemetry.timing(MetricNames.marketplaceLatency, deps.clock.now() - started);
 
   switch (outcome.kind) {
-    case 'ok':
-      if (!(await settle('delivered', { countAttempt: true }))) {
+    case 'ok': {
+      // The version mark travels with `delivered` in one write: a crash cannot keep one and lose the other.
+      const version =
+        work.entityId !== undefined && work.version !== undefined
+          ? { entityId: work.entityId, version: work.version }
+          : undefined;
+      if (
+        !(await settleAfterEffect(deps, () =>
+          settle('delivered', { countAttempt: true, ...(version ? { version } : {}) }),
+        ))
+      ) {
         deps.telemetry.warn('delivery claim was taken over during the call', {
           eventId: work.eventId,
         });
       }
-      if (work.entityId !== undefined && work.version !== undefined) {
-        await deps.deliveries.noteDeliveredVersion(
-          store.storeId,
-          work.entityId,
-          work.version,
-          deps.clock.now(),
-        );
-      }
       deps.telemetry.count(MetricNames.tasksDelivered);
       return { kind: 'done', as: 'delivered' };
+    }
     case 'permanent':
       return deadLetter(
         deps,

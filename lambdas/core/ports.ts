@@ -227,6 +227,11 @@ export interface DeliveryRecord {
   /** The attempt that holds the task while `processing`, and until when (a crashed attempt's claim expires). */
   holder?: string;
   claimUntil?: number;
+  /**
+   * While `dead_lettered`: the SQS message id of the copy that was dead-lettered. That same message seen
+   * again is its original whose delete was lost, not a redrive: it must not be called a second time.
+   */
+  deadMessageId?: string;
   updatedAt: number;
 }
 
@@ -238,13 +243,20 @@ export type Claim = { ok: true; record: DeliveryRecord } | { ok: false; record: 
  */
 export interface DeliveryLog {
   get(storeId: string, eventId: string): Promise<DeliveryRecord | undefined>;
-  /** Claim one attempt: granted unless the task is delivered or stale, or another attempt's claim is still live. */
+  /**
+   * Claim one attempt: granted unless the task is delivered or stale, or another attempt's claim is still
+   * live, or it was dead-lettered from this very message (`messageId`; a redriven copy is another message).
+   */
   claim(
     storeId: string,
     eventId: string,
-    opts: { holder: string; now: number; until: number },
+    opts: { holder: string; now: number; until: number; messageId: string },
   ): Promise<Claim>;
-  /** Settle the attempt `holder` claimed; false when the claim was lost (it expired and was taken over). */
+  /**
+   * Settle the attempt `holder` claimed; false when the claim was lost (it expired and was taken over).
+   * `delivered` with `version` raises the entity's delivered version in the same atomic write, so no crash
+   * can separate the two; `dead_lettered` records the `messageId` it was dead-lettered from.
+   */
   settle(
     storeId: string,
     eventId: string,
@@ -256,12 +268,12 @@ export interface DeliveryLog {
       countAttempt: boolean;
       lastError?: string;
       lastStatus?: number;
+      version?: { entityId: string; version: number };
+      messageId?: string;
     },
   ): Promise<boolean>;
   /** The highest version delivered for an entity of the store. */
   deliveredVersion(storeId: string, entityId: string): Promise<number | undefined>;
-  /** Raise the delivered version of an entity (never lowers it). */
-  noteDeliveredVersion(storeId: string, entityId: string, version: number, now: number): Promise<void>;
 }
 
 export interface TokenRecord {

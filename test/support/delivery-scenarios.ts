@@ -11,9 +11,14 @@ export const deliveryScenarios: [string, (log: DeliveryLog, storeId: string) => 
     [
       'a claim is exclusive while live, and taken over once expired',
       async (log, s) => {
-        const first = (await log.claim(s, 'e', { holder: 'h1', now: T, until: T + 5_000 })).ok;
-        const second = (await log.claim(s, 'e', { holder: 'h2', now: T + 1_000, until: T + 6_000 })).ok;
-        const takeover = (await log.claim(s, 'e', { holder: 'h3', now: T + 5_001, until: T + 10_000 })).ok;
+        const first = (await log.claim(s, 'e', { holder: 'h1', now: T, until: T + 5_000, messageId: 'm1' }))
+          .ok;
+        const second = (
+          await log.claim(s, 'e', { holder: 'h2', now: T + 1_000, until: T + 6_000, messageId: 'm1' })
+        ).ok;
+        const takeover = (
+          await log.claim(s, 'e', { holder: 'h3', now: T + 5_001, until: T + 10_000, messageId: 'm1' })
+        ).ok;
         const lostSettle = await log.settle(s, 'e', 'h1', {
           status: 'delivered',
           now: T + 5_002,
@@ -43,18 +48,51 @@ export const deliveryScenarios: [string, (log: DeliveryLog, storeId: string) => 
       async (log, s) => {
         const out: Record<string, boolean> = {};
         for (const status of ['delivered', 'stale', 'pending', 'dead_lettered'] as const) {
-          await log.claim(s, status, { holder: 'a', now: T, until: T + 1 });
-          await log.settle(s, status, 'a', { status, now: T, countAttempt: false });
-          out[status] = (await log.claim(s, status, { holder: 'b', now: T + 10, until: T + 20 })).ok;
+          await log.claim(s, status, { holder: 'a', now: T, until: T + 1, messageId: 'm1' });
+          await log.settle(s, status, 'a', { status, now: T, countAttempt: false, messageId: 'm1' });
+          out[status] = (
+            await log.claim(s, status, { holder: 'b', now: T + 10, until: T + 20, messageId: 'm2' })
+          ).ok;
         }
         return out;
       },
       { delivered: false, stale: false, pending: true, dead_lettered: true },
     ],
     [
+      'a dead-lettered task is claimed again by a redriven copy, never by the message it was dead-lettered from',
+      async (log, s) => {
+        await log.claim(s, 'e', { holder: 'a', now: T, until: T + 1, messageId: 'original' });
+        await log.settle(s, 'e', 'a', {
+          status: 'dead_lettered',
+          now: T,
+          countAttempt: true,
+          messageId: 'original',
+        });
+        const original = await log.claim(s, 'e', {
+          holder: 'b',
+          now: T + 10,
+          until: T + 20,
+          messageId: 'original',
+        });
+        const redriven = await log.claim(s, 'e', {
+          holder: 'c',
+          now: T + 30,
+          until: T + 40,
+          messageId: 'copy',
+        });
+        return {
+          original: original.ok,
+          seen: original.record?.status,
+          redriven: redriven.ok,
+          after: redriven.record?.deadMessageId,
+        };
+      },
+      { original: false, seen: 'dead_lettered', redriven: true, after: undefined },
+    ],
+    [
       'settling counts attempts only when a call was made, and keeps the last error',
       async (log, s) => {
-        await log.claim(s, 'e', { holder: 'a', now: T, until: T + 1 });
+        await log.claim(s, 'e', { holder: 'a', now: T, until: T + 1, messageId: 'm1' });
         await log.settle(s, 'e', 'a', {
           status: 'pending',
           now: T + 1,
@@ -62,7 +100,7 @@ export const deliveryScenarios: [string, (log: DeliveryLog, storeId: string) => 
           lastError: 'x',
           lastStatus: 503,
         });
-        await log.claim(s, 'e', { holder: 'b', now: T + 2, until: T + 3 });
+        await log.claim(s, 'e', { holder: 'b', now: T + 2, until: T + 3, messageId: 'm1' });
         await log.settle(s, 'e', 'b', {
           status: 'pending',
           now: T + 3,
@@ -82,20 +120,47 @@ export const deliveryScenarios: [string, (log: DeliveryLog, storeId: string) => 
       { attempts: 1, lastError: 'throttled', lastStatus: 429, holder: undefined, lastAttemptAt: T + 2 },
     ],
     [
-      'the delivered version of an entity only ever rises',
+      'delivered raises the entity version in the same write, and never lowers it',
       async (log, s) => {
+        const deliver = async (eventId: string, version: number) => {
+          await log.claim(s, eventId, { holder: eventId, now: T, until: T + 1_000, messageId: eventId });
+          return log.settle(s, eventId, eventId, {
+            status: 'delivered',
+            now: T,
+            countAttempt: true,
+            version: { entityId: 'sku-1', version },
+          });
+        };
         const none = await log.deliveredVersion(s, 'sku-1');
-        await log.noteDeliveredVersion(s, 'sku-1', 5, T);
-        await log.noteDeliveredVersion(s, 'sku-1', 3, T);
-        const five = await log.deliveredVersion(s, 'sku-1');
-        await log.noteDeliveredVersion(s, 'sku-1', 7, T);
+        const five = [await deliver('v5', 5), await log.deliveredVersion(s, 'sku-1')];
+        // A lower version delivered later (two consumers) is settled delivered; the mark stays at 5.
+        const three = [
+          await deliver('v3', 3),
+          await log.deliveredVersion(s, 'sku-1'),
+          (await log.get(s, 'v3'))?.status,
+        ];
+        const seven = [await deliver('v7', 7), await log.deliveredVersion(s, 'sku-1')];
+        return { none, five, three, seven, other: await log.deliveredVersion(s, 'sku-2') };
+      },
+      { none: undefined, five: [true, 5], three: [true, 5, 'delivered'], seven: [true, 7], other: undefined },
+    ],
+    [
+      'a delivery whose claim was taken over during the call still raises the version mark',
+      async (log, s) => {
+        await log.claim(s, 'e', { holder: 'slow', now: T, until: T + 1_000, messageId: 'm1' });
+        await log.claim(s, 'e', { holder: 'next', now: T + 2_000, until: T + 3_000, messageId: 'm1' });
+        const settled = await log.settle(s, 'e', 'slow', {
+          status: 'delivered',
+          now: T + 2_500,
+          countAttempt: true,
+          version: { entityId: 'sku-9', version: 4 },
+        });
         return {
-          none,
-          five,
-          seven: await log.deliveredVersion(s, 'sku-1'),
-          other: await log.deliveredVersion(s, 'sku-2'),
+          settled,
+          status: (await log.get(s, 'e'))?.status,
+          version: await log.deliveredVersion(s, 'sku-9'),
         };
       },
-      { none: undefined, five: 5, seven: 7, other: undefined },
+      { settled: false, status: 'processing', version: 4 },
     ],
   ];

@@ -24,11 +24,12 @@ export class MemoryDeliveryLog implements DeliveryLog {
     const free =
       !current ||
       current.status === 'pending' ||
-      current.status === 'dead_lettered' ||
+      (current.status === 'dead_lettered' && current.deadMessageId !== opts.messageId) ||
       (current.status === 'processing' && (current.claimUntil ?? 0) < opts.now);
     if (!free) return { ok: false, record: current ? { ...current } : undefined };
+    const { deadMessageId: _dead, ...kept } = current ?? ({} as Partial<DeliveryRecord>);
     const next: DeliveryRecord = {
-      ...current,
+      ...kept,
       storeId,
       eventId,
       status: 'processing',
@@ -45,6 +46,10 @@ export class MemoryDeliveryLog implements DeliveryLog {
   async settle(storeId: string, eventId: string, holder: string, outcome: SettleOutcome): Promise<boolean> {
     const key = deliveryKey(storeId, eventId);
     const current = this.records.get(key);
+    // As the DynamoDB transaction: the version mark goes with `delivered`, or alone if the claim was lost.
+    if (outcome.status === 'delivered' && outcome.version !== undefined) {
+      this.raiseVersion(storeId, outcome.version.entityId, outcome.version.version);
+    }
     if (!current || current.holder !== holder) return false;
     const { holder: _h, claimUntil: _c, ...rest } = current;
     this.records.set(key, {
@@ -54,6 +59,9 @@ export class MemoryDeliveryLog implements DeliveryLog {
       ...(outcome.countAttempt ? { attempts: (current.attempts ?? 0) + 1 } : {}),
       ...(outcome.lastError === undefined ? {} : { lastError: outcome.lastError }),
       ...(outcome.lastStatus === undefined ? {} : { lastStatus: outcome.lastStatus }),
+      ...(outcome.status === 'dead_lettered' && outcome.messageId !== undefined
+        ? { deadMessageId: outcome.messageId }
+        : {}),
     });
     return true;
   }
@@ -62,7 +70,8 @@ export class MemoryDeliveryLog implements DeliveryLog {
     return this.versions.get(entityVersionKey(storeId, entityId));
   }
 
-  async noteDeliveredVersion(storeId: string, entityId: string, version: number): Promise<void> {
+  /** Raise an entity's delivered version (never lowers it); tests seed versions with it. */
+  raiseVersion(storeId: string, entityId: string, version: number): void {
     const key = entityVersionKey(storeId, entityId);
     if ((this.versions.get(key) ?? -1) < version) this.versions.set(key, version);
   }

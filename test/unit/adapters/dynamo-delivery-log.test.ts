@@ -1,4 +1,9 @@
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
@@ -30,15 +35,18 @@ describe('DynamoDeliveryLog.claim', () => {
     ddb
       .on(UpdateCommand)
       .resolves({ Attributes: { deliveryKey: 'store-1:evt-1', ...delivered, status: 'processing' } });
-    await log.claim('store-1', 'evt-1', { holder: 'h1', now: T0, until: T0 + 7_000 });
+    await log.claim('store-1', 'evt-1', { holder: 'h1', now: T0, until: T0 + 7_000, messageId: 'm1' });
     expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
       TableName: TABLES.deliveries,
       Key: { deliveryKey: 'store-1:evt-1' },
       UpdateExpression:
         'SET storeId = :store, eventId = :event, #status = :processing, holder = :holder, claimUntil = :until, ' +
-        'firstAttemptAt = if_not_exists(firstAttemptAt, :now), lastAttemptAt = :now, updatedAt = :now, #ttl = :ttl',
+        'firstAttemptAt = if_not_exists(firstAttemptAt, :now), lastAttemptAt = :now, updatedAt = :now, #ttl = :ttl ' +
+        'REMOVE deadMessageId',
       ConditionExpression:
-        'attribute_not_exists(#key) OR #status IN (:pending, :dead) OR (#status = :processing AND claimUntil < :now)',
+        'attribute_not_exists(#key) OR #status = :pending OR ' +
+        '(#status = :dead AND (attribute_not_exists(deadMessageId) OR deadMessageId <> :message)) OR ' +
+        '(#status = :processing AND claimUntil < :now)',
       ExpressionAttributeNames: { '#key': 'deliveryKey', '#status': 'status', '#ttl': 'expiresAt' },
       ExpressionAttributeValues: {
         ':store': 'store-1',
@@ -48,6 +56,7 @@ describe('DynamoDeliveryLog.claim', () => {
         ':dead': 'dead_lettered',
         ':holder': 'h1',
         ':until': T0 + 7_000,
+        ':message': 'm1',
         ':now': T0,
         ':ttl': TTL,
       },
@@ -58,7 +67,9 @@ describe('DynamoDeliveryLog.claim', () => {
 
   it('returns the record that refused the claim', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed({ deliveryKey: 'store-1:evt-1', ...delivered }));
-    await expect(log.claim('store-1', 'evt-1', { holder: 'h1', now: T0, until: T0 + 1 })).resolves.toEqual({
+    await expect(
+      log.claim('store-1', 'evt-1', { holder: 'h1', now: T0, until: T0 + 1, messageId: 'm1' }),
+    ).resolves.toEqual({
       ok: false,
       record: delivered,
     });
@@ -66,9 +77,9 @@ describe('DynamoDeliveryLog.claim', () => {
 
   it('rethrows any other error', async () => {
     ddb.on(UpdateCommand).rejects(new Error('throttled'));
-    await expect(log.claim('store-1', 'evt-1', { holder: 'h1', now: T0, until: T0 + 1 })).rejects.toThrow(
-      'throttled',
-    );
+    await expect(
+      log.claim('store-1', 'evt-1', { holder: 'h1', now: T0, until: T0 + 1, messageId: 'm1' }),
+    ).rejects.toThrow('throttled');
   });
 });
 
@@ -132,19 +143,75 @@ describe('DynamoDeliveryLog entity versions', () => {
     });
   });
 
-  it('only ever raises the delivered version', async () => {
-    ddb.on(UpdateCommand).resolves({});
-    await log.noteDeliveredVersion('store-1', 'sku-1', 5, T0);
-    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
-      Key: { deliveryKey: 'v#store-1#sku-1' },
-      ConditionExpression: 'attribute_not_exists(version) OR version < :v',
-      ExpressionAttributeValues: { ':v': 5, ':now': T0, ':ttl': TTL },
+  const versionMark = {
+    TableName: TABLES.deliveries,
+    Key: { deliveryKey: 'v#store-1#sku-1' },
+    UpdateExpression: 'SET version = :v, updatedAt = :now, #ttl = :ttl',
+    ConditionExpression: 'attribute_not_exists(version) OR version < :v',
+    ExpressionAttributeNames: { '#ttl': 'expiresAt' },
+    ExpressionAttributeValues: { ':v': 5, ':now': T0, ':ttl': TTL },
+  };
+  const deliveredWithVersion = () =>
+    log.settle('store-1', 'evt-1', 'h1', {
+      status: 'delivered',
+      now: T0,
+      countAttempt: true,
+      version: { entityId: 'sku-1', version: 5 },
     });
+  const cancelled = (...codes: string[]) =>
+    Object.assign(new Error('cancelled'), {
+      name: 'TransactionCanceledException',
+      CancellationReasons: codes.map((Code) => ({ Code })),
+    });
+
+  it('settles delivered and raises the version mark in one transaction', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    await expect(deliveredWithVersion()).resolves.toBe(true);
+    const items = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems;
+    expect({
+      record: items?.[0]?.Update?.ConditionExpression,
+      mark: items?.[1]?.Update,
+      updates: ddb.commandCalls(UpdateCommand).length,
+    }).toEqual({ record: 'holder = :holder', mark: versionMark, updates: 0 });
   });
 
-  it('treats a lower version than recorded as nothing to do', async () => {
-    ddb.on(UpdateCommand).rejects(conditionFailed({ deliveryKey: 'v#store-1#sku-1', version: 9 }));
-    await expect(log.noteDeliveredVersion('store-1', 'sku-1', 5, T0)).resolves.toBeUndefined();
+  it('settles alone when a higher version is already marked', async () => {
+    ddb.on(TransactWriteCommand).rejects(cancelled('None', 'ConditionalCheckFailed'));
+    ddb.on(UpdateCommand).resolves({});
+    await expect(deliveredWithVersion()).resolves.toBe(true);
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input.ConditionExpression).toBe('holder = :holder');
+  });
+
+  it('raises the mark alone when the claim was taken over during the call, and says the claim was lost', async () => {
+    ddb.on(TransactWriteCommand).rejects(cancelled('ConditionalCheckFailed', 'None'));
+    ddb.on(UpdateCommand).resolves({});
+    await expect(deliveredWithVersion()).resolves.toBe(false);
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual(versionMark);
+  });
+
+  it('writes nothing more when both conditions were lost', async () => {
+    ddb.on(TransactWriteCommand).rejects(cancelled('ConditionalCheckFailed', 'ConditionalCheckFailed'));
+    await expect(deliveredWithVersion()).resolves.toBe(false);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('rethrows a cancellation for any other reason (a conflict, throttling), for the caller to retry', async () => {
+    ddb.on(TransactWriteCommand).rejects(cancelled('TransactionConflict', 'None'));
+    await expect(deliveredWithVersion()).rejects.toThrow('cancelled');
+  });
+
+  it('records the message a task was dead-lettered from', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await log.settle('store-1', 'evt-1', 'h1', {
+      status: 'dead_lettered',
+      now: T0,
+      countAttempt: true,
+      messageId: 'm-7',
+    });
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      UpdateExpression: expect.stringContaining('deadMessageId = :message'),
+      ExpressionAttributeValues: expect.objectContaining({ ':message': 'm-7' }),
+    });
   });
 });
 

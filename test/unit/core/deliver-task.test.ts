@@ -3,6 +3,7 @@ import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetr
 import {
   backoffSeconds,
   deliverTask,
+  CLAIM_MARGIN_MS,
   DEFAULT_RETRY_AFTER_SECONDS,
   type DeliverDeps,
 } from '../../../lambdas/core/deliver-task.js';
@@ -14,7 +15,7 @@ import type {
   TaskQueues,
 } from '../../../lambdas/core/ports.js';
 import { MAX_RECEIVE_COUNT } from '../../../lambdas/core/plans.js';
-import { MAX_DELAY_SECONDS } from '../../../lambdas/core/timing.js';
+import { CLOCK_SKEW_MS, MAX_DELAY_SECONDS } from '../../../lambdas/core/timing.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
 import { fixedClock, storeRecord, T0 } from '../support/fixtures.js';
 
@@ -118,7 +119,12 @@ describe('deliverTask', () => {
 
   it('backs a duplicate off while another attempt holds the task, without calling the marketplace', async () => {
     const { deps, deliver, deliveries } = depsWith();
-    await deliveries.claim('store-1', 'evt-1', { holder: 'other', now: T0, until: T0 + 7_000 });
+    await deliveries.claim('store-1', 'evt-1', {
+      holder: 'other',
+      now: T0,
+      until: T0 + 7_000,
+      messageId: 'other',
+    });
     await expect(deliverTask(deps, storeRecord(), policy, message())).resolves.toEqual({
       kind: 'retry',
       afterSeconds: 7,
@@ -128,7 +134,12 @@ describe('deliverTask', () => {
 
   it('takes over a task whose previous attempt crashed once its claim has expired', async () => {
     const { deps, deliver, deliveries } = depsWith();
-    await deliveries.claim('store-1', 'evt-1', { holder: 'crashed', now: T0 - 60_000, until: T0 - 1 });
+    await deliveries.claim('store-1', 'evt-1', {
+      holder: 'crashed',
+      now: T0 - 60_000,
+      until: T0 - 1,
+      messageId: 'other',
+    });
     await expect(deliverTask(deps, storeRecord(), policy, message())).resolves.toEqual({
       kind: 'done',
       as: 'delivered',
@@ -138,7 +149,7 @@ describe('deliverTask', () => {
 
   it('drops a task older than the version already delivered for its entity, as stale', async () => {
     const { deps, deliver, deliveries } = depsWith();
-    await deliveries.noteDeliveredVersion('store-1', 'A', 4);
+    deliveries.raiseVersion('store-1', 'A', 4);
     await expect(deliverTask(deps, storeRecord(), policy, message())).resolves.toEqual({
       kind: 'done',
       as: 'stale',
@@ -154,7 +165,7 @@ describe('deliverTask', () => {
 
   it('delivers the same version again under another eventId (only lower versions are stale)', async () => {
     const { deps, deliveries } = depsWith();
-    await deliveries.noteDeliveredVersion('store-1', 'A', 3);
+    deliveries.raiseVersion('store-1', 'A', 3);
     await expect(deliverTask(deps, storeRecord(), policy, message())).resolves.toEqual({
       kind: 'done',
       as: 'delivered',
@@ -296,6 +307,94 @@ describe('deliverTask', () => {
       attempts: 1,
       lastStatus: 422,
       lastError: 'marketplace_rejected: marketplace answered 422',
+    });
+  });
+
+  describe('at the edges (issue #10)', () => {
+    it('never calls again for the message a task was dead-lettered from (its delete was lost)', async () => {
+      const { deps, deliver, deliveries } = depsWith({ kind: 'permanent', status: 422, error: 'no' });
+      await deliverTask(deps, storeRecord(), policy, message());
+      const again = await deliverTask(deps, storeRecord(), policy, { ...message(), receiveCount: 2 });
+      expect({
+        again,
+        calls: deliver.mock.calls.length,
+        status: (await deliveries.get('store-1', 'evt-1'))?.status,
+      }).toEqual({
+        again: { kind: 'done', as: 'duplicate' },
+        calls: 1,
+        status: 'dead_lettered',
+      });
+    });
+
+    it('calls again for a redriven copy of a dead-lettered task (another message)', async () => {
+      const { deps, deliver } = depsWith(
+        { kind: 'permanent', status: 422, error: 'no' },
+        { kind: 'ok', status: 200 },
+      );
+      await deliverTask(deps, storeRecord(), policy, message());
+      const redriven = await deliverTask(deps, storeRecord(), policy, {
+        ...message(),
+        messageId: 'm-redriven',
+      });
+      expect({ redriven, calls: deliver.mock.calls.length }).toEqual({
+        redriven: { kind: 'done', as: 'delivered' },
+        calls: 2,
+      });
+    });
+
+    it('tries the settle again after a 2xx instead of leaving the task to be called twice', async () => {
+      const { deps, deliver, deliveries } = depsWith({ kind: 'ok', status: 200 });
+      const settle = deliveries.settle.bind(deliveries);
+      let failures = 2;
+      deliveries.settle = async (...args) => {
+        if (failures-- > 0) throw new Error('DynamoDB unavailable');
+        return settle(...args);
+      };
+      const result = await deliverTask(deps, storeRecord(), policy, message());
+      expect({
+        result,
+        calls: deliver.mock.calls.length,
+        status: (await deliveries.get('store-1', 'evt-1'))?.status,
+        version: await deliveries.deliveredVersion('store-1', 'A'),
+      }).toEqual({ result: { kind: 'done', as: 'delivered' }, calls: 1, status: 'delivered', version: 3 });
+    });
+
+    it('gives up after three settle failures, leaving neither delivered nor the version mark (one write)', async () => {
+      const { deps, deliveries } = depsWith({ kind: 'ok', status: 200 });
+      deliveries.settle = async () => {
+        throw new Error('DynamoDB unavailable');
+      };
+      await expect(deliverTask(deps, storeRecord(), policy, message())).rejects.toThrow(
+        'DynamoDB unavailable',
+      );
+      expect({
+        status: (await deliveries.get('store-1', 'evt-1'))?.status,
+        version: await deliveries.deliveredVersion('store-1', 'A'),
+      }).toEqual({ status: 'processing', version: undefined });
+    });
+
+    it('after a crash between the call and the settle, the retry writes delivered and the version mark together', async () => {
+      // The crashed attempt's claim expired; the message came back. An older version must then be stale.
+      const crashed = depsWith({ kind: 'ok', status: 200 }, { kind: 'ok', status: 200 });
+      await crashed.deliveries.claim('store-1', 'evt-1', {
+        holder: 'crashed',
+        now: T0 - 60_000,
+        until: T0 - 1,
+        messageId: 'm1',
+      });
+      await deliverTask(crashed.deps, storeRecord(), policy, { ...message(), receiveCount: 2 });
+      const older = await deliverTask(crashed.deps, storeRecord(), policy, {
+        ...message(JSON.stringify({ ...work, eventId: 'evt-0', version: 2 })),
+        messageId: 'm0',
+      });
+      expect({ older, calls: crashed.deliver.mock.calls.length }).toEqual({
+        older: { kind: 'done', as: 'stale' },
+        calls: 1,
+      });
+    });
+
+    it('lets a claim outlast its call by the clock skew and more', () => {
+      expect(CLAIM_MARGIN_MS).toBeGreaterThan(CLOCK_SKEW_MS);
     });
   });
 });

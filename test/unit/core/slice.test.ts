@@ -466,7 +466,7 @@ describe('runSlice', () => {
   it('skips a task already delivered without calling the marketplace', async () => {
     world = setup({ messages: 1 });
     const deliveries = world.deps.deliveries as MemoryDeliveryLog;
-    await deliveries.claim('s1', 'e0', { holder: 'earlier', now: T0 - 10, until: T0 });
+    await deliveries.claim('s1', 'e0', { holder: 'earlier', now: T0 - 10, until: T0, messageId: 'other' });
     await deliveries.settle('s1', 'e0', 'earlier', { status: 'delivered', now: T0 - 5, countAttempt: true });
     const result = await runSlice(world.deps, store, policy(), lease());
     expect(world.w.calls).toEqual([]);
