@@ -52,11 +52,16 @@ export class IngestActors {
       tasks: this.ports.tasks(actor),
       deliveries: this.ports.deliveries(actor),
     };
-    const task = (eventId: string) => ({
-      eventId,
-      type: 'inventory.update',
-      payload: { sku: `sku-${eventId}`, quantity: 1 },
-    });
+    const versioned = state.spec.versioned;
+    const task = (eventId: string) => {
+      const n = Number(eventId.slice(1));
+      return {
+        eventId,
+        type: 'inventory.update',
+        payload: { sku: `sku-${eventId}`, quantity: 1 },
+        ...(versioned ? { entityId: `ent-${n % 3}`, version: n } : {}),
+      };
+    };
     const body = request.batch ? { tasks: request.eventIds.map(task) } : task(request.eventIds[0] as string);
     const http: HttpRequest = {
       method: 'POST',

@@ -57,6 +57,8 @@ const edges = {
   repeatsAfterTimeout: 0,
   repeatsAfterCrash: 0,
   repeatsAfterStall: 0,
+  duplicateTasks: 0,
+  stale: 0,
 };
 for (let seed = from; seed < from + count; seed++) {
   const result = await runSeed(seed, variant);

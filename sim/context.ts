@@ -66,7 +66,8 @@ export class SimContext {
       actor.kind === 'worker' &&
       this.rng.chance(this.scenario.faults.zombieStall) &&
       !ZOMBIE_STALL_GATED.has(op) &&
-      (CORE_FIXES.wakeGuardSurvivesStall || !actor.guardOpen)
+      (CORE_FIXES.wakeGuardSurvivesStall || !actor.guardOpen) &&
+      (CORE_FIXES.zombieResendFenced || !actor.throttled)
     ) {
       actor.longStallAt = this.now;
       this.stats.zombieStalls++;
@@ -100,7 +101,12 @@ export class SimContext {
           return this.sched.call(
             actor,
             this.label(`${prefix}.${name}`, args),
-            this.awsLatency(actor, `${prefix}.${name}`),
+            this.awsLatency(
+              actor,
+              name === 'settle'
+                ? `${prefix}.settle:${(args[3] as { status: string }).status}`
+                : `${prefix}.${name}`,
+            ),
             () => {
               hooks?.before(name, args);
               const result = (method as (...a: unknown[]) => Promise<unknown>).apply(inner, args);

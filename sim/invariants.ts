@@ -80,6 +80,8 @@ export class Invariants implements Checks {
   >();
 
   private readonly rate: RateCheck;
+  /** Highest version the marketplace applied per store/entity. */
+  private readonly versions = new Map<string, number>();
 
   constructor(private readonly world: WorldView) {
     this.rate = new RateCheck(world, (invariant, message) => this.fail(invariant, message));
@@ -140,6 +142,20 @@ export class Invariants implements Checks {
     if (excuse === 'timeout') this.world.stats.repeatsAfterTimeout++;
     else if (excuse === 'crash') this.world.stats.repeatsAfterCrash++;
     else this.world.stats.repeatsAfterStall++;
+  }
+
+  /*
+   * ---- 10. version order (README "Ordering"): for a store with one consumer, the marketplace never applies
+   * an entity's version after a higher one. (With several consumers two versions may be in flight at once
+   * and land inverted: the README says so, and this is not checked there.)
+   */
+  versionApplied(storeId: string, entityId: string, version: number): void {
+    const key = `${storeId}/${entityId}`;
+    const highest = this.versions.get(key);
+    if (highest === undefined || version > highest) this.versions.set(key, version);
+    const state = this.world.store(storeId);
+    if (highest !== undefined && version < highest && state?.spec.policy.maxConcurrentConsumers === 1)
+      this.fail(10, `${storeId} applied ${entityId} version ${version} after version ${highest}`);
   }
 
   /* ---- 3 and 4: checked when a marketplace call starts (and 6: one call per key at a time) */

@@ -45,6 +45,7 @@ export class MarketplaceModel {
             end();
             const outcome = plan.outcome;
             if (outcome.kind === 'ok') call.okAt = ctx.now;
+            if (outcome.kind === 'throttled') actor.throttled = true;
             if (outcome.kind === 'throttled')
               ctx.checks.throttled(actor, storeId, ctx.now + (outcome.retryAfterSeconds ?? 0) * 1000);
             call.state =
@@ -55,7 +56,10 @@ export class MarketplaceModel {
                   : 'failed';
             if (plan.serverApplies) {
               call.succeeded = true;
-              this.server.succeed(request);
+              const effect = this.server.succeed(request);
+              const { entityId, version } = request.body;
+              if (effect && entityId !== undefined && version !== undefined)
+                ctx.checks.versionApplied(storeId, entityId, version);
               ctx.checks.callSucceeded(key, keyCalls);
               ctx.checks.effectApplied(deliveryKey(request.storeId, request.body.eventId));
             }
@@ -84,7 +88,11 @@ export class MarketplaceModel {
     }
   }
 
-  private planOutcome(): { outcome: DeliveryOutcome; latencyMs: number; serverApplies: boolean } {
+  private planOutcome(): {
+    outcome: DeliveryOutcome;
+    latencyMs: number;
+    serverApplies: boolean;
+  } {
     const { rng } = this.ctx;
     const latencyMs = rng.int(20, 400);
     const f = this.ctx.scenario.faults.marketplace;

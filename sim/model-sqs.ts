@@ -92,10 +92,21 @@ export class SqsModel {
   }
 
   private taskSent(state: StoreState, body: string, actor: Actor): void {
-    state.queue.send(body, this.ctx.now);
+    const { ctx } = this;
+    const message = state.queue.send(body, ctx.now);
     const track = this.taskOf(body);
     if (track) track.copies++;
     state.untracked.add(actor.id);
+    if (!ctx.faultsOn) return;
+    if (ctx.rng.chance(ctx.scenario.faults.nearReceiveLimit))
+      message.receiveCount = MAX_RECEIVE_COUNT - ctx.rng.int(1, 3);
+    if (ctx.rng.chance(ctx.scenario.faults.duplicateTask)) {
+      // SQS at-least-once: the same message (same MessageId) can be received twice while it is in the queue.
+      // (A copy revived after its delete, which only the sweep would find, is not modelled.)
+      state.queue.send(body, ctx.now, 0, false, message.messageId);
+      if (track) track.copies++;
+      ctx.stats.duplicateTasks++;
+    }
   }
 
   private taskRemoved(message: SimMessage): void {
@@ -242,7 +253,7 @@ export class SqsModel {
       ctx.checks.received(state, lease);
     }
     return messages.map((m) => ({
-      messageId: m.id,
+      messageId: m.messageId,
       receiptHandle: m.receipt as string,
       body: m.body,
       receiveCount: m.receiveCount,

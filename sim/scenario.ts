@@ -1,4 +1,5 @@
 import { resolvePolicy, PLAN_NAMES, type Overrides, type Policy } from '../lambdas/core/plans.js';
+import { CORE_FIXES } from './constants.js';
 import { Rng } from './rng.js';
 
 /** What the world injects, chosen per seed. */
@@ -14,6 +15,10 @@ export interface Faults {
   stall: number;
   /** A worker's SQS/DynamoDB call that stalls beyond the lease margin (up to ZOMBIE_STALL_MAX_MS). */
   zombieStall: number;
+  /** A store-queue message SQS delivers twice (at-least-once: the same MessageId, received again). */
+  duplicateTask: number;
+  /** A task whose receive count starts near maxReceiveCount (as if it had crashed many workers). */
+  nearReceiveLimit: number;
   marketplace: { transient: number; throttle: number; permanent: number; timeout: number };
 }
 
@@ -23,6 +28,8 @@ export interface StoreSpec {
   overrides: Overrides;
   policy: Policy;
   tasks: number;
+  /** Tasks carry `entityId` (one of three) and `version` (their order of creation): version order is checked. */
+  versioned: boolean;
 }
 
 export interface IngestRequest {
@@ -64,6 +71,7 @@ export const scenarioFor = (seed: number): Scenario => {
       overrides,
       policy: resolvePolicy(plan, overrides),
       tasks: rng.int(1, rng.chance(0.3) ? 60 : 20),
+      versioned: false,
     });
   }
   const requests: IngestRequest[] = [];
@@ -96,6 +104,8 @@ export const scenarioFor = (seed: number): Scenario => {
     maxCrashes: [0, 3, 6, 10][level] as number,
     stall: [0, 0.01, 0.04, 0.1][level] as number,
     zombieStall: [0, 0.005, 0.01, 0.02][level] as number,
+    duplicateTask: [0, 0.02, 0.05, 0.1][level] as number,
+    nearReceiveLimit: [0, 0.01, 0.02, 0.03][level] as number,
     marketplace: {
       transient: [0, 0.03, 0.08, 0.15][level] as number,
       throttle: [0, 0.01, 0.03, 0.05][level] as number,
@@ -103,5 +113,9 @@ export const scenarioFor = (seed: number): Scenario => {
       timeout: [0, 0.01, 0.02, 0.04][level] as number,
     },
   };
-  return { seed, workers: rng.int(1, 3), stores, requests, faults, faultsEndMs: 180_000 };
+  const workers = rng.int(1, 3);
+  // Drawn last, so the draws above (and so each seed's stores and requests) stay as they were.
+  for (const store of stores)
+    store.versioned = rng.chance(0.5) && (CORE_FIXES.versionMarkBeforeCall || level === 0);
+  return { seed, workers, stores, requests, faults, faultsEndMs: 180_000 };
 };

@@ -23,6 +23,8 @@ export interface Actor {
    * (see CORE_FIXES.wakeGuardSurvivesStall).
    */
   guardOpen?: boolean;
+  /** Got a marketplace 429 (see CORE_FIXES.zombieResendFenced). */
+  throttled?: boolean;
   finished: boolean;
   /** Called once when the actor crashes (free its worker slot, note what it left behind). */
   onCrash?: () => void;

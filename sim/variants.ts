@@ -245,6 +245,13 @@ const BROKEN: Variant[] = [
       },
     }),
   },
+  {
+    name: 'no-version-check',
+    breaks: 10,
+    description:
+      'the worker never finds a delivered version, so an older version is delivered after a newer one',
+    deliveries: (inner: DeliveryLog) => override(inner, 'deliveredVersion', async () => undefined),
+  },
 ];
 
 export const VARIANTS: Variant[] = BROKEN;

@@ -86,6 +86,9 @@ export interface SimStats {
   /** Worker calls stalled beyond the lease margin, and lease writes refused to a worker whose fence was stale. */
   zombieStalls: number;
   fencedWrites: number;
+  /** Store-queue messages SQS delivered twice; tasks settled stale (an older version after a newer). */
+  duplicateTasks: number;
+  stale: number;
   maxAttentionsPerSlot: number;
   maxStrandedMs: number;
   maxStrandedRatio: number;
@@ -110,6 +113,8 @@ export const emptyStats = (): SimStats => ({
   sweepRescues: 0,
   zombieStalls: 0,
   fencedWrites: 0,
+  duplicateTasks: 0,
+  stale: 0,
   maxAttentionsPerSlot: 0,
   maxStrandedMs: 0,
   maxStrandedRatio: 0,
@@ -143,6 +148,8 @@ export interface WorldView {
 export interface Checks {
   taskLeftQueue(track: TaskTrack): void;
   effectApplied(task: string): void;
+  /** The marketplace applied a versioned task's effect for the store's entity. */
+  versionApplied(storeId: string, entityId: string, version: number): void;
   /** A marketplace call starts; `keyCalls`: every call with its Idempotency-Key so far, this one last. */
   callStarted(actor: Actor, storeId: string, inFlight: number, keyCalls: readonly KeyCall[]): void;
   /** The marketplace succeeded on a call (`keyCalls`: every call with its key so far, this one last). */

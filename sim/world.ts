@@ -198,6 +198,7 @@ export class World implements WorldView {
     stats.virtualMs = ctx.now - T0;
     stats.crashes = sched.crashes;
     stats.rawDuplicateSuccesses = this.market.server.rawDuplicates();
+    for (const record of this.db.deliveries.records.values()) if (record.status === 'stale') stats.stale++;
     for (const track of this.sqs.tasks.values()) {
       if (this.market.server.effected(track.storeId, track.eventId)) stats.delivered++;
       else if (track.deadLettered > 0) stats.deadLettered++;
