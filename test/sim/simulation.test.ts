@@ -5,12 +5,13 @@ import { runSeed, type Variant } from '../../sim/world.js';
 
 /**
  * The deterministic simulation (sim/): the real core protocol under a seeded scheduler with simulated
- * SQS, DynamoDB, marketplace and clocks, checked against invariants 1–7 after every step.
+ * SQS, DynamoDB, marketplace and clocks, checked against invariants 1–7, 9 (rate, Retry-After) and 10
+ * (version order) after every step.
  */
 const asBuilt = variantByName('as-built') as Variant;
 
 describe('deterministic simulation', () => {
-  it(`keeps invariants 1–7 on seeds 1–${FIXED_SEED_COUNT} (the protocol as built)`, async () => {
+  it(`keeps invariants 1–7, 9 and 10 on seeds 1–${FIXED_SEED_COUNT} (the protocol as built)`, async () => {
     const failures: string[] = [];
     for (let seed = 1; seed <= FIXED_SEED_COUNT; seed++) {
       const result = await runSeed(seed, asBuilt);
@@ -37,6 +38,7 @@ describe('deterministic simulation', () => {
     let fenced = 0;
     let afterTimeout = 0;
     let afterCrash = 0;
+    let duplicates = 0;
     for (let seed = 1; seed <= 60; seed++) {
       const { stats } = await runSeed(seed, asBuilt);
       crashes += stats.crashes;
@@ -45,6 +47,7 @@ describe('deterministic simulation', () => {
       fenced += stats.fencedWrites;
       afterTimeout += stats.repeatsAfterTimeout;
       afterCrash += stats.repeatsAfterCrash;
+      duplicates += stats.duplicateTasks;
     }
     expect(crashes).toBeGreaterThan(0);
     expect(lost).toBeGreaterThan(0);
@@ -52,6 +55,7 @@ describe('deterministic simulation', () => {
     expect(fenced).toBeGreaterThan(0);
     expect(afterTimeout).toBeGreaterThan(0);
     expect(afterCrash).toBeGreaterThan(0);
+    expect(duplicates).toBeGreaterThan(0);
   });
 });
 
