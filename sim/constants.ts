@@ -54,6 +54,15 @@ export const CORE_FIXES = {
    * dead-lettered). Until then versioned stores run only in calm seeds (no crash, stall or timeout).
    */
   versionMarkBeforeCall: false,
+  /**
+   * slice.ts receive: the visibility is sized from a clock read before ReceiveMessage (lease end + 5 s) but
+   * runs from when SQS answers; a receive that stalls past its lease hides its messages beyond any wake
+   * guard — the reclaim's guard is the dead lease + 6 s — so a later lease finds the queue empty and marks
+   * the store idle (seed 7657 at 0c0be92: receive stalled 21 s, worker crashed, message hidden until 69 s,
+   * store idle at 57.5 s). Fixed when a receive that returns past the lease end hands its messages back
+   * (or guards until they are visible) before anything else.
+   */
+  receiveVisibilityBounded: false,
 };
 
 /** Worker calls that get no zombie stall until the matching CORE_FIXES flag is set. */
@@ -63,4 +72,5 @@ export const ZOMBIE_STALL_GATED: ReadonlySet<string> = new Set([
     ? []
     : ['dispatch.deferWake', 'dispatch.holdTat', 'sqs.resend', 'sqs.changeVisibility']),
   ...(CORE_FIXES.zombieResendFenced ? [] : ['deliveries.settle:pending']),
+  ...(CORE_FIXES.receiveVisibilityBounded ? [] : ['sqs.receive']),
 ]);
