@@ -10,7 +10,9 @@ import { DataTables } from './constructs/data-tables.js';
 import { HttpApi, type ApiThrottling } from './constructs/http-api.js';
 import type { TenantThrottling } from './constructs/tenant-usage-plan.js';
 import { Monitoring, type AlarmThresholds } from './constructs/monitoring.js';
+import { OpenApiRoute } from './constructs/openapi-route.js';
 import { Reconciler } from './constructs/reconciler.js';
+import { RequestValidation } from './constructs/request-validation.js';
 import type { ServiceWiring } from './constructs/service-wiring.js';
 import {
   runtimeSettingsEnvironment,
@@ -89,6 +91,8 @@ export class AttentionQueueStack extends Stack {
   public readonly tables: DataTables;
   public readonly attention: AttentionQueue;
   public readonly httpApi: HttpApi;
+  public readonly openApi: OpenApiRoute;
+  public readonly requestValidation: RequestValidation;
   public readonly workers: AttentionWorkers;
   public readonly reconciler: Reconciler;
   public readonly monitoring: Monitoring;
@@ -130,6 +134,12 @@ export class AttentionQueueStack extends Stack {
       tenantThrottling: props.apiTenantThrottling,
       tracingEnabled: props.apiTracingEnabled,
       cloudWatchRole: props.apiCloudWatchRole,
+    });
+    // The OpenAPI document (route and outputs) and the integrator routes' request models (issue #14).
+    this.openApi = new OpenApiRoute(this, 'OpenApi', { api: this.httpApi.api });
+    this.requestValidation = new RequestValidation(this, 'RequestValidation', {
+      api: this.httpApi.api,
+      methods: this.httpApi.methods,
     });
     this.workers = new AttentionWorkers(this, 'Workers', { ...wiring, poolSize: props.workerPoolSize });
     this.reconciler = new Reconciler(this, 'Reconciler', wiring);

@@ -9,6 +9,7 @@ import type {
 } from 'aws-lambda';
 import { INTEGRATOR_API, NO_USAGE_KEY_MESSAGE } from '../../lambdas/config/topology.js';
 import { errorBody } from '../../lambdas/core/http.js';
+import { OPENAPI_PATH, openApiDocument } from '../../lambdas/core/openapi/document.js';
 import { matchRoute, type RouteFunction } from '../../lambdas/core/routes.js';
 
 /**
@@ -159,6 +160,8 @@ export const startApiServer = async (
       if (url.pathname === '/health' && method === 'GET') {
         return options.isReady() ? send(200, { status: 'ok' }) : send(503, { status: 'starting' });
       }
+      // Unauthenticated and static, as on AWS (a MOCK integration there).
+      if (url.pathname === OPENAPI_PATH && method === 'GET') return send(200, openApiDocument());
       const extra = options.extra?.(method, url.pathname);
       if (extra) return send(extra.status, extra.body, extra.headers);
       if (!options.isReady()) return send(503, errorBody('not_ready', 'the local stack is still starting'));

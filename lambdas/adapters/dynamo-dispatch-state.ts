@@ -142,9 +142,22 @@ export class DynamoDispatchState implements DispatchState {
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number; throttled?: boolean },
+    opts: {
+      dueAt: number;
+      max: number;
+      nextCallAt: number;
+      headSentAt?: number;
+      throttled?: boolean;
+      /** Slices of this slot in a row that ended on an error, this one included (kept on the slot as `e`). */
+      errorStreak?: number;
+    },
   ): Promise<Conditional> {
-    const slot: Slot = { s: 'q', at: opts.dueAt, n: opts.nextCallAt };
+    const slot: Slot = {
+      s: 'q',
+      at: opts.dueAt,
+      n: opts.nextCallAt,
+      ...(opts.errorStreak ? { e: opts.errorStreak } : {}),
+    };
     const head = opts.headSentAt === undefined ? '' : ', headSentAt = :head';
     return this.update(storeId, {
       update: `SET slots.#id = :slot${head} ADD nRepublished :one${opts.throttled ? ', nThrottled :one' : ''}`,

@@ -21,7 +21,7 @@ export interface AdminDeps extends SignalDeps {
   tokens: TokenStore;
 }
 
-const PutStoreBody = z.strictObject({
+export const PutStoreBody = z.strictObject({
   tenantId: TenantIdSchema,
   marketplace: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be 1–64 characters of [a-z0-9-]'),
   plan: z.enum(PLAN_NAMES),
@@ -29,7 +29,7 @@ const PutStoreBody = z.strictObject({
   overrides: OverridesSchema.optional(),
 });
 
-const PatchStoreBody = z
+export const PatchStoreBody = z
   .strictObject({
     status: z.enum(STORE_STATUSES).optional(),
     plan: z.enum(PLAN_NAMES).optional(),
@@ -70,6 +70,9 @@ export const readStoreView = async (deps: AdminDeps, store: StoreRecord) => {
     policy: policyOf(store),
     queue: { ...counts, oldestAgeSeconds },
     activeConsumers: dispatch ? liveLeases(dispatch, now) : 0,
+    // Slices in a row that ended on an operational error (a deleted queue, denied receives): the store
+    // backs off, down to one look per 15 min, and this says why it is slow. 0 when healthy.
+    errorStreak: Math.max(0, ...Object.values(dispatch?.slots ?? {}).map((slot) => slot.e ?? 0)),
   };
   return { view, dispatch };
 };

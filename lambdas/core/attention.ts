@@ -5,6 +5,7 @@ import { ENSURE_SLOT, publishAttention } from './signal.js';
 import {
   countSliceEnd,
   ERROR_RETRY_MS,
+  errorBackoffMs,
   runSlice,
   type Lease,
   type SliceDeps,
@@ -74,6 +75,7 @@ const acquireLease = async (
           expiresAt,
           nextCallAt: Math.max(now, slot.n ?? result.item.tat ?? now),
           slotsAtStart: Object.keys(result.item.slots).length,
+          ...(slot.e === undefined ? {} : { errorStreak: slot.e }),
           ...(result.item.activeSince === undefined ? {} : { activeSince: result.item.activeSince }),
         },
       };
@@ -111,13 +113,24 @@ const finishSlice = async (
 ): Promise<boolean> => {
   countSliceEnd(deps, slice);
   if (slice.resumeAt === undefined) return false; // empty (idle or shared) or lease lost
+  let resumeAt = slice.resumeAt;
+  let errorStreak: number | undefined;
   if (slice.end === 'error') {
     // Messages in hand may stay hidden until the lease ends (+ visibility margin): forbid "idle" until
     // they are surely visible again, or the next slice could find the queue empty and strand them.
     await guardUntilVisible(deps.dispatch, store.storeId, lease.expiresAt + VISIBILITY_MARGIN_SECONDS * 1000);
+    // Errors in a row back off (a deleted queue, denied receives): the store is looked at less and less
+    // often, down to once per 15 min, and says so, instead of slicing every 5 s forever.
+    errorStreak = (lease.errorStreak ?? 0) + 1;
+    resumeAt = Math.max(resumeAt, deps.clock.now() + errorBackoffMs(errorStreak, deps.random));
+    deps.telemetry.count(MetricNames.sliceErrorBackoff, 1, {
+      streak: errorStreak >= 3 ? 'repeated' : 'first',
+    });
+    deps.telemetry.warn('store backs off after slice errors', { errorStreak, resumeAt });
   }
   const requeued = await deps.dispatch.requeue(store.storeId, lease.slotId, lease.fence, {
-    dueAt: slice.resumeAt,
+    dueAt: resumeAt,
+    ...(errorStreak === undefined ? {} : { errorStreak }),
     max: policy.maxConcurrentConsumers,
     nextCallAt: slice.nextCallAt,
     throttled: slice.end === 'throttled',
@@ -129,7 +142,7 @@ const finishSlice = async (
       store.storeId,
       lease.slotId,
       'requeue',
-      slice.resumeAt - deps.clock.now(),
+      resumeAt - deps.clock.now(),
       lease.correlationId,
     );
     return true;

@@ -3,18 +3,27 @@ import { z } from 'zod';
 /**
  * A slot is one unit of a store's concurrency: either an attention waiting on the shared queue
  * ('q', `at` = when it is due) or a worker holding a lease ('l', `at` = lease expiry, `f` = fencing token).
- * `n` carries the slot's next allowed marketplace call across slices (rate pacing); `r` counts reconciler resends.
+ * `n` carries the slot's next allowed marketplace call across slices (rate pacing); `r` counts reconciler resends;
+ * `e` counts the slot's slices in a row that ended on an operational error (their backoff; absent = none).
  * A store never has more slots than its maxConcurrentConsumers, which bounds both its leases
  * (invariant 3) and the attentions that can act for it (invariant 7).
  */
+const errorStreak = z.number().int().min(1).optional();
 export const SlotSchema = z.discriminatedUnion('s', [
   z.object({
     s: z.literal('q'),
     at: z.number(),
     r: z.number().int().min(0).optional(),
     n: z.number().optional(),
+    e: errorStreak,
   }),
-  z.object({ s: z.literal('l'), at: z.number(), f: z.number().int(), n: z.number().optional() }),
+  z.object({
+    s: z.literal('l'),
+    at: z.number(),
+    f: z.number().int(),
+    n: z.number().optional(),
+    e: errorStreak,
+  }),
 ]);
 export type Slot = z.infer<typeof SlotSchema>;
 

@@ -114,7 +114,7 @@ export const validate = <T>(schema: z.ZodType<T>, value: unknown, pathPrefix: Pr
   throw new ValidationError(`${first.field}: ${first.message}`, { issues });
 };
 
-const StoreIdParam = z.string().regex(STORE_ID_PATTERN, 'must be 1–48 characters of [A-Za-z0-9_-]');
+export const StoreIdParam = z.string().regex(STORE_ID_PATTERN, 'must be 1–48 characters of [A-Za-z0-9_-]');
 
 /** The `{storeId}` path parameter, validated (store ids become queue names). */
 export const storeIdOf = (request: Pick<HttpRequest, 'pathParameters'>): string =>

@@ -31,7 +31,7 @@ export interface IngestDeps extends SignalDeps {
   deliveries: DeliveryLog;
 }
 
-const EventIdParam = z.string().regex(EVENT_ID_PATTERN, 'must be 1–128 characters of [A-Za-z0-9._:-]');
+export const EventIdParam = z.string().regex(EVENT_ID_PATTERN, 'must be 1–128 characters of [A-Za-z0-9._:-]');
 
 /** A dependency's failure is a 503; an AppError (the queue refused the content itself) keeps its own status. */
 const wrapDependency = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {

@@ -81,6 +81,8 @@ export const MetricNames = {
   signalFailures: 'SignalFailures',
   slicesStarted: 'SlicesStarted',
   slicesEnded: 'SlicesEnded',
+  /** A slice ended on an error and its store backs off; dimension `streak`: first (1–2 in a row) or repeated (≥ 3). */
+  sliceErrorBackoff: 'SliceErrorBackoff',
   leaseAcquired: 'LeaseAcquired',
   leaseBlocked: 'LeaseBlocked',
   reconcilerRepairs: 'ReconcilerRepairs',

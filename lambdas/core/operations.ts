@@ -27,7 +27,7 @@ const decodeCursor = (raw: string): Cursor => {
   }
 };
 
-const BacklogQuery = z.strictObject({
+export const BacklogQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(BACKLOG_PAGE.max).default(BACKLOG_PAGE.default),
   cursor: z.string().min(1).optional(),
 });
@@ -100,7 +100,7 @@ export const listBacklog = async (deps: OperationsDeps, request: HttpRequest): P
   });
 };
 
-const PurgeBody = z.strictObject({
+export const PurgeBody = z.strictObject({
   /** Must repeat the store id: a purge discards every task of the store and cannot be undone. */
   confirm: z.string(),
   reason: z.string().max(500).optional(),

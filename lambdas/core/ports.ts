@@ -41,7 +41,15 @@ export interface DispatchState {
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number; throttled?: boolean },
+    opts: {
+      dueAt: number;
+      max: number;
+      nextCallAt: number;
+      headSentAt?: number;
+      throttled?: boolean;
+      /** Slices of this slot in a row that ended on an error, this one included (kept on the slot as `e`). */
+      errorStreak?: number;
+    },
   ): Promise<Conditional>;
   /**
    * Remove this lease's slot, unless it is the store's last (that one goes through markIdle); `tat`

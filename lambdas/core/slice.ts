@@ -36,6 +36,8 @@ export interface Lease {
   nextCallAt: number;
   /** Slots the store held when the lease was taken; fan-out only while below the concurrency limit. */
   slotsAtStart: number;
+  /** Slices of this slot in a row that ended on an error before this one (the slot's `e`). */
+  errorStreak?: number;
   /** When the store last became busy (its active mark), for the time-to-drain measure. */
   activeSince?: number;
   /** Carried from the ingest request that signalled the store, for the logs. */
@@ -58,8 +60,19 @@ export interface SliceResult {
 const SQS_MAX_BATCH = 10;
 /** A store whose only pending work is hidden for a retry is looked at again at least this often. */
 const DEFERRED_LOOK_MS = 20_000;
-/** A slice that ended on an operational error is looked at again after this. */
+/** A slice that ended on an operational error is looked at again after this, doubling with each error in a row. */
 export const ERROR_RETRY_MS = 5_000;
+/** The ceiling of that backoff: SQS's longest delay, so a broken store costs O(1) requests per 15 minutes. */
+export const MAX_ERROR_RETRY_MS = 900_000;
+
+/**
+ * How long a slot waits after its `streak`-th error in a row: 5 s doubling up to 15 min, with "equal
+ * jitter" (half fixed, half random) so stores failing together (a dependency outage) do not retry in step.
+ */
+export const errorBackoffMs = (streak: number, random: () => number): number => {
+  const ceiling = Math.min(MAX_ERROR_RETRY_MS, ERROR_RETRY_MS * 2 ** Math.max(0, streak - 1));
+  return Math.round(ceiling / 2 + (ceiling / 2) * random());
+};
 
 type IdleAttempt =
   | { kind: 'idle'; drainMs?: number }

@@ -46,7 +46,7 @@ export const PayloadSchemas = {
 export const TASK_TYPES = Object.keys(PayloadSchemas) as (keyof typeof PayloadSchemas)[];
 export type TaskType = keyof typeof PayloadSchemas;
 
-const TaskEnvelopeSchema = z.strictObject({
+export const TaskEnvelopeSchema = z.strictObject({
   eventId: z.string().regex(EVENT_ID_PATTERN, 'must be 1–128 characters of [A-Za-z0-9._:-]'),
   type: z.enum(TASK_TYPES as [TaskType, ...TaskType[]]),
   payload: z.record(z.string(), z.unknown()),

@@ -23,8 +23,8 @@ export const MAX_LIVE_TOKENS_PER_TENANT = 10;
 export const DEFAULT_OVERLAP_SECONDS = 3600;
 export const MAX_OVERLAP_SECONDS = 7 * 24 * 3600;
 
-const TokenId = z.string().regex(TOKEN_ID_PATTERN, 'must be 12 lowercase hex digits');
-const RotateBody = z.strictObject({
+export const TokenId = z.string().regex(TOKEN_ID_PATTERN, 'must be 12 lowercase hex digits');
+export const RotateBody = z.strictObject({
   overlapSeconds: z.number().int().min(0).max(MAX_OVERLAP_SECONDS).optional(),
 });
 
@@ -165,7 +165,7 @@ export const backfillUsageKey = async (
 
 /** Token records scanned per page of the bulk backfill: API Gateway allows 5 CreateApiKey calls a second. */
 export const BACKFILL_PAGE = 50;
-const BackfillQuery = z.strictObject({ cursor: z.string().min(1).max(2048).optional() });
+export const BackfillQuery = z.strictObject({ cursor: z.string().min(1).max(2048).optional() });
 
 /**
  * `POST /admin/usage-keys/backfill?cursor=`: the same for every tenant, one page of the token table at a

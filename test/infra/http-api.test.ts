@@ -32,8 +32,8 @@ const methodsInTemplate = resourcesOfType(template, 'AWS::ApiGateway::Method').m
 );
 
 describe('HTTP API routes', () => {
-  it('has exactly one method per route, plus the catch-all on /{proxy+} and on / (CDK mirrors it at the root)', () => {
-    template.resourceCountIs('AWS::ApiGateway::Method', ROUTES.length + 2);
+  it('has exactly one method per route, plus the catch-all on /{proxy+} and on / (CDK mirrors it at the root) and GET /openapi.json', () => {
+    template.resourceCountIs('AWS::ApiGateway::Method', ROUTES.length + 3);
   });
 
   it('sends every other path (ANY /{proxy+}) to the admin function, which answers 404', () => {

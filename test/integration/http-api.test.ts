@@ -44,6 +44,7 @@ describe('HTTP API', () => {
       },
       queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
       activeConsumers: 0,
+      errorStreak: 0,
     });
     const updated = await t.admin('PUT', '/admin/stores/shop-1', {
       tenantId: 'acme',

@@ -3,6 +3,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EnvNames } from '../../lambdas/config/env-names.js';
 import { FunctionEnv, type FunctionName } from '../../lambdas/config/runtime-config.js';
+import { OPENAPI_PATH } from '../../lambdas/core/openapi/document.js';
 import { matchRoute } from '../../lambdas/core/routes.js';
 import {
   resourceById,
@@ -205,7 +206,8 @@ describe('local mode is wired like the synthesized stack', () => {
         return {
           method: m.HttpMethod,
           auth: AUTH[m.AuthorizationType],
-          local: match.kind === 'match' ? match.route.auth : match.kind,
+          // GET /openapi.json is served by local mode's server itself, unauthenticated as on AWS.
+          local: concrete === OPENAPI_PATH ? 'none' : match.kind === 'match' ? match.route.auth : match.kind,
         };
       });
     expect(deployed.length).toBeGreaterThan(0);

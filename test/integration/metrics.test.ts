@@ -13,6 +13,8 @@ import { inventoryTasks, startTestStack, waitFor, type TestStack } from '../supp
 const ELSEWHERE: Partial<Record<MetricName, string>> = {
   // Needs DynamoDB to fail between ingest's send and its signal.
   [MetricNames.signalFailures]: 'test/unit/app/ingest-signal-failure.test.ts',
+  // Needs a store whose slices keep failing (its queue deleted under it).
+  [MetricNames.sliceErrorBackoff]: 'test/integration/error-backoff.test.ts',
 };
 
 describe('metrics emitted by a workload (local mode, GET /metrics)', () => {

@@ -111,6 +111,7 @@ export class MemoryDispatchState implements DispatchState {
           at: opts.expiresAt,
           f: item.fence,
           ...(old.n === undefined ? {} : { n: old.n }),
+          ...(old.e === undefined ? {} : { e: old.e }),
         };
       },
     );
@@ -119,14 +120,27 @@ export class MemoryDispatchState implements DispatchState {
     storeId: string,
     slotId: string,
     fence: number,
-    opts: { dueAt: number; max: number; nextCallAt: number; headSentAt?: number; throttled?: boolean },
+    opts: {
+      dueAt: number;
+      max: number;
+      nextCallAt: number;
+      headSentAt?: number;
+      throttled?: boolean;
+      /** Slices of this slot in a row that ended on an error, this one included (kept on the slot as `e`). */
+      errorStreak?: number;
+    },
   ): Promise<Conditional> {
     return this.write(
       storeId,
       (item) =>
         MemoryDispatchState.lease(item, slotId, fence) && MemoryDispatchState.slotCount(item) <= opts.max,
       (item) => {
-        item.slots[slotId] = { s: 'q', at: opts.dueAt, n: opts.nextCallAt };
+        item.slots[slotId] = {
+          s: 'q',
+          at: opts.dueAt,
+          n: opts.nextCallAt,
+          ...(opts.errorStreak ? { e: opts.errorStreak } : {}),
+        };
         if (opts.headSentAt !== undefined) item.headSentAt = opts.headSentAt;
         MemoryDispatchState.add(item, 'nRepublished');
         if (opts.throttled) MemoryDispatchState.add(item, 'nThrottled');

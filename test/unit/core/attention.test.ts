@@ -168,4 +168,57 @@ describe('handleAttention', () => {
     expect(await handleAttention(deps, attention('a'))).toEqual({ kind: 'discarded', reason: 'over_limit' });
     expect(Object.keys((await dispatch.read('s1'))?.slots ?? {})).toEqual(['b']);
   });
+
+  describe('errors in a row (issue #10)', () => {
+    /** Runs one attention for slot `a` whose receive fails; returns the requeued slot and its publish delay. */
+    const failingSlice = async () => {
+      (deps.tasks.receive as ReturnType<typeof vi.fn>).mockRejectedValueOnce(
+        new Error('queue does not exist'),
+      );
+      published = [];
+      await handleAttention(deps, attention('a'));
+      const slot = (await dispatch.read('s1'))?.slots['a'];
+      now = slot?.at ?? now;
+      return { e: slot?.s === 'q' ? slot.e : undefined, delay: published[0]?.delay };
+    };
+
+    it('backs off 5 s doubling to 15 min (jitter at its middle), counting the streak on the slot', async () => {
+      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      const seen = [];
+      for (let i = 0; i < 10; i++) seen.push(await failingSlice());
+      expect(seen).toEqual([
+        { e: 1, delay: 5 },
+        { e: 2, delay: 8 },
+        { e: 3, delay: 15 },
+        { e: 4, delay: 30 },
+        { e: 5, delay: 60 },
+        { e: 6, delay: 120 },
+        { e: 7, delay: 240 },
+        { e: 8, delay: 480 },
+        { e: 9, delay: 675 },
+        { e: 10, delay: 675 },
+      ]);
+    });
+
+    it('forgets the streak after a slice that did not fail', async () => {
+      store = storeOf('active', { maxMessagesPerSlice: 1, maxConcurrentConsumers: 1 });
+      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      await failingSlice();
+      await failingSlice();
+      backlog = 5;
+      await handleAttention(deps, attention('a'));
+      expect((await dispatch.read('s1'))?.slots['a']).toEqual(
+        expect.not.objectContaining({ e: expect.anything() }),
+      );
+    });
+
+    it('counts each backoff, and a third error in a row as repeated', async () => {
+      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      for (let i = 0; i < 4; i++) await failingSlice();
+      expect({
+        first: telemetry.total(MetricNames.sliceErrorBackoff, { streak: 'first' }),
+        repeated: telemetry.total(MetricNames.sliceErrorBackoff, { streak: 'repeated' }),
+      }).toEqual({ first: 2, repeated: 2 });
+    });
+  });
 });
