@@ -1,4 +1,5 @@
-import { runSeed, type SimResult, type Variant } from './world.js';
+import type { Variant } from './protocol-variant.js';
+import { runSeed, type SimResult } from './world.js';
 
 /** The seed set `npm test` runs (seeds 1..FIXED_SEED_COUNT). */
 export const FIXED_SEED_COUNT = 300;

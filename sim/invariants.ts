@@ -1,6 +1,7 @@
 import { CLOCK_SKEW_MS, leaseTtlMs } from '../lambdas/core/timing.js';
 import { ENSURE_SLOT } from '../lambdas/core/signal.js';
 import type { Actor } from './scheduler.js';
+import { RateCheck } from './rate-check.js';
 import { APPROXIMATE_LAG_MS } from './sim-sqs.js';
 import {
   ATTENTION_GRACE_MS,
@@ -10,7 +11,16 @@ import {
   STALL_MAX_MS,
   T0,
 } from './constants.js';
-import type { LeaseTrack, World } from './world.js';
+import type {
+  Checks,
+  Excuses,
+  KeyCall,
+  LeaseTrack,
+  RepeatExcuse,
+  StoreState,
+  TaskTrack,
+  WorldView,
+} from './world-view.js';
 
 export interface Violation {
   invariant: number;
@@ -37,13 +47,6 @@ export const RECONCILER_RUN_BOUND_MS = 15_000;
 /** Invariant 5: while one due attention waits visible in the queue, another store Y starts ≤ 2·max(Y) + this + Y's attentions already queued. */
 export const FAIR_SHARE_SLACK = 2;
 
-/** A store state as the invariants read its excuses. */
-interface Excuses {
-  untracked: Set<number>;
-  orphans: Set<number>;
-  falseEmpty: boolean;
-}
-
 /**
  * Only the sweep can find this store's backlog, and the protocol allows it: an ingest is between its send
  * and its enqSeq bump (or died there), or an injected false-empty receive let a worker mark the store idle.
@@ -51,8 +54,24 @@ interface Excuses {
 const sweepExcused = (state: Excuses): boolean =>
   state.untracked.size > 0 || state.orphans.size > 0 || state.falseEmpty;
 
+/** Why an earlier successful call allows the key to succeed again, if it does. */
+const repeatExcuse = (call: KeyCall): RepeatExcuse | undefined => {
+  if (call.state === 'unknown') return 'timeout';
+  if (call.state === 'dropped' || (call.actor.crashed && !call.confirmed)) return 'crash';
+  // Its caller stalled beyond the lease margin after the 2xx, so its claim expired before its settle.
+  const stalledAt = call.actor.longStallAt;
+  if (
+    call.state === 'ok' &&
+    !call.confirmed &&
+    stalledAt !== undefined &&
+    stalledAt >= (call.okAt ?? Infinity)
+  )
+    return 'stall';
+  return undefined;
+};
+
 /** Checks invariants 1–7 after every step of a World, and liveness at the end. */
-export class Invariants {
+export class Invariants implements Checks {
   violation: Violation | undefined;
   private readonly strandedSince = new Map<string, { since: number; reconcilerCrashes: number }>();
   private readonly waiting = new Map<
@@ -60,29 +79,91 @@ export class Invariants {
     { since: number; bound: Map<string, { base: number; allowance: number }> }
   >();
 
-  constructor(private readonly world: World) {}
+  private readonly rate: RateCheck;
+  /** Highest version the marketplace applied per store/entity. */
+  private readonly versions = new Map<string, number>();
+
+  constructor(private readonly world: WorldView) {
+    this.rate = new RateCheck(world, (invariant, message) => this.fail(invariant, message));
+  }
+
+  throttled(actor: Actor, storeId: string, until: number): void {
+    const state = this.world.store(storeId);
+    if (state) this.rate.throttled(storeId, until, state.spec.policy.maxConcurrentConsumers === 1, actor.id);
+  }
+
+  holdLanded(storeId: string, until: number): void {
+    this.rate.holdLanded(storeId, until);
+  }
 
   private fail(invariant: number, message: string): void {
     if (this.violation) return;
     this.violation = { invariant, message, atMs: this.world.now - T0 };
-    this.world.sched.log(`VIOLATION of invariant ${invariant}: ${message}`);
+    this.world.log(`VIOLATION of invariant ${invariant}: ${message}`);
   }
 
   /* ---- 1. no accepted task lost: checked whenever a copy leaves a store queue */
-  taskLeftQueue(track: { storeId: string; eventId: string; copies: number; deadLettered: number }): void {
+  taskLeftQueue(track: TaskTrack): void {
     if (track.copies > 0 || this.world.settled(track)) return;
     this.fail(1, `task ${track.storeId}:${track.eventId} left its queue undelivered and not dead-lettered`);
   }
 
   /* ---- 6. effect once: checked whenever the marketplace applies an effect */
   effectApplied(task: string): void {
-    const effects = this.world.market.effectsByTask.get(task) ?? 0;
+    const effects = this.world.effects(task);
     if (effects > 1) this.fail(6, `the marketplace applied task ${task} ${effects} times`);
   }
 
-  /* ---- 3 and 4: checked when a marketplace call starts */
-  callStarted(actor: Actor, storeId: string, inFlight: number): void {
-    const state = this.world.storeState(storeId);
+  /*
+   * ---- 6 on raw calls: the marketplace's deduplication must not be what keeps a task's effect once. A
+   * second call with one Idempotency-Key never starts while another is in flight, and a key succeeds again
+   * only if no earlier success was known to a caller that lived to record it: an earlier call timed out or
+   * its caller crashed (during the call, or after it and before its settle landed).
+   */
+  callSucceeded(key: string, keyCalls: readonly KeyCall[]): void {
+    const previous = keyCalls.slice(0, -1).filter((call) => call.succeeded);
+    if (previous.length === 0) return;
+    const confirmed = previous.find((call) => call.confirmed);
+    if (confirmed) {
+      this.fail(
+        6,
+        `key ${key} succeeded again after ${confirmed.actor.name} recorded it delivered (${keyCalls.length} calls)`,
+      );
+      return;
+    }
+    const excuse = previous.map(repeatExcuse).find((why) => why !== undefined);
+    if (excuse === undefined) {
+      this.fail(
+        6,
+        `key ${key} succeeded again though its earlier success reached a live caller (${previous.map((c) => `${c.actor.name}:${c.state}`).join(', ')})`,
+      );
+      return;
+    }
+    if (excuse === 'timeout') this.world.stats.repeatsAfterTimeout++;
+    else if (excuse === 'crash') this.world.stats.repeatsAfterCrash++;
+    else this.world.stats.repeatsAfterStall++;
+  }
+
+  /*
+   * ---- 10. version order (README "Ordering"): for a store with one consumer, the marketplace never applies
+   * an entity's version after a higher one. (With several consumers two versions may be in flight at once
+   * and land inverted: the README says so, and this is not checked there.)
+   */
+  versionApplied(storeId: string, entityId: string, version: number): void {
+    const key = `${storeId}/${entityId}`;
+    const highest = this.versions.get(key);
+    if (highest === undefined || version > highest) this.versions.set(key, version);
+    const state = this.world.store(storeId);
+    if (highest !== undefined && version < highest && state?.spec.policy.maxConcurrentConsumers === 1)
+      this.fail(10, `${storeId} applied ${entityId} version ${version} after version ${highest}`);
+  }
+
+  /* ---- 3 and 4: checked when a marketplace call starts (and 6: one call per key at a time) */
+  callStarted(actor: Actor, storeId: string, inFlight: number, keyCalls: readonly KeyCall[]): void {
+    const overlapping = keyCalls.slice(0, -1).find((call) => call.state === 'inflight');
+    if (overlapping)
+      this.fail(6, `${actor.name} called with the key ${overlapping.actor.name} has in flight (${storeId})`);
+    const state = this.world.store(storeId);
     if (!state) return;
     const policy = state.spec.policy;
     if (inFlight > policy.maxConcurrentConsumers)
@@ -90,11 +171,12 @@ export class Invariants {
         3,
         `${inFlight} marketplace calls in flight for ${storeId} (max ${policy.maxConcurrentConsumers})`,
       );
-    const lease = this.world.leases.get(actor.id);
+    const lease = this.world.leases().get(actor.id);
     if (!lease || lease.storeId !== storeId) {
       this.fail(3, `${actor.name} called the marketplace for ${storeId} without a lease`);
       return;
     }
+    this.rate.callStarted(storeId, policy.ratePerSecond, actor.id, lease);
     lease.calls++;
     if (lease.calls > policy.maxMessagesPerSlice)
       this.fail(
@@ -115,10 +197,7 @@ export class Invariants {
       );
   }
 
-  received(
-    state: { spec: { storeId: string; policy: { maxMessagesPerSlice: number } } },
-    lease: LeaseTrack,
-  ): void {
+  received(state: StoreState, lease: LeaseTrack): void {
     if (lease.received > state.spec.policy.maxMessagesPerSlice)
       this.fail(
         4,
@@ -126,10 +205,34 @@ export class Invariants {
       );
   }
 
+  /*
+   * ---- 3 at each acquire: one live lease per slot, and no more live leases than slots may exist. A lease
+   * is live until its expiry (taken at the worker's request + lease TTL); a worker stalled past it (a zombie)
+   * no longer counts, which is why its writes must be fenced.
+   */
+  leaseTaken(actor: Actor, lease: LeaseTrack): void {
+    const state = this.world.store(lease.storeId);
+    if (!state) return;
+    const ttl = leaseTtlMs(state.spec.policy, MARKETPLACE_TIMEOUT_MS);
+    let live = 0;
+    for (const [id, other] of this.world.leases()) {
+      if (other.storeId !== lease.storeId || other.startedAt + ttl <= this.world.now) continue;
+      live++;
+      if (id !== actor.id && other.slotId === lease.slotId)
+        this.fail(
+          3,
+          `${actor.name} took slot ${lease.slotId} of ${lease.storeId} (fence ${lease.fence}) while another worker's lease of it (fence ${other.fence}) was live`,
+        );
+    }
+    if (live > state.spec.policy.maxConcurrentConsumers)
+      this.fail(
+        3,
+        `${live} live leases of ${lease.storeId} (max ${state.spec.policy.maxConcurrentConsumers})`,
+      );
+  }
+
   /* ---- 2. a sweep that finds an untracked backlog must have a reason the protocol allows */
-  sweepRescue(
-    state: Excuses & { spec: { storeId: string }; queue: { messages: Map<string, unknown> } },
-  ): void {
+  sweepRescue(state: StoreState): void {
     const item = this.world.dispatchItem(state.spec.storeId);
     if (item?.activeShard !== undefined || state.queue.messages.size === 0) return;
     this.world.stats.sweepRescues++;
@@ -149,7 +252,7 @@ export class Invariants {
     // Attentions per store, and which stores have a due attention waiting in line.
     const attentions = new Map<string, number>();
     const waitingNow = new Map<string, string>(); // attention message id → its store
-    for (const message of this.world.attentionQueue.messages.values()) {
+    for (const message of this.world.attentionMessages()) {
       const meta = this.world.attentionOf(message);
       if (!meta) continue;
       if (!message.duplicate) attentions.set(meta.storeId, (attentions.get(meta.storeId) ?? 0) + 1);
@@ -159,12 +262,12 @@ export class Invariants {
     }
     let roundSlices = 0;
     let longestSlice = 0;
-    for (const state of this.world.stores.values()) {
+    for (const state of this.world.stores()) {
       roundSlices += 2 * state.spec.policy.maxConcurrentConsumers + FAIR_SHARE_SLACK;
       const sliceMs = state.spec.policy.maxSliceSeconds * 1000 + MARKETPLACE_TIMEOUT_MS + 5_000;
       longestSlice = Math.max(longestSlice, sliceMs);
     }
-    const roundMs = Math.ceil(roundSlices / this.world.scenario.workers) * longestSlice;
+    const roundMs = Math.ceil(roundSlices / this.world.workers) * longestSlice;
 
     // 5. fair share: while one due attention waits visible in the attention queue, no other store starts
     // more than its share of slices (each of its slots once, twice with duplicates, plus slack).
@@ -173,18 +276,18 @@ export class Invariants {
       let wait = this.waiting.get(messageId);
       if (!wait) {
         const bound = new Map<string, { base: number; allowance: number }>();
-        for (const other of this.world.stores.values()) {
+        for (const other of this.world.stores()) {
           const id = other.spec.storeId;
           if (id === storeId) continue;
           const allowance =
             2 * other.spec.policy.maxConcurrentConsumers + FAIR_SHARE_SLACK + (attentions.get(id) ?? 0);
-          bound.set(id, { base: this.world.slicesStarted.get(id) ?? 0, allowance });
+          bound.set(id, { base: this.world.slicesStarted(id), allowance });
         }
         wait = { since: now, bound };
         this.waiting.set(messageId, wait);
       }
       for (const [id, { base, allowance }] of wait.bound) {
-        const started = (this.world.slicesStarted.get(id) ?? 0) - base;
+        const started = this.world.slicesStarted(id) - base;
         const ratio = started / allowance;
         if (ratio > this.world.stats.maxWaitSlicesRatio) this.world.stats.maxWaitSlicesRatio = ratio;
         if (started > allowance)
@@ -195,7 +298,7 @@ export class Invariants {
       }
     }
 
-    for (const state of this.world.stores.values()) {
+    for (const state of this.world.stores()) {
       const storeId = state.spec.storeId;
       const policy = state.spec.policy;
       // 7. bounded signalling
@@ -225,7 +328,7 @@ export class Invariants {
       // 2b. no stranded backlog: visible messages and no live lease only for a bounded time.
       const visible = state.queue.hasVisible(now);
       let leased = false;
-      for (const lease of this.world.leases.values())
+      for (const lease of this.world.leases().values())
         if (lease.storeId === storeId) {
           leased = true;
           break;
@@ -293,8 +396,8 @@ export class Invariants {
   }
 
   notDrained(): void {
-    const left = [...this.world.tasks.values()].filter((t) => !this.world.settled(t));
-    const queued = [...this.world.stores.values()].map((s) => `${s.spec.storeId}:${s.queue.messages.size}`);
+    const left = [...this.world.tasks()].filter((t) => !this.world.settled(t));
+    const queued = [...this.world.stores()].map((s) => `${s.spec.storeId}:${s.queue.messages.size}`);
     this.fail(
       1,
       `not drained within the horizon: ${left.length} task(s) neither delivered nor dead-lettered; queues ${queued.join(' ')}`,

@@ -16,6 +16,15 @@ export interface Actor {
   /** This actor's clock offset from true time (|skew| ≤ CLOCK_SKEW_MS / 2, so any two clocks agree within CLOCK_SKEW_MS). */
   readonly skewMs: number;
   crashed: boolean;
+  /** When this actor last began a stall longer than the lease margin (a zombie in the making). */
+  longStallAt?: number;
+  /**
+   * Between a write-ahead wake guard (deferWake) and the SQS call that starts the guarded message's timer
+   * (see CORE_FIXES.wakeGuardSurvivesStall).
+   */
+  guardOpen?: boolean;
+  /** Got a marketplace 429 (see CORE_FIXES.zombieResendFenced). */
+  throttled?: boolean;
   finished: boolean;
   /** Called once when the actor crashes (free its worker slot, note what it left behind). */
   onCrash?: () => void;

@@ -25,14 +25,15 @@ export class SimMarketplace {
     this.inFlight.set(storeId, (this.inFlight.get(storeId) ?? 1) - 1);
   }
 
-  /** The server side of a call that succeeded: applies the effect unless the key already did. */
-  succeed(request: DeliveryRequest): void {
+  /** The server side of a call that succeeded: applies the effect unless the key already did (true if it did now). */
+  succeed(request: DeliveryRequest): boolean {
     const key = request.idempotencyKey;
     this.successesByKey.set(key, (this.successesByKey.get(key) ?? 0) + 1);
-    if (this.appliedKeys.has(key)) return;
+    if (this.appliedKeys.has(key)) return false;
     this.appliedKeys.add(key);
     const task = deliveryKey(request.storeId, request.body.eventId);
     this.effectsByTask.set(task, (this.effectsByTask.get(task) ?? 0) + 1);
+    return true;
   }
 
   effected(storeId: string, eventId: string): boolean {

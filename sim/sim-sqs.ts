@@ -7,6 +7,8 @@ import type { Rng } from './rng.js';
  */
 export interface SimMessage {
   readonly id: string;
+  /** SQS's MessageId: an at-least-once duplicate of a message carries the original's. */
+  readonly messageId: string;
   readonly body: string;
   readonly sentAt: number;
   visibleAt: number;
@@ -42,9 +44,11 @@ export class SimQueue {
       this.sizeHistory.shift();
   }
 
-  send(body: string, now: number, delayMs = 0, duplicate = false): SimMessage {
+  send(body: string, now: number, delayMs = 0, duplicate = false, messageId?: string): SimMessage {
+    const id = `${this.url}#${++this.seq}`;
     const message: SimMessage = {
-      id: `${this.url}#${++this.seq}`,
+      id,
+      messageId: messageId ?? id,
       body,
       sentAt: now,
       visibleAt: now + delayMs,

@@ -8,7 +8,7 @@ import type {
   TaskQueues,
 } from '../lambdas/core/ports.js';
 import { signalStore } from '../lambdas/core/signal.js';
-import type { Variant } from './world.js';
+import type { Variant } from './protocol-variant.js';
 
 /** Replaces one method of an object, keeping the others (bound to it). */
 const override = <T extends object, K extends keyof T>(inner: T, key: K, replacement: T[K]): T =>
@@ -99,6 +99,34 @@ const BROKEN: Variant[] = [
       }),
   },
   {
+    name: 'unfenced-lease-writes',
+    breaks: 3,
+    description:
+      "requeue, release and markIdle act on whatever lease holds the slot (no fencing token): a zombie whose lease was taken over hands the new holder's lease back",
+    dispatch: (inner: DispatchState) => {
+      /** The fence of whoever holds the slot now, instead of the caller's own. */
+      const holder = async (storeId: string, slotId: string, fence: number): Promise<number> => {
+        const slot = (await inner.read(storeId))?.slots[slotId];
+        return slot?.s === 'l' ? slot.f : fence;
+      };
+      const requeue = override(
+        inner,
+        'requeue',
+        async (storeId: string, slotId: string, fence: number, opts) =>
+          inner.requeue(storeId, slotId, await holder(storeId, slotId, fence), opts),
+      );
+      const release = override(
+        requeue,
+        'release',
+        async (storeId: string, slotId: string, fence: number, tat) =>
+          inner.release(storeId, slotId, await holder(storeId, slotId, fence), tat),
+      );
+      return override(release, 'markIdle', async (storeId: string, slotId: string, fence: number, opts) =>
+        inner.markIdle(storeId, slotId, await holder(storeId, slotId, fence), opts),
+      );
+    },
+  },
+  {
     name: 'slice-ignores-bounds',
     breaks: 4,
     description:
@@ -154,6 +182,28 @@ const BROKEN: Variant[] = [
     },
   },
   {
+    name: 'no-effect-once-record',
+    breaks: 6,
+    description:
+      'the delivery claim is always granted (no effect-once record): only the marketplace deduplicates by key',
+    deliveries: (inner: DeliveryLog) =>
+      override(inner, 'claim', async (storeId: string, eventId: string, opts) => {
+        const claim = await inner.claim(storeId, eventId, opts);
+        if (claim.ok) return claim;
+        return {
+          ok: true as const,
+          record: {
+            storeId,
+            eventId,
+            status: 'processing' as const,
+            holder: opts.holder,
+            claimUntil: opts.until,
+            updatedAt: opts.now,
+          },
+        };
+      }),
+  },
+  {
     name: 'signal-per-task',
     breaks: 7,
     description:
@@ -168,6 +218,39 @@ const BROKEN: Variant[] = [
         await signalStore(deps, storeId, { limit: Number.MAX_SAFE_INTEGER, reason: 'ingest' });
       return response;
     },
+  },
+  {
+    name: 'no-pacing',
+    breaks: 9,
+    description:
+      "the worker paces at the highest rate a policy allows (1,000/s) instead of the store's: no real pacing",
+    stores: (inner: StoreRegistry, kind) =>
+      kind !== 'worker'
+        ? inner
+        : override(inner, 'get', async (storeId: string) => {
+            const store = await inner.get(storeId);
+            return store && { ...store, overrides: { ...store.overrides, ratePerSecond: 1_000 } };
+          }),
+  },
+  {
+    name: 'ignore-retry-after',
+    breaks: 9,
+    description: 'a 429 is taken for a 503: the task backs off alone and the store keeps calling',
+    marketplace: (inner: Marketplace) => ({
+      deliver: async (request) => {
+        const outcome = await inner.deliver(request);
+        return outcome.kind === 'throttled'
+          ? { kind: 'transient' as const, status: 503, error: '429 taken for a 503' }
+          : outcome;
+      },
+    }),
+  },
+  {
+    name: 'no-version-check',
+    breaks: 10,
+    description:
+      'the worker never finds a delivered version, so an older version is delivered after a newer one',
+    deliveries: (inner: DeliveryLog) => override(inner, 'deliveredVersion', async () => undefined),
   },
 ];
 

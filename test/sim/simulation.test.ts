@@ -5,12 +5,13 @@ import { runSeed, type Variant } from '../../sim/world.js';
 
 /**
  * The deterministic simulation (sim/): the real core protocol under a seeded scheduler with simulated
- * SQS, DynamoDB, marketplace and clocks, checked against invariants 1–7 after every step.
+ * SQS, DynamoDB, marketplace and clocks, checked against invariants 1–7, 9 (rate, Retry-After) and 10
+ * (version order) after every step.
  */
 const asBuilt = variantByName('as-built') as Variant;
 
 describe('deterministic simulation', () => {
-  it(`keeps invariants 1–7 on seeds 1–${FIXED_SEED_COUNT} (the protocol as built)`, async () => {
+  it(`keeps invariants 1–7, 9 and 10 on seeds 1–${FIXED_SEED_COUNT} (the protocol as built)`, async () => {
     const failures: string[] = [];
     for (let seed = 1; seed <= FIXED_SEED_COUNT; seed++) {
       const result = await runSeed(seed, asBuilt);
@@ -30,19 +31,31 @@ describe('deterministic simulation', () => {
     expect(first.stats.steps).toBeGreaterThan(100);
   });
 
-  it('injects the faults it claims to (crashes, lost attentions, duplicate effects absorbed by Idempotency-Key)', async () => {
+  it('injects the faults it claims to (crashes, lost attentions, zombies, repeated calls after a timeout or crash)', async () => {
     let crashes = 0;
     let lost = 0;
-    let rawDuplicates = 0;
-    for (let seed = 1; seed <= 40; seed++) {
+    let zombies = 0;
+    let fenced = 0;
+    let afterTimeout = 0;
+    let afterCrash = 0;
+    let duplicates = 0;
+    for (let seed = 1; seed <= 60; seed++) {
       const { stats } = await runSeed(seed, asBuilt);
       crashes += stats.crashes;
       lost += stats.attentionsLost;
-      rawDuplicates += stats.rawDuplicateSuccesses;
+      zombies += stats.zombieStalls;
+      fenced += stats.fencedWrites;
+      afterTimeout += stats.repeatsAfterTimeout;
+      afterCrash += stats.repeatsAfterCrash;
+      duplicates += stats.duplicateTasks;
     }
     expect(crashes).toBeGreaterThan(0);
     expect(lost).toBeGreaterThan(0);
-    expect(rawDuplicates).toBeGreaterThan(0);
+    expect(zombies).toBeGreaterThan(0);
+    expect(fenced).toBeGreaterThan(0);
+    expect(afterTimeout).toBeGreaterThan(0);
+    expect(afterCrash).toBeGreaterThan(0);
+    expect(duplicates).toBeGreaterThan(0);
   });
 });
 

@@ -285,7 +285,7 @@ export class MemoryDispatchState implements DispatchState {
     limit: number,
   ): Promise<{ storeIds: string[]; cursor?: string }> {
     const all = [...this.items.values()]
-      // Like the sparse GSI: an item is indexed only with both its keys (shard and oldest-task estimate).
+      // As the sparse `active` index: an item is in it only with both its keys (activeShard and headSentAt).
       .filter((item) => item.activeShard === shard && item.headSentAt !== undefined)
       .sort((a, b) => (a.activeSince ?? 0) - (b.activeSince ?? 0) || a.storeId.localeCompare(b.storeId))
       .map((item) => item.storeId);

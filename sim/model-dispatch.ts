@@ -1,0 +1,115 @@
+import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
+import { deliveryKey } from '../lambdas/core/names.js';
+import type { DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
+import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
+import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
+import type { SimContext } from './context.js';
+import type { Actor } from './scheduler.js';
+import type { LeaseTrack, StoreState } from './world-view.js';
+
+/**
+ * DynamoDB as the protocol sees it: the dispatch state and the delivery log (test/support's in-memory
+ * stand-ins, kept to the DynamoDB adapter's conditions by the contract tests), every call one scheduled
+ * operation applied atomically. It watches the dispatch writes to keep what the invariants need: the
+ * leases workers hold and the slices each store started.
+ */
+export class DispatchModel {
+  readonly dispatch = new MemoryDispatchState();
+  readonly deliveries = new MemoryDeliveryLog();
+  readonly leases = new Map<number, LeaseTrack>();
+  private readonly started = new Map<string, number>();
+
+  constructor(
+    private readonly ctx: SimContext,
+    private readonly store: (storeId: string) => StoreState | undefined,
+    /** A worker's settle('delivered') landed for this delivery key. */
+    private readonly onDelivered: (actor: Actor, key: string) => void,
+  ) {}
+
+  addStore(storeId: string): void {
+    this.started.set(storeId, 0);
+    void this.dispatch.ensure(storeId);
+  }
+
+  item(storeId: string): DispatchItem | undefined {
+    return this.dispatch.items.get(storeId);
+  }
+
+  slicesStarted(storeId: string): number {
+    return this.started.get(storeId) ?? 0;
+  }
+
+  dispatchFor(actor: Actor): DispatchState {
+    const variant = this.ctx.variant;
+    const inner = variant?.dispatch ? variant.dispatch(this.dispatch, actor.kind) : this.dispatch;
+    return this.ctx.scheduled(actor, 'dispatch', inner, {
+      before: (name, args) => this.before(actor, name, args),
+      after: (name, args, value) => this.after(actor, name, args, value),
+    });
+  }
+
+  deliveriesFor(actor: Actor): DeliveryLog {
+    const variant = this.ctx.variant;
+    const inner = variant?.deliveries ? variant.deliveries(this.deliveries) : this.deliveries;
+    return this.ctx.scheduled(actor, 'deliveries', inner, {
+      before: () => undefined,
+      after: (name, args, value) => {
+        const [storeId, eventId, , outcome] = args as [string, string, string, { status?: string }];
+        if (name === 'settle' && value === true && outcome.status === 'delivered')
+          this.onDelivered(actor, deliveryKey(storeId, eventId));
+      },
+    });
+  }
+
+  private before(actor: Actor, name: string, args: unknown[]): void {
+    if (name === 'markActive' && actor.kind === 'reconciler') {
+      const state = this.store(args[0] as string);
+      if (state) this.ctx.checks.sweepRescue(state);
+    }
+  }
+
+  private after(actor: Actor, name: string, args: unknown[], value: unknown): void {
+    const storeId = args[0] as string;
+    if (name === 'recordEnqueued' && actor.kind === 'ingest') {
+      this.store(storeId)?.untracked.delete(actor.id);
+    }
+    if (name === 'holdTat') this.ctx.checks.holdLanded(storeId, (args[1] as number) - actor.skewMs);
+    if ((name === 'restartTat' && value === true) || name === 'advanceTat') {
+      const lease = this.leases.get(actor.id);
+      if (lease?.storeId === storeId) lease.reservedAt = this.ctx.now;
+    }
+    if (['requeue', 'release', 'markIdle'].includes(name) && !(value as { ok: boolean }).ok) {
+      const slot = (value as { current?: DispatchItem }).current?.slots[args[1] as string];
+      if (slot?.s === 'l' && slot.f !== args[2]) this.ctx.stats.fencedWrites++;
+    }
+    // A lease ends when its holder hands its slot back (requeue), gives it up (release) or idles the store.
+    if (['requeue', 'release', 'markIdle'].includes(name) && (value as { ok: boolean }).ok) {
+      const lease = this.leases.get(actor.id);
+      if (lease?.storeId === storeId && lease.slotId === args[1] && lease.fence === args[2])
+        this.leases.delete(actor.id);
+    }
+    if (name === 'acquire' && (value as { ok: boolean }).ok) {
+      const item = (value as { item: DispatchItem }).item;
+      const slotId = args[1] as string;
+      const slot = item.slots[slotId];
+      const lease: LeaseTrack = {
+        storeId,
+        slotId,
+        fence: slot?.s === 'l' ? slot.f : -1,
+        // The lease runs from the worker's request (its clock, back to true time), however long the write took.
+        startedAt: (args[2] as { now: number }).now - actor.skewMs,
+        received: 0,
+        calls: 0,
+      };
+      this.leases.set(actor.id, lease);
+      this.ctx.checks.leaseTaken(actor, lease);
+      this.started.set(storeId, (this.started.get(storeId) ?? 0) + 1);
+      // A new lease receives whatever an earlier false-empty receive or a crashed ingest left untracked.
+      const state = this.store(storeId);
+      if (state) {
+        state.falseEmpty = false;
+        state.orphans.clear();
+      }
+    }
+  }
+}

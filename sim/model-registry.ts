@@ -1,0 +1,30 @@
+import type { StoreRegistry } from '../lambdas/core/ports.js';
+import type { SimContext } from './context.js';
+import type { Actor } from './scheduler.js';
+import type { StoreState } from './world-view.js';
+
+/** The Stores table as the core reads it (get, scan), every call one scheduled operation. */
+export const registryFor = (
+  ctx: SimContext,
+  stores: ReadonlyMap<string, StoreState>,
+  actor: Actor,
+): StoreRegistry => {
+  const all = () => [...stores.values()].map((s) => ({ ...s.record }));
+  const port: StoreRegistry = {
+    get: (storeId) =>
+      ctx.sched.call(actor, 'stores.get', ctx.awsLatency(actor, 'stores.get'), () => {
+        const state = stores.get(storeId);
+        return state ? { ...state.record } : undefined;
+      }),
+    scan: (cursor, limit) =>
+      ctx.sched.call(actor, 'stores.scan', ctx.awsLatency(actor, 'stores.scan'), () => {
+        const start = cursor ? Number(cursor) : 0;
+        const page = all().slice(start, start + limit);
+        const next = start + limit < stores.size ? { cursor: String(start + limit) } : {};
+        return { stores: page, ...next };
+      }),
+    create: () => Promise.reject(new Error('not simulated')),
+    put: () => Promise.reject(new Error('not simulated')),
+  };
+  return ctx.variant?.stores ? ctx.variant.stores(port, actor.kind) : port;
+};

@@ -1,0 +1,311 @@
+import { deliveryKey } from '../lambdas/core/names.js';
+import { MAX_RECEIVE_COUNT } from '../lambdas/core/plans.js';
+import type { AttentionPublisher, QueueAdmin, ReceivedMessage, TaskQueues } from '../lambdas/core/ports.js';
+import { ATTENTION_QUEUE } from '../lambdas/config/topology.js';
+import { T0 } from './constants.js';
+import type { SimContext } from './context.js';
+import { TENANT, type StoreSpec } from './scenario.js';
+import { defer, type Actor } from './scheduler.js';
+import { SimQueue, type SimMessage } from './sim-sqs.js';
+import type { LeaseTrack, StoreState, TaskTrack } from './world-view.js';
+
+/**
+ * SQS as the protocol sees it: the shared attention queue and each store's work queue and DLQ, behind
+ * the ports the core uses (TaskQueues, AttentionPublisher, QueueAdmin), every call one scheduled
+ * operation. It also keeps the task accounting invariant 1 reads: copies of each task in its queue and
+ * its dead letters.
+ */
+export class SqsModel {
+  readonly attentionQueue: SimQueue;
+  readonly stores = new Map<string, StoreState>();
+  readonly tasks = new Map<string, TaskTrack>();
+  private readonly byQueueUrl = new Map<string, StoreState>();
+  private readonly attentionMeta = new WeakMap<SimMessage, { storeId: string; slotId: string }>();
+
+  constructor(
+    private readonly ctx: SimContext,
+    private readonly leaseOf: (actorId: number) => LeaseTrack | undefined,
+  ) {
+    this.attentionQueue = new SimQueue('sim://attention', ctx.rng, ATTENTION_QUEUE.maxReceiveCount, (m) => {
+      ctx.stats.attentionsLost++;
+      ctx.sched.log(`attention ${m.body} moved to the attention DLQ (poison)`);
+    });
+  }
+
+  addStore(spec: StoreSpec): StoreState {
+    const queue = new SimQueue(`sim://s/${spec.storeId}`, this.ctx.rng, MAX_RECEIVE_COUNT, (m) =>
+      this.redriven(state, m),
+    );
+    const state: StoreState = {
+      spec,
+      record: {
+        storeId: spec.storeId,
+        tenantId: TENANT,
+        marketplace: 'acme',
+        plan: spec.plan,
+        status: 'active',
+        overrides: spec.overrides,
+        queueUrl: queue.url,
+        deadLetterQueueUrl: `sim://d/${spec.storeId}`,
+        createdAt: T0,
+        updatedAt: T0,
+      },
+      queue,
+      dlq: new SimQueue(`sim://d/${spec.storeId}`, this.ctx.rng, undefined),
+      untracked: new Set(),
+      orphans: new Set(),
+      falseEmpty: false,
+    };
+    this.stores.set(spec.storeId, state);
+    this.byQueueUrl.set(queue.url, state);
+    this.byQueueUrl.set(state.dlq.url, state);
+    return state;
+  }
+
+  attentionOf(message: SimMessage): { storeId: string; slotId: string } | undefined {
+    return this.attentionMeta.get(message);
+  }
+
+  /* ---------------------------------------------------------------- task accounting (invariant 1) */
+
+  taskOf(body: string): TaskTrack | undefined {
+    try {
+      const parsed = JSON.parse(body) as { storeId?: string; eventId?: string };
+      if (typeof parsed.storeId !== 'string' || typeof parsed.eventId !== 'string') return undefined;
+      const key = deliveryKey(parsed.storeId, parsed.eventId);
+      let track = this.tasks.get(key);
+      if (!track) {
+        track = {
+          storeId: parsed.storeId,
+          eventId: parsed.eventId,
+          copies: 0,
+          deadLettered: 0,
+          accepted: false,
+        };
+        this.tasks.set(key, track);
+        this.ctx.stats.tasks++;
+      }
+      return track;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private taskSent(state: StoreState, body: string, actor: Actor): void {
+    const { ctx } = this;
+    const message = state.queue.send(body, ctx.now);
+    const track = this.taskOf(body);
+    if (track) track.copies++;
+    state.untracked.add(actor.id);
+    if (!ctx.faultsOn) return;
+    if (ctx.rng.chance(ctx.scenario.faults.nearReceiveLimit))
+      message.receiveCount = MAX_RECEIVE_COUNT - ctx.rng.int(1, 3);
+    if (ctx.rng.chance(ctx.scenario.faults.duplicateTask)) {
+      // SQS at-least-once: the same message (same MessageId) can be received twice while it is in the queue.
+      // (A copy revived after its delete, which only the sweep would find, is not modelled.)
+      state.queue.send(body, ctx.now, 0, false, message.messageId);
+      if (track) track.copies++;
+      ctx.stats.duplicateTasks++;
+    }
+  }
+
+  private taskRemoved(message: SimMessage): void {
+    const track = this.taskOf(message.body);
+    if (!track) return;
+    track.copies--;
+    this.ctx.checks.taskLeftQueue(track);
+  }
+
+  private redriven(state: StoreState, message: SimMessage): void {
+    state.dlq.send(message.body, this.ctx.now);
+    const track = this.taskOf(message.body);
+    if (track) {
+      track.deadLettered++;
+      track.copies--;
+    }
+  }
+
+  private queueState(url: string): StoreState {
+    const state = this.byQueueUrl.get(url);
+    if (!state) throw new Error(`no such queue ${url}`);
+    return state;
+  }
+
+  /* ---------------------------------------------------------------- ports */
+
+  tasksFor(actor: Actor): TaskQueues {
+    const { ctx } = this;
+    const port: TaskQueues = {
+      send: (url, body) =>
+        ctx.sched.call(actor, 'sqs.send', ctx.awsLatency(actor, 'sqs.send'), () => {
+          this.taskSent(this.queueState(url), body, actor);
+        }),
+      sendBatch: (url, entries) =>
+        ctx.sched.call(
+          actor,
+          `sqs.sendBatch(${entries.length})`,
+          ctx.awsLatency(actor, 'sqs.sendBatch'),
+          () => {
+            const state = this.queueState(url);
+            for (const entry of entries) this.taskSent(state, entry.body, actor);
+            return { failed: [] };
+          },
+        ),
+      receive: (url, opts) =>
+        ctx.sched.call(
+          actor,
+          `sqs.receive(${opts.maxMessages})`,
+          ctx.awsLatency(actor, 'sqs.receive'),
+          () => {
+            const state = this.queueState(url);
+            if (ctx.faultsOn && ctx.rng.chance(ctx.scenario.faults.falseEmpty)) {
+              if (state.queue.hasVisible(ctx.now)) {
+                state.falseEmpty = true;
+                ctx.sched.log(`${actor.name}   ↳ false-empty receive injected`);
+              }
+              return [];
+            }
+            const take = () => this.receive(actor, state, opts.maxMessages, opts.visibilitySeconds);
+            const first = take();
+            if (first.length > 0 || opts.waitSeconds <= 0) return first;
+            return defer(opts.waitSeconds * 1000, take);
+          },
+        ),
+      deleteBatch: (url, handles) =>
+        ctx.sched.call(
+          actor,
+          `sqs.deleteBatch(${handles.length})`,
+          ctx.awsLatency(actor, 'sqs.deleteBatch'),
+          () => {
+            const state = this.queueState(url);
+            let stale = 0;
+            for (const handle of handles) {
+              const message = state.queue.byReceipt(handle);
+              if (!message) {
+                stale++;
+                continue;
+              }
+              state.queue.remove(message, ctx.now);
+              this.taskRemoved(message);
+            }
+            if (stale > 0) throw new Error(`DeleteMessageBatch: ${stale} receipt handle(s) no longer valid`);
+          },
+        ),
+      changeVisibility: (url, entries) =>
+        ctx.sched.call(
+          actor,
+          `sqs.changeVisibility(${entries.length})`,
+          ctx.awsLatency(actor, 'sqs.changeVisibility'),
+          () => {
+            actor.guardOpen = false;
+            const state = this.queueState(url);
+            // The adapter ignores per-entry failures (a stale handle): so does SQS's batch answer.
+            for (const entry of entries) {
+              const message = state.queue.byReceipt(entry.receiptHandle);
+              if (message) message.visibleAt = ctx.now + entry.seconds * 1000;
+            }
+          },
+        ),
+      resend: async (url, messages, delaySeconds) => {
+        // As the adapter: copies first, originals after (a crash in between leaves a duplicate, never a loss).
+        await ctx.sched.call(
+          actor,
+          `sqs.sendBatch(${messages.length}, delay ${delaySeconds})`,
+          ctx.awsLatency(actor, 'sqs.resend'),
+          () => {
+            actor.guardOpen = false;
+            const state = this.queueState(url);
+            for (const m of messages) {
+              state.queue.send(m.body, ctx.now, delaySeconds * 1000);
+              const track = this.taskOf(m.body);
+              if (track) track.copies++;
+            }
+          },
+        );
+        await port.deleteBatch(
+          url,
+          messages.map((m) => m.receiptHandle),
+        );
+      },
+      deadLetter: (url, body) =>
+        ctx.sched.call(actor, 'sqs.deadLetter', ctx.awsLatency(actor, 'sqs.deadLetter'), () => {
+          const state = this.queueState(url);
+          state.dlq.send(body, ctx.now);
+          const track = this.taskOf(body);
+          if (track) track.deadLettered++;
+        }),
+    };
+    return ctx.variant?.tasks ? ctx.variant.tasks(port, actor.kind) : port;
+  }
+
+  private receive(
+    actor: Actor,
+    state: StoreState,
+    max: number,
+    visibilitySeconds: number,
+  ): ReceivedMessage[] {
+    const { ctx } = this;
+    const want = ctx.rng.chance(ctx.scenario.faults.partialReceive) ? ctx.rng.int(1, max) : max;
+    const messages = state.queue.receive(ctx.now, want, visibilitySeconds * 1000);
+    const lease = this.leaseOf(actor.id);
+    if (lease && lease.storeId === state.spec.storeId) {
+      lease.received += messages.length;
+      ctx.checks.received(state, lease);
+    }
+    return messages.map((m) => ({
+      messageId: m.messageId,
+      receiptHandle: m.receipt as string,
+      body: m.body,
+      receiveCount: m.receiveCount,
+      sentAt: m.sentAt,
+    }));
+  }
+
+  attentionFor(actor: Actor): AttentionPublisher {
+    const { ctx } = this;
+    return {
+      publish: (message, delaySeconds) =>
+        ctx.sched.call(
+          actor,
+          ctx.label('attention.publish', [message.storeId, message.slotId, message.reason, delaySeconds]),
+          ctx.awsLatency(actor, 'attention.publish'),
+          () => {
+            ctx.stats.attentionsPublished++;
+            if (ctx.faultsOn && ctx.rng.chance(ctx.scenario.faults.attentionLoss)) {
+              ctx.stats.attentionsLost++;
+              ctx.sched.log(`${actor.name}   ↳ attention lost (injected)`);
+              return;
+            }
+            const body = JSON.stringify(message);
+            const meta = { storeId: message.storeId, slotId: message.slotId };
+            this.attentionMeta.set(this.attentionQueue.send(body, ctx.now, delaySeconds * 1000), meta);
+            if (ctx.faultsOn && ctx.rng.chance(ctx.scenario.faults.attentionDuplicate)) {
+              const copy = this.attentionQueue.send(
+                body,
+                ctx.now,
+                delaySeconds * 1000 + ctx.rng.int(0, 3000),
+                true,
+              );
+              this.attentionMeta.set(copy, meta);
+            }
+          },
+        ),
+    };
+  }
+
+  queueAdminFor(actor: Actor): QueueAdmin {
+    const { ctx } = this;
+    return {
+      pending: (url) =>
+        ctx.sched.call(actor, 'sqs.approximateCount', ctx.awsLatency(actor, 'sqs.approximateCount'), () =>
+          this.queueState(url).queue.approximateSize(ctx.now),
+        ),
+      counts: () => Promise.reject(new Error('not simulated')),
+      createStoreQueues: () => Promise.reject(new Error('not simulated')),
+      redrive: () => Promise.reject(new Error('not simulated')),
+      // No redrive begins in this model, so no store carries a redrive mark for the reconciler to check.
+      redriveRunning: () => Promise.reject(new Error('not simulated')),
+      purge: () => Promise.reject(new Error('not simulated')),
+    };
+  }
+}

@@ -1,0 +1,34 @@
+import type { WorkerDeps } from '../lambdas/core/attention.js';
+import type { HttpRequest, HttpResponse } from '../lambdas/core/http.js';
+import type { IngestDeps } from '../lambdas/core/ingest.js';
+import type { AttentionMessage } from '../lambdas/core/messages.js';
+import type {
+  Clock,
+  DeliveryLog,
+  DispatchState,
+  Marketplace,
+  StoreRegistry,
+  TaskQueues,
+} from '../lambdas/core/ports.js';
+import type { ReconcilerDeps } from '../lambdas/core/reconcile.js';
+import type { ActorKind } from './scheduler.js';
+
+/** The protocol pieces a variant may replace or wrap; the simulation itself never changes. */
+export interface Variant {
+  name: string;
+  /** The invariant this broken variant is meant to violate. */
+  breaks: number;
+  description: string;
+  /** Wraps the dispatch state inside one operation (atomic), as seen by one kind of actor. */
+  dispatch?: (inner: DispatchState, kind: ActorKind) => DispatchState;
+  /** Wraps an actor's task queues port (each call still one scheduled operation). */
+  tasks?: (inner: TaskQueues, kind: ActorKind) => TaskQueues;
+  marketplace?: (inner: Marketplace) => Marketplace;
+  deliveries?: (inner: DeliveryLog) => DeliveryLog;
+  stores?: (inner: StoreRegistry, kind: ActorKind) => StoreRegistry;
+  clock?: (inner: Clock, kind: ActorKind) => Clock;
+  /** Replaces the ingest use case (`batch`: the batch route). */
+  submit?: (deps: IngestDeps, request: HttpRequest, batch: boolean) => Promise<HttpResponse>;
+  handleAttention?: (deps: WorkerDeps, message: AttentionMessage) => Promise<unknown>;
+  reconcile?: (deps: ReconcilerDeps) => Promise<unknown>;
+}

@@ -1,0 +1,99 @@
+import { CLOCK_SKEW_MS } from '../lambdas/core/timing.js';
+import type { LeaseTrack, WorldView } from './world-view.js';
+
+/** Invariant 9 (contract: "never more per second than its ratePerSecond, averaged over any 5 s window"). */
+export const RATE_INVARIANT = 9;
+export const RATE_WINDOW_MS = 5_000;
+/**
+ * What rate.ts promises, exactly: consecutive calls of a store start no closer than 1/rate on the clock of
+ * the worker that reserved the instant (the shared GCRA schedule, or the single consumer's carried pace).
+ * Instants reserved on different clocks are compared across up to CLOCK_SKEW_MS of disagreement, so a
+ * 5 s window of true time can hold the calls of 5 s + CLOCK_SKEW_MS of schedule; and one more because a
+ * call may start up to half an interval after its instant (a late wake-up) next to one on time.
+ */
+export const rateBound = (ratePerSecond: number): number =>
+  Math.floor((ratePerSecond * (RATE_WINDOW_MS + CLOCK_SKEW_MS)) / 1000) + 1;
+/**
+ * A call after Retry-After may start this early on true time: the hold is written on one worker's clock
+ * and read on another's (CLOCK_SKEW_MS); a single-consumer store's requeued slot may be acquired up to
+ * CLOCK_SKEW_MS before its due time (acquire's tolerance for early attentions), on a clock that disagrees.
+ */
+export const RETRY_AFTER_TOLERANCE_MS = 2 * CLOCK_SKEW_MS;
+
+/**
+ * Who was told to hold, and when: the worker that got the 429 (`actor`), everyone (`store`: a
+ * single-consumer store, whose only consumer got it), or every pacing reservation made after the holdTat
+ * write landed (`reservation`: a store with several consumers; calls reserved before it may still go).
+ */
+interface Hold {
+  scope: 'actor' | 'store' | 'reservation';
+  actorId?: number;
+  toldAt: number;
+  /** True time the Retry-After ends. */
+  until: number;
+}
+
+/**
+ * Invariant 9 checked at each call start: the store's calls in the last 5 s (true time) stay within
+ * `rateBound`, and a call whose lease or pacing reservation came after the store was told Retry-After
+ * does not start before it ends (within RETRY_AFTER_TOLERANCE_MS).
+ */
+export class RateCheck {
+  private readonly starts = new Map<string, number[]>();
+  private readonly holds = new Map<string, Hold[]>();
+
+  constructor(
+    private readonly world: WorldView,
+    private readonly fail: (invariant: number, message: string) => void,
+  ) {}
+
+  /** A 429 answered `actorId`'s call of `storeId` now, with this Retry-After end (true time). */
+  throttled(storeId: string, until: number, single: boolean, actorId: number): void {
+    this.hold(storeId, { scope: single ? 'store' : 'actor', actorId, toldAt: this.world.now, until });
+  }
+
+  /** A holdTat write landed (several consumers: this is how the others are told). */
+  holdLanded(storeId: string, until: number): void {
+    this.hold(storeId, { scope: 'reservation', toldAt: this.world.now, until });
+  }
+
+  private told(hold: Hold, actorId: number, lease: LeaseTrack): boolean {
+    switch (hold.scope) {
+      case 'store':
+        return hold.toldAt < this.world.now;
+      case 'actor':
+        return hold.actorId === actorId && hold.toldAt < this.world.now;
+      case 'reservation':
+        return hold.toldAt <= (lease.reservedAt ?? lease.startedAt);
+    }
+  }
+
+  private hold(storeId: string, hold: Hold): void {
+    const holds = this.holds.get(storeId) ?? [];
+    holds.push(hold);
+    this.holds.set(storeId, holds);
+  }
+
+  callStarted(storeId: string, ratePerSecond: number, actorId: number, lease: LeaseTrack): void {
+    const now = this.world.now;
+    const starts = (this.starts.get(storeId) ?? []).filter((t) => t > now - RATE_WINDOW_MS);
+    starts.push(now);
+    this.starts.set(storeId, starts);
+    const bound = rateBound(ratePerSecond);
+    const ratio = starts.length / bound;
+    if (ratio > this.world.stats.maxRateRatio) this.world.stats.maxRateRatio = ratio;
+    if (starts.length > bound)
+      this.fail(
+        RATE_INVARIANT,
+        `${starts.length} calls of ${storeId} started within 5 s (rate ${ratePerSecond}/s, bound ${bound})`,
+      );
+    const holds = (this.holds.get(storeId) ?? []).filter((h) => h.until > now - RETRY_AFTER_TOLERANCE_MS);
+    this.holds.set(storeId, holds);
+    for (const hold of holds)
+      if (now < hold.until - RETRY_AFTER_TOLERANCE_MS && this.told(hold, actorId, lease))
+        this.fail(
+          RATE_INVARIANT,
+          `a call of ${storeId} started ${((hold.until - now) / 1000).toFixed(1)} s before the Retry-After it was told`,
+        );
+  }
+}

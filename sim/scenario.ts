@@ -1,0 +1,121 @@
+import { resolvePolicy, PLAN_NAMES, type Overrides, type Policy } from '../lambdas/core/plans.js';
+import { CORE_FIXES } from './constants.js';
+import { Rng } from './rng.js';
+
+/** What the world injects, chosen per seed. */
+export interface Faults {
+  attentionLoss: number;
+  attentionDuplicate: number;
+  /** A receive that comes back empty although messages are visible (beyond SQS's long-poll promise). */
+  falseEmpty: number;
+  partialReceive: number;
+  crashProbability: number;
+  maxCrashes: number;
+  /** An SQS/DynamoDB call that takes up to STALL_MAX_MS (throttled SDK retries), within the lease margin. */
+  stall: number;
+  /** A worker's SQS/DynamoDB call that stalls beyond the lease margin (up to ZOMBIE_STALL_MAX_MS). */
+  zombieStall: number;
+  /** A store-queue message SQS delivers twice (at-least-once: the same MessageId, received again). */
+  duplicateTask: number;
+  /** A task whose receive count starts near maxReceiveCount (as if it had crashed many workers). */
+  nearReceiveLimit: number;
+  marketplace: { transient: number; throttle: number; permanent: number; timeout: number };
+}
+
+export interface StoreSpec {
+  storeId: string;
+  plan: (typeof PLAN_NAMES)[number];
+  overrides: Overrides;
+  policy: Policy;
+  tasks: number;
+  /** Tasks carry `entityId` (one of three) and `version` (their order of creation): version order is checked. */
+  versioned: boolean;
+}
+
+export interface IngestRequest {
+  at: number;
+  storeId: string;
+  eventIds: string[];
+  batch: boolean;
+  attempt: number;
+}
+
+export interface Scenario {
+  seed: number;
+  workers: number;
+  stores: StoreSpec[];
+  requests: IngestRequest[];
+  faults: Faults;
+  /** After this (virtual ms from start) no more faults are injected: the run must then drain. */
+  faultsEndMs: number;
+}
+
+export const TENANT = 'tenant-1';
+
+/** Scenario sizes are small on purpose: many seeds explore more interleavings than a few big ones. */
+export const scenarioFor = (seed: number): Scenario => {
+  const rng = new Rng(seed ^ 0x5eed);
+  const storeCount = rng.int(1, 4);
+  const stores: StoreSpec[] = [];
+  for (let i = 0; i < storeCount; i++) {
+    const plan = rng.pick(PLAN_NAMES);
+    const overrides: Overrides = {
+      maxConcurrentConsumers: rng.int(1, 3),
+      maxMessagesPerSlice: rng.int(2, 15),
+      maxSliceSeconds: rng.int(1, 6),
+      ratePerSecond: rng.pick([2, 5, 10, 20, 50]),
+    };
+    stores.push({
+      storeId: `s${i}`,
+      plan,
+      overrides,
+      policy: resolvePolicy(plan, overrides),
+      tasks: rng.int(1, rng.chance(0.3) ? 60 : 20),
+      versioned: false,
+    });
+  }
+  const requests: IngestRequest[] = [];
+  // Bursty (all within 40 s) or a trickle (one task at a time, about as fast as a slice drains them):
+  // the trickle keeps stores going idle and active again, where the lost wake-up hides.
+  const trickle = rng.chance(0.4);
+  for (const store of stores) {
+    let sent = 0;
+    let at = rng.int(0, 5_000);
+    while (sent < store.tasks) {
+      const batch = !trickle && rng.chance(0.3);
+      const size = batch ? Math.min(store.tasks - sent, rng.int(1, 25)) : 1;
+      const eventIds = Array.from({ length: size }, (_, k) => `e${sent + k}`);
+      sent += size;
+      at = trickle ? at + rng.int(20, 3_000) : rng.int(0, 40_000);
+      requests.push({ at, storeId: store.storeId, eventIds, batch, attempt: 0 });
+      // An integrator retry of the same eventIds (posting again is safe: the effect happens once).
+      if (rng.chance(0.05))
+        requests.push({ at: at + rng.int(0, 20_000), storeId: store.storeId, eventIds, batch, attempt: 1 });
+    }
+  }
+  requests.sort((a, b) => a.at - b.at);
+  const level = rng.int(0, 3); // 0: calm … 3: stormy
+  const faults: Faults = {
+    attentionLoss: [0, 0.03, 0.1, 0.25][level] as number,
+    attentionDuplicate: [0, 0.03, 0.1, 0.2][level] as number,
+    falseEmpty: [0, 0.005, 0.02, 0.05][level] as number,
+    partialReceive: 0.2,
+    crashProbability: [0, 0.003, 0.01, 0.02][level] as number,
+    maxCrashes: [0, 3, 6, 10][level] as number,
+    stall: [0, 0.01, 0.04, 0.1][level] as number,
+    zombieStall: [0, 0.005, 0.01, 0.02][level] as number,
+    duplicateTask: [0, 0.02, 0.05, 0.1][level] as number,
+    nearReceiveLimit: [0, 0.01, 0.02, 0.03][level] as number,
+    marketplace: {
+      transient: [0, 0.03, 0.08, 0.15][level] as number,
+      throttle: [0, 0.01, 0.03, 0.05][level] as number,
+      permanent: [0, 0.01, 0.02, 0.03][level] as number,
+      timeout: [0, 0.01, 0.02, 0.04][level] as number,
+    },
+  };
+  const workers = rng.int(1, 3);
+  // Drawn last, so the draws above (and so each seed's stores and requests) stay as they were.
+  for (const store of stores)
+    store.versioned = rng.chance(0.5) && (CORE_FIXES.versionMarkBeforeCall || level === 0);
+  return { seed, workers, stores, requests, faults, faultsEndMs: 180_000 };
+};

@@ -1,0 +1,165 @@
+import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
+import type { StoreRecord } from '../lambdas/core/store-model.js';
+import type { StoreSpec } from './scenario.js';
+import type { Actor } from './scheduler.js';
+import type { SimMessage, SimQueue } from './sim-sqs.js';
+
+/**
+ * The data the models keep and the narrow view the invariants read. The invariants never import the
+ * world: they see it only through `WorldView`, and the models report events to them through `Checks`.
+ */
+
+/** One task (storeId + eventId), across all its copies. */
+export interface TaskTrack {
+  storeId: string;
+  eventId: string;
+  /** Copies in the store queue (visible, in flight or delayed). */
+  copies: number;
+  deadLettered: number;
+  accepted: boolean;
+}
+
+export interface LeaseTrack {
+  storeId: string;
+  slotId: string;
+  fence: number;
+  /** True time the lease was taken. */
+  startedAt: number;
+  received: number;
+  calls: number;
+  /** True time of this lease's latest pacing reservation (restartTat/advanceTat), several consumers only. */
+  reservedAt?: number;
+}
+
+/**
+ * One marketplace call as its Idempotency-Key sees it. `state`: in flight; answered ok to its caller;
+ * answered with a failure; `unknown` (timed out: the caller cannot tell whether it applied); `dropped`
+ * (its caller crashed during the call).
+ */
+export interface KeyCall {
+  readonly actor: Actor;
+  state: 'inflight' | 'ok' | 'failed' | 'unknown' | 'dropped';
+  /** The marketplace succeeded on it (applied the effect or answered from its idempotency record). */
+  succeeded: boolean;
+  /** When it answered ok to its caller. */
+  okAt?: number;
+  /** Its caller's settle('delivered') landed (the effect-once record says delivered, by this caller). */
+  confirmed: boolean;
+}
+
+/** Why a repeated successful call with one key is allowed: its first caller could not know, or died. */
+export type RepeatExcuse = 'timeout' | 'crash' | 'stall';
+
+/** Why only the sweep may find a store's backlog, as the protocol allows. */
+export interface Excuses {
+  /** Live ingest actors that made a task durable and have not yet bumped enqSeq after it. */
+  untracked: Set<number>;
+  /** Ingest actors that crashed between their send and their bump: the sweep may find their task (excused). */
+  orphans: Set<number>;
+  /** A false-empty receive was injected: only the sweep may find this backlog (excused). */
+  falseEmpty: boolean;
+}
+
+export interface StoreState extends Excuses {
+  spec: StoreSpec;
+  record: StoreRecord;
+  queue: SimQueue;
+  dlq: SimQueue;
+}
+
+export interface SimStats {
+  steps: number;
+  virtualMs: number;
+  tasks: number;
+  delivered: number;
+  deadLettered: number;
+  crashes: number;
+  attentionsPublished: number;
+  attentionsLost: number;
+  rawDuplicateSuccesses: number;
+  /** Repeated successful calls by why they were allowed. */
+  repeatsAfterTimeout: number;
+  repeatsAfterCrash: number;
+  /** …because the caller that got the 2xx stalled past its claim before settling (a zombie). */
+  repeatsAfterStall: number;
+  sweepRescues: number;
+  /** Worker calls stalled beyond the lease margin, and lease writes refused to a worker whose fence was stale. */
+  zombieStalls: number;
+  fencedWrites: number;
+  /** Store-queue messages SQS delivered twice; tasks settled stale (an older version after a newer). */
+  duplicateTasks: number;
+  stale: number;
+  maxAttentionsPerSlot: number;
+  maxStrandedMs: number;
+  maxStrandedRatio: number;
+  maxWaitSlicesRatio: number;
+  /** Worst calls-in-5-s over the rate bound, any store. */
+  maxRateRatio: number;
+}
+
+export const emptyStats = (): SimStats => ({
+  steps: 0,
+  virtualMs: 0,
+  tasks: 0,
+  delivered: 0,
+  deadLettered: 0,
+  crashes: 0,
+  attentionsPublished: 0,
+  attentionsLost: 0,
+  rawDuplicateSuccesses: 0,
+  repeatsAfterTimeout: 0,
+  repeatsAfterCrash: 0,
+  repeatsAfterStall: 0,
+  sweepRescues: 0,
+  zombieStalls: 0,
+  fencedWrites: 0,
+  duplicateTasks: 0,
+  stale: 0,
+  maxAttentionsPerSlot: 0,
+  maxStrandedMs: 0,
+  maxStrandedRatio: 0,
+  maxWaitSlicesRatio: 0,
+  maxRateRatio: 0,
+});
+
+/** What the invariants read of the world. */
+export interface WorldView {
+  readonly now: number;
+  readonly workers: number;
+  readonly stats: SimStats;
+  readonly reconcilerCrashes: number;
+  log(line: string): void;
+  stores(): Iterable<StoreState>;
+  store(storeId: string): StoreState | undefined;
+  tasks(): Iterable<TaskTrack>;
+  /** Live (not finished, not crashed) worker leases by actor id. */
+  leases(): ReadonlyMap<number, LeaseTrack>;
+  slicesStarted(storeId: string): number;
+  attentionMessages(): Iterable<SimMessage>;
+  attentionOf(message: SimMessage): { storeId: string; slotId: string } | undefined;
+  dispatchItem(storeId: string): DispatchItem | undefined;
+  /** Effects the marketplace applied for one task (`storeId:eventId`). */
+  effects(task: string): number;
+  /** Delivered (the marketplace applied it), dead-lettered, or settled as stale (superseded by a newer version). */
+  settled(track: { storeId: string; eventId: string; deadLettered: number }): boolean;
+}
+
+/** The events the models report as they happen, checked at once. */
+export interface Checks {
+  taskLeftQueue(track: TaskTrack): void;
+  effectApplied(task: string): void;
+  /** The marketplace applied a versioned task's effect for the store's entity. */
+  versionApplied(storeId: string, entityId: string, version: number): void;
+  /** A marketplace call starts; `keyCalls`: every call with its Idempotency-Key so far, this one last. */
+  callStarted(actor: Actor, storeId: string, inFlight: number, keyCalls: readonly KeyCall[]): void;
+  /** The marketplace succeeded on a call (`keyCalls`: every call with its key so far, this one last). */
+  callSucceeded(key: string, keyCalls: readonly KeyCall[]): void;
+  received(state: StoreState, lease: LeaseTrack): void;
+  /** A marketplace 429 answered a call of the store; `until`: its Retry-After end, true time. */
+  throttled(actor: Actor, storeId: string, until: number): void;
+  /** A holdTat write landed for the store; `until` in true time. */
+  holdLanded(storeId: string, until: number): void;
+  /** A worker's acquire succeeded: `lease` is now in `leases()` under `actor`. */
+  leaseTaken(actor: Actor, lease: LeaseTrack): void;
+  sweepRescue(state: StoreState): void;
+}
