@@ -187,6 +187,13 @@ export const applyNag = (stack: AttentionQueueStack): void => {
     ]);
   }
 
+  const openApiReason =
+    'GET /openapi.json: a MOCK integration answering the public OpenAPI document (no function or backend behind it, nothing secret in it)';
+  suppress(stack.openApi.method, [
+    { id: 'AwsSolutions-APIG4', reason: openApiReason },
+    { id: 'AwsSolutions-COG4', reason: openApiReason },
+  ]);
+
   // EventBridge Scheduler's role for the reconciler target (one per stack, made by the LambdaInvoke target).
   for (const child of stack.node.children.filter((c) => c.node.id.startsWith('SchedulerRoleForTarget'))) {
     suppress(
