@@ -28,7 +28,7 @@ export const CORE_FIXES = {
    * DynamoDB write stalled past the slice deadline (seed 958 with zombie stalls: a call 35 s past the
    * deadline, after the lease expired). Fixed when the pacer re-checks the deadline before it answers true.
    */
-  pacerRechecksDeadline: false,
+  pacerRechecksDeadline: true,
   /**
    * slice.ts write-ahead guards (`guardUntilVisible` then `resend`/`changeVisibility`): the guard is computed
    * before the SQS call that starts the hidden message's timer; a stall longer than WAKE_MARGIN_MS between

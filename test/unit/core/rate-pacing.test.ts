@@ -212,6 +212,19 @@ describe('sharedPacer', () => {
     },
   );
 
+  it('does not go ahead after five late wake-ups once the deadline has passed (stalled writes)', async () => {
+    const { clock } = steppedClock(() => 1000);
+    const dispatch = {
+      restartTat: async () => false,
+      advanceTat: async () => clock.now() + 200 + 100,
+    } as unknown as DispatchState;
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    // Five sleeps of 200 ms that each overshoot by a second end past a deadline 4 s away.
+    expect(await pacer.acquire(T0 + 4_000)).toBe(false);
+    expect(pacer.blockedUntil).toBeGreaterThanOrEqual(T0 + 4_000);
+  });
+
   it('goes ahead after five late wake-ups rather than retrying forever', async () => {
     const { clock } = steppedClock(() => 1000);
     // Other consumers keep the schedule 200 ms ahead of every take, and every sleep overshoots by a second.
