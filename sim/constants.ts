@@ -36,7 +36,7 @@ export const CORE_FIXES = {
    * their guard, store idle with a message in its queue). Fixed when the delay is computed from the
    * guarded instant at the SQS call (or the guard is written after it).
    */
-  wakeGuardSurvivesStall: false,
+  wakeGuardSurvivesStall: true,
   /**
    * slice.ts throttled paths: a zombie (stalled past its lease after a 429) still re-sends "the rest of its
    * batch" as fresh copies; its receipt handles are stale, so the originals stay too, and the copies land
@@ -44,7 +44,7 @@ export const CORE_FIXES = {
    * stalled 60 s, copies sent at 99.4 s into a store idle since 87.2 s). Fixed when the resend is fenced
    * (the lease checked, or the originals deleted first and only those copied).
    */
-  zombieResendFenced: false,
+  zombieResendFenced: true,
   /**
    * deliver-task.ts: the version mark is written with `delivered`, after the call. A versioned call whose
    * effect landed but whose settle did not (a timeout that applied, a crash or a stall after the 2xx) leaves

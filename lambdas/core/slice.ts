@@ -6,7 +6,7 @@ import { intervalMs, localPacer, maxPaceWaitMs, sharedPacer, type Pacer } from '
 import { signalStore, type SignalDeps } from './signal.js';
 import type { StoreRecord } from './store-model.js';
 import { MAX_DELAY_SECONDS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
-import { guardUntilVisible } from './wake.js';
+import { afterHiding, guardUntilVisible } from './wake.js';
 
 export const SLICE_END_REASONS = [
   'max_messages',
@@ -234,11 +234,12 @@ export const runSlice = async (
       );
     };
     /** The messages from `from` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
-    const resendRest = async (from: number, delaySeconds: number): Promise<void> => {
+    const resendRest = async (from: number, delaySeconds: number, plannedAt: number): Promise<void> => {
       await flush();
       const rest = batch.slice(from);
       await deps.tasks.resend(store.queueUrl, rest, delaySeconds);
       deps.telemetry.count(MetricNames.tasksResent, rest.length);
+      await afterHiding(deps, store.storeId, { plannedAt, seconds: delaySeconds, enqueued: rest.length });
     };
     for (let i = 0; i < batch.length; i++) {
       const message = batch[i] as ReceivedMessage;
@@ -274,7 +275,7 @@ export const runSlice = async (
           );
           const visibleAt = at + delaySeconds * 1000;
           await guardUntilVisible(deps.dispatch, store.storeId, visibleAt);
-          await resendRest(i, delaySeconds);
+          await resendRest(i, delaySeconds, at);
           return result('throttled', { resumeAt: visibleAt });
         }
         // No call may start before the deadline: look again when one may.
@@ -293,12 +294,14 @@ export const runSlice = async (
         continue;
       }
       // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
-      const until = deps.clock.now() + outcome.afterSeconds * 1000;
+      const plannedAt = deps.clock.now();
+      const until = plannedAt + outcome.afterSeconds * 1000;
       await guardUntilVisible(deps.dispatch, store.storeId, until);
       if (outcome.kind === 'retry') {
         await deps.tasks.changeVisibility(store.queueUrl, [
           { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
         ]);
+        await afterHiding(deps, store.storeId, { plannedAt, seconds: outcome.afterSeconds });
         continue;
       }
       // Throttled: the store stops until Retry-After — all its consumers, not only this one: holding the
@@ -306,7 +309,7 @@ export const runSlice = async (
       // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
       // receive limit.
       if (!single) await deps.dispatch.holdTat(store.storeId, until);
-      await resendRest(i, outcome.afterSeconds);
+      await resendRest(i, outcome.afterSeconds, plannedAt);
       return result('throttled', { resumeAt: until });
     }
     await flush();

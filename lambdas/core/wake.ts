@@ -1,5 +1,5 @@
 import type { DispatchState } from './ports.js';
-import { WAKE_MARGIN_MS } from './timing.js';
+import { VISIBILITY_MARGIN_SECONDS, WAKE_MARGIN_MS } from './timing.js';
 
 /**
  * Write-ahead for messages hidden until `visibleAt` (on this worker's clock): no lease may mark the store
@@ -11,3 +11,23 @@ export const guardUntilVisible = (
   storeId: string,
   visibleAt: number,
 ): Promise<void> => dispatch.deferWake(storeId, visibleAt + WAKE_MARGIN_MS);
+
+/**
+ * After an SQS call that hid messages (or sent delayed copies) until `seconds` after it, when the call
+ * ended later than the write-ahead guard allowed for (a stalled worker: the guard was computed at
+ * `plannedAt`, and only VISIBILITY_MARGIN of latency is in WAKE_MARGIN_MS): guard again from now.
+ * `enqueued` copies were also added to the queue: they count as an enqueue (ingest's own write), which
+ * makes a concurrent "idle" fail and marks the store active again if a lease already let it go idle
+ * meanwhile (a zombie re-sending after its lease expired) — the reconciler then gives it a slot.
+ */
+export const afterHiding = async (
+  deps: { dispatch: Pick<DispatchState, 'deferWake' | 'recordEnqueued'>; clock: { now(): number } },
+  storeId: string,
+  opts: { plannedAt: number; seconds: number; enqueued?: number },
+): Promise<void> => {
+  const now = deps.clock.now();
+  if (now - opts.plannedAt > VISIBILITY_MARGIN_SECONDS * 1000) {
+    await guardUntilVisible(deps.dispatch, storeId, now + opts.seconds * 1000);
+  }
+  if (opts.enqueued) await deps.dispatch.recordEnqueued(storeId, opts.enqueued, now);
+};

@@ -116,6 +116,11 @@ const setup = (
     deferWake: vi.fn(async () => {
       w.events.push('deferWake');
     }),
+    // Copies re-sent count as an enqueue (a lease that let the store go idle meanwhile is undone).
+    recordEnqueued: vi.fn(async () => {
+      w.events.push('recordEnqueued');
+      return item();
+    }),
     issueSlot: vi.fn(async () => ok(item())),
     // The store's shared rate schedule (GCRA), as the DynamoDB adapter keeps it.
     restartTat: vi.fn(async (_id: string, now: number, interval: number) => {
@@ -272,7 +277,7 @@ describe('runSlice', () => {
     const result = await runSlice(world.deps, store, policy(), lease());
     // The second call started 1 ms in (paced at 1,000/s), so Retry-After counts from there.
     expect(result).toMatchObject({ end: 'throttled', resumeAt: T0 + 1 + 30_000, delivered: 1 });
-    expect(world.w.events).toEqual(['deferWake', 'resend']);
+    expect(world.w.events).toEqual(['deferWake', 'resend', 'recordEnqueued']);
     // Fresh copies: their receive count starts again, so a 429 storm cannot push them into the DLQ.
     expect(world.w.resent).toEqual(['r1', 'r2', 'r3'].map((receiptHandle) => ({ receiptHandle, delay: 30 })));
     expect(world.w.deleted).toEqual(['r0']);
@@ -291,8 +296,8 @@ describe('runSlice', () => {
       tat: world.w.tat,
     }).toEqual({
       result: ['throttled', T0 + 30_000],
-      // Write-ahead: no idling before Retry-After, then the hold, then the copies.
-      events: ['deferWake', 'holdTat', 'resend'],
+      // Write-ahead: no idling before Retry-After, then the hold, then the copies, counted as an enqueue.
+      events: ['deferWake', 'holdTat', 'resend', 'recordEnqueued'],
       tat: T0 + 30_000,
     });
   });
@@ -319,7 +324,7 @@ describe('runSlice', () => {
         slept: 0,
         end: 'throttled',
         resumeAt: T0 + holdMs,
-        events: ['deferWake', 'resend'],
+        events: ['deferWake', 'resend', 'recordEnqueued'],
         resent: [
           { receiptHandle: 'r0', delay: holdMs / 1000 },
           { receiptHandle: 'r1', delay: holdMs / 1000 },
