@@ -237,6 +237,9 @@ export const runSlice = async (
     const resendRest = async (from: number, delaySeconds: number, plannedAt: number): Promise<void> => {
       await flush();
       const rest = batch.slice(from);
+      // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
+      // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
+      await deps.dispatch.recordEnqueued(store.storeId, rest.length, deps.clock.now());
       await deps.tasks.resend(store.queueUrl, rest, delaySeconds);
       deps.telemetry.count(MetricNames.tasksResent, rest.length);
       await afterHiding(deps, store.storeId, { plannedAt, seconds: delaySeconds, enqueued: rest.length });

@@ -277,7 +277,7 @@ describe('runSlice', () => {
     const result = await runSlice(world.deps, store, policy(), lease());
     // The second call started 1 ms in (paced at 1,000/s), so Retry-After counts from there.
     expect(result).toMatchObject({ end: 'throttled', resumeAt: T0 + 1 + 30_000, delivered: 1 });
-    expect(world.w.events).toEqual(['deferWake', 'resend', 'recordEnqueued']);
+    expect(world.w.events).toEqual(['deferWake', 'recordEnqueued', 'resend', 'recordEnqueued']);
     // Fresh copies: their receive count starts again, so a 429 storm cannot push them into the DLQ.
     expect(world.w.resent).toEqual(['r1', 'r2', 'r3'].map((receiptHandle) => ({ receiptHandle, delay: 30 })));
     expect(world.w.deleted).toEqual(['r0']);
@@ -297,7 +297,7 @@ describe('runSlice', () => {
     }).toEqual({
       result: ['throttled', T0 + 30_000],
       // Write-ahead: no idling before Retry-After, then the hold, then the copies, counted as an enqueue.
-      events: ['deferWake', 'holdTat', 'resend', 'recordEnqueued'],
+      events: ['deferWake', 'holdTat', 'recordEnqueued', 'resend', 'recordEnqueued'],
       tat: T0 + 30_000,
     });
   });
@@ -324,7 +324,7 @@ describe('runSlice', () => {
         slept: 0,
         end: 'throttled',
         resumeAt: T0 + holdMs,
-        events: ['deferWake', 'resend', 'recordEnqueued'],
+        events: ['deferWake', 'recordEnqueued', 'resend', 'recordEnqueued'],
         resent: [
           { receiptHandle: 'r0', delay: holdMs / 1000 },
           { receiptHandle: 'r1', delay: holdMs / 1000 },
