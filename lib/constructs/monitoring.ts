@@ -124,6 +124,9 @@ export const MonitoringQueries = {
   /** Sum of a dimensioned project metric across every value of `dimension` and every service. */
   total: (metric: MetricName, dimension: string): string =>
     `SELECT SUM(${metric}) FROM SCHEMA("${METRICS_NAMESPACE}", ${dimension}, service)`,
+  /** Sum of a dimensioned project metric for one value of its dimension, across services. */
+  totalWhere: (metric: MetricName, dimension: string, value: string): string =>
+    `SELECT SUM(${metric}) FROM SCHEMA("${METRICS_NAMESPACE}", ${dimension}, service) WHERE ${dimension} = '${value}'`,
   /**
    * The queues that score highest on an AWS/SQS per-queue metric (no per-store custom metric): the store
    * queues `{prefix}-s-*` and their DLQs `{prefix}-d-*`. Metrics Insights' WHERE has only `=`, `!=`, AND
@@ -182,6 +185,7 @@ export class Monitoring extends Construct {
     readonly attentionDeadLetters: Alarm;
     readonly deadLetters: Alarm;
     readonly reconcilerRepairs: Alarm;
+    readonly storesBackingOff: Alarm;
     readonly workerErrors: Alarm;
     readonly workerThrottles: Alarm;
     readonly apiServerErrors: Alarm;
@@ -465,6 +469,20 @@ export class Monitoring extends Construct {
           metric: insights(q.total(MetricNames.reconcilerRepairs, 'kind'), 'Repairs', FIVE_MINUTES),
           threshold: thresholds.reconcilerRepairsPer5Minutes,
           evaluationPeriods: 3,
+          comparisonOperator: atLeast,
+        },
+      ),
+      storesBackingOff: alarm(
+        'StoresBackingOff',
+        'A store’s slices keep failing (3 or more in a row: its queue deleted, receives denied); it backs off to one look per 15 min.',
+        {
+          metric: insights(
+            q.totalWhere(MetricNames.sliceErrorBackoff, 'streak', 'repeated'),
+            'Repeated slice errors',
+            FIVE_MINUTES,
+          ),
+          threshold: 1,
+          evaluationPeriods: 1,
           comparisonOperator: atLeast,
         },
       ),

@@ -237,9 +237,9 @@ const firing = (props: Record<string, unknown>): unknown[] => [
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
 
-  // 9 stack-wide, errors and throttles of the 4 other functions, throttles and system errors of the 4 tables.
-  it('has 25 alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 9 + 4 * 2 + 4 * 2);
+  // 10 stack-wide, errors and throttles of the 4 other functions, throttles and system errors of the 4 tables.
+  it('has 26 alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 10 + 4 * 2 + 4 * 2);
   });
 
   it('every alarm notifies the topic when it fires', () => {
@@ -321,6 +321,20 @@ describe('monitoring: alarms', () => {
     });
     it('fires on the first dead letter', () => {
       expect(firing(props)).toEqual(['GreaterThanThreshold', 0, 1]);
+    });
+  });
+
+  describe('a store whose slices keep failing', () => {
+    const props = alarmProps(alarms.storesBackingOff);
+    it('sums SliceErrorBackoff of repeated streaks only, per 5 minutes (Metrics Insights)', () => {
+      const [query] = props['Metrics'] as { Expression: string; Period: number }[];
+      expect([query?.Expression, query?.Period]).toEqual([
+        `SELECT SUM(SliceErrorBackoff) FROM SCHEMA("AttentionQueue", streak, service) WHERE streak = 'repeated'`,
+        300,
+      ]);
+    });
+    it('fires on the first repeated streak', () => {
+      expect(firing(props)).toEqual(['GreaterThanOrEqualToThreshold', 1, 1]);
     });
   });
 
