@@ -36,7 +36,7 @@ export const CORE_FIXES = {
    * their guard, store idle with a message in its queue). Fixed when the delay is computed from the
    * guarded instant at the SQS call (or the guard is written after it).
    */
-  wakeGuardSurvivesStall: true,
+  wakeGuardSurvivesStall: false,
   /**
    * slice.ts throttled paths: a zombie (stalled past its lease after a 429) still re-sends "the rest of its
    * batch" as fresh copies; its receipt handles are stale, so the originals stay too, and the copies land
