@@ -236,4 +236,166 @@ describe('handleAttention', () => {
       }).toEqual({ first: 2, repeated: 2 });
     });
   });
+
+  describe('at its edges (what mutation testing found unpinned)', () => {
+    it('postpones an early attention by exactly the time left until its slot is due', async () => {
+      await dispatch.issueSlot('s1', 'a', T0 + 60_000, 1, T0);
+      expect(await handleAttention(deps, attention('a'))).toEqual({ kind: 'postponed', until: T0 + 60_000 });
+      expect(published).toEqual([{ message: expect.objectContaining({ slotId: 'a' }), delay: 60 }]);
+    });
+
+    it.each([
+      { dueIn: 2_000, outcome: { kind: 'discarded', reason: 'over_limit' } },
+      { dueIn: 2_001, outcome: { kind: 'postponed', until: T0 + 2_001 } },
+    ])(
+      'counts a slot due $dueIn ms ahead as early only beyond the clock skew',
+      async ({ dueIn, outcome }) => {
+        // Over the limit, so the lease is refused whether or not the slot is due.
+        store = storeOf('active', { maxConcurrentConsumers: 1 });
+        await dispatch.issueSlot('s1', 'a', T0 + dueIn, 3, T0);
+        await dispatch.issueSlot('s1', 'b', T0, 3, T0);
+        expect(await handleAttention(deps, attention('a'))).toEqual(outcome);
+      },
+    );
+
+    it('tries the lease twice when its over-limit slot could not be given up, then calls it stale', async () => {
+      store = storeOf('active', { maxConcurrentConsumers: 1 });
+      await dispatch.issueSlot('s1', 'a', T0, 3, T0);
+      await dispatch.issueSlot('s1', 'b', T0, 3, T0);
+      const acquire = vi.spyOn(dispatch, 'acquire');
+      vi.spyOn(dispatch, 'dropQueued').mockResolvedValue({ ok: false, current: undefined });
+      expect(await handleAttention(deps, attention('a'))).toEqual({ kind: 'discarded', reason: 'stale' });
+      expect(acquire).toHaveBeenCalledTimes(2);
+      expect((await dispatch.read('s1'))?.nDiscarded).toBe(1);
+    });
+
+    it('takes the lease on its second try when another slot went away meanwhile', async () => {
+      store = storeOf('active', { maxConcurrentConsumers: 1 });
+      await dispatch.issueSlot('s1', 'a', T0, 3, T0);
+      await dispatch.issueSlot('s1', 'b', T0, 3, T0);
+      vi.spyOn(dispatch, 'dropQueued').mockImplementationOnce(async () => {
+        await dispatch.dropQueued('s1', 'b');
+        return { ok: false, current: undefined };
+      });
+      expect(await handleAttention(deps, attention('a'))).toMatchObject({ kind: 'sliced' });
+    });
+
+    it('still discards when the discard count cannot be written', async () => {
+      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      await dispatch.acquire('s1', 'a', { now: T0, expiresAt: T0 + 35_000, max: 3 });
+      vi.spyOn(dispatch, 'noteDiscarded').mockRejectedValue(new Error('throttled'));
+      expect(await handleAttention(deps, attention('a'))).toEqual({ kind: 'discarded', reason: 'stale' });
+    });
+
+    it.each([
+      { case: 'unknown', status: undefined },
+      { case: 'paused', status: 'paused' as const },
+    ])('drops no slot for a nudge to a $case store (the nudge names none)', async ({ status }) => {
+      store = status ? storeOf(status) : undefined;
+      const drop = vi.spyOn(dispatch, 'dropQueued');
+      await handleAttention(deps, attention(ENSURE_SLOT));
+      expect(drop).not.toHaveBeenCalled();
+    });
+
+    it('drops the named slot of an unknown store', async () => {
+      store = undefined;
+      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      await handleAttention(deps, attention('a'));
+      expect((await dispatch.read('s1'))?.slots).toEqual({});
+    });
+
+    it('records the enqueue ingest could not before slicing a nudge, at the current time', async () => {
+      const record = vi.spyOn(dispatch, 'recordEnqueued');
+      await handleAttention(deps, attention(ENSURE_SLOT));
+      expect(record).toHaveBeenCalledWith('s1', 1, T0);
+    });
+
+    it('leases for the slice, the call timeout and the margin, and counts the lease and the slice', async () => {
+      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      const acquire = vi.spyOn(dispatch, 'acquire');
+      await handleAttention(deps, attention('a'));
+      // pro: 20 s slice + 5 s call timeout + 10 s margin.
+      expect(acquire).toHaveBeenCalledWith('s1', 'a', { now: T0, expiresAt: T0 + 35_000, max: 3 });
+      expect(telemetry.total(MetricNames.leaseAcquired)).toBe(1);
+      expect(telemetry.total(MetricNames.slicesStarted)).toBe(1);
+    });
+
+    it('hands a full slice back at once, without guarding the store awake', async () => {
+      store = storeOf('active', { maxMessagesPerSlice: 5, maxConcurrentConsumers: 1 });
+      backlog = 20;
+      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      await handleAttention(deps, attention('a'));
+      expect(published.map((p) => p.delay)).toEqual([0]);
+      expect((await dispatch.read('s1'))?.wakeAt).toBeUndefined();
+    });
+
+    it("carries the attention's correlation id onto the requeued attention", async () => {
+      store = storeOf('active', { maxMessagesPerSlice: 5, maxConcurrentConsumers: 1 });
+      backlog = 20;
+      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      await handleAttention(deps, { ...attention('a'), correlationId: 'req-7' });
+      expect(published.map((p) => p.message.correlationId)).toEqual(['req-7']);
+    });
+
+    it.each([
+      { case: 'still holds its lease', fence: 1, released: true },
+      { case: 'lost its lease', fence: 99, released: false },
+    ])('releases a slot refused its hand-back only when it $case', async ({ fence, released }) => {
+      store = storeOf('active', { maxMessagesPerSlice: 5, maxConcurrentConsumers: 1 });
+      backlog = 20;
+      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      vi.spyOn(dispatch, 'requeue').mockResolvedValue({
+        ok: false,
+        current: { storeId: 's1', enqSeq: 1, slots: { a: { s: 'l', at: T0 + 35_000, f: fence } } } as never,
+      });
+      const release = vi.spyOn(dispatch, 'release');
+      const outcome = await handleAttention(deps, attention('a'));
+      expect(outcome).toMatchObject({ kind: 'sliced', slice: { end: 'max_messages' } });
+      expect(published).toEqual([]);
+      if (released) expect(release).toHaveBeenCalledWith('s1', 'a', fence);
+      else expect(release).not.toHaveBeenCalled();
+    });
+
+    describe('the first call of a lease keeps the pace the store had', () => {
+      const workBody = JSON.stringify({
+        v: 1,
+        storeId: 's1',
+        eventId: 'e1',
+        type: 'inventory.update',
+        payload: { sku: 'a', quantity: 1 },
+        acceptedAt: T0,
+      });
+
+      it.each([
+        { case: "the slot's carried pace", slot: { n: T0 + 150 }, tat: undefined, firstCallAt: T0 + 150 },
+        {
+          case: "the store's schedule when the slot carries none",
+          slot: {},
+          tat: T0 + 100,
+          firstCallAt: T0 + 100,
+        },
+        { case: 'now when the carried pace is past', slot: { n: T0 - 500 }, tat: T0 + 100, firstCallAt: T0 },
+      ])('starts at $case', async ({ slot, tat, firstCallAt }) => {
+        store = storeOf('active', { maxConcurrentConsumers: 1, ratePerSecond: 5 });
+        dispatch.items.set('s1', {
+          ...(await dispatch.read('s1'))!,
+          slots: { a: { s: 'q', at: T0, ...slot } },
+          ...(tat === undefined ? {} : { tat }),
+        });
+        let sent = false;
+        deps.tasks.receive = vi.fn(async () => {
+          if (sent) return [];
+          sent = true;
+          return [{ messageId: 'm1', receiptHandle: 'r1', body: workBody, receiveCount: 1, sentAt: T0 }];
+        });
+        const calls: number[] = [];
+        deps.marketplace.deliver = vi.fn(async () => {
+          calls.push(now);
+          return { kind: 'ok' as const, status: 200 };
+        });
+        await handleAttention(deps, attention('a'));
+        expect(calls).toEqual([firstCallAt]);
+      });
+    });
+  });
 });
