@@ -6,6 +6,10 @@ export type PlanName = (typeof PLAN_NAMES)[number];
 /** Longest slice any override may ask for; the worker's Lambda timeout is derived from it (see timing.ts). */
 export const SLICE_SECONDS_LIMIT = 60;
 
+/** Store priority across stores (contract, "Scheduling policy"): what share of a saturated worker pool a store's level gets. */
+export const STORE_PRIORITIES = ['high', 'normal', 'low'] as const;
+export type StorePriority = (typeof STORE_PRIORITIES)[number];
+
 export const PolicySchema = z.object({
   maxConcurrentConsumers: z.number().int().min(1).max(50),
   maxMessagesPerSlice: z.number().int().min(1).max(10_000),
@@ -13,6 +17,8 @@ export const PolicySchema = z.object({
   ratePerSecond: z.number().positive().max(1_000),
   /** Marketplace attempts (5xx, timeouts, connection errors) before a task is dead-lettered. */
   maxAttempts: z.number().int().min(1).max(50),
+  /** The store's level when the worker pool is saturated; changes nothing while it is not. */
+  priority: z.enum(STORE_PRIORITIES),
 });
 export type Policy = z.infer<typeof PolicySchema>;
 
@@ -30,6 +36,7 @@ export const PLAN_DEFAULTS: Readonly<Record<PlanName, Policy>> = {
     maxSliceSeconds: 20,
     ratePerSecond: 5,
     maxAttempts: 5,
+    priority: 'low',
   },
   pro: {
     maxConcurrentConsumers: 3,
@@ -37,6 +44,7 @@ export const PLAN_DEFAULTS: Readonly<Record<PlanName, Policy>> = {
     maxSliceSeconds: 20,
     ratePerSecond: 20,
     maxAttempts: 8,
+    priority: 'normal',
   },
   enterprise: {
     maxConcurrentConsumers: 10,
@@ -44,6 +52,7 @@ export const PLAN_DEFAULTS: Readonly<Record<PlanName, Policy>> = {
     maxSliceSeconds: 20,
     ratePerSecond: 50,
     maxAttempts: 10,
+    priority: 'high',
   },
 };
 

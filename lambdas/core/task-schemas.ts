@@ -43,6 +43,14 @@ export const PayloadSchemas = {
   }),
 } as const;
 
+/**
+ * Task priority within a store (contract, "Scheduling policy"): a store's `high` tasks overtake its waiting
+ * `normal` ones. Defaults per type: what a buyer is waiting on (orders, shipping, post-sale) is `high`;
+ * catalog, price and inventory updates, which come in campaigns of thousands, are `normal`.
+ */
+export const TASK_PRIORITIES = ['high', 'normal'] as const;
+export type TaskPriority = (typeof TASK_PRIORITIES)[number];
+
 export const TASK_TYPES = Object.keys(PayloadSchemas) as (keyof typeof PayloadSchemas)[];
 export type TaskType = keyof typeof PayloadSchemas;
 
@@ -52,7 +60,21 @@ export const TaskEnvelopeSchema = z.strictObject({
   payload: z.record(z.string(), z.unknown()),
   entityId: z.string().min(1).max(256).optional(),
   version: z.number().int().min(0).optional(),
+  priority: z.enum(TASK_PRIORITIES).optional(),
 });
+
+export const DEFAULT_TASK_PRIORITY: Readonly<Record<TaskType, TaskPriority>> = {
+  'orders.sync': 'high',
+  'shipping.notify': 'high',
+  'postsale.event': 'high',
+  'inventory.update': 'normal',
+  'price.update': 'normal',
+  'catalog.update': 'normal',
+};
+
+/** A task's priority: its own, else its type's default. */
+export const taskPriorityOf = (task: { type: TaskType; priority?: TaskPriority | undefined }): TaskPriority =>
+  task.priority ?? DEFAULT_TASK_PRIORITY[task.type];
 
 export type Task = z.infer<typeof TaskEnvelopeSchema>;
 

@@ -108,6 +108,7 @@ describe('PUT /admin/stores/{storeId}', () => {
           maxSliceSeconds: 20,
           ratePerSecond: 5,
           maxAttempts: 5,
+          priority: 'low',
         },
         queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
         activeConsumers: 0,
@@ -175,6 +176,7 @@ describe('PUT /admin/stores/{storeId}', () => {
       maxSliceSeconds: 20,
       ratePerSecond: 12,
       maxAttempts: 5,
+      priority: 'low',
     });
   });
 

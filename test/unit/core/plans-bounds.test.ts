@@ -10,6 +10,7 @@ describe('plan defaults', () => {
         maxSliceSeconds: 20,
         ratePerSecond: 5,
         maxAttempts: 5,
+        priority: 'low',
       },
       pro: {
         maxConcurrentConsumers: 3,
@@ -17,6 +18,7 @@ describe('plan defaults', () => {
         maxSliceSeconds: 20,
         ratePerSecond: 20,
         maxAttempts: 8,
+        priority: 'normal',
       },
       enterprise: {
         maxConcurrentConsumers: 10,
@@ -24,6 +26,7 @@ describe('plan defaults', () => {
         maxSliceSeconds: 20,
         ratePerSecond: 50,
         maxAttempts: 10,
+        priority: 'high',
       },
     });
   });
@@ -45,6 +48,11 @@ describe('policy bounds', () => {
       false,
       false,
     ]);
+  });
+
+  it('priority is one of high, normal, low', () => {
+    const valid = (priority: string) => PolicySchema.safeParse({ ...base, priority }).success;
+    expect(['high', 'normal', 'low', 'urgent', ''].map(valid)).toEqual([true, true, true, false, false]);
   });
 
   it('ratePerSecond takes any positive rate up to 1000 per second, fractions included', () => {

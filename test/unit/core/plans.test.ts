@@ -31,12 +31,13 @@ describe('resolvePolicy', () => {
   });
 
   it('lets an override replace only the fields it names', () => {
-    expect(resolvePolicy('pro', { ratePerSecond: 2, maxMessagesPerSlice: 10 })).toEqual({
+    expect(resolvePolicy('pro', { ratePerSecond: 2, maxMessagesPerSlice: 10, priority: 'high' })).toEqual({
       maxConcurrentConsumers: 3,
       maxMessagesPerSlice: 10,
       maxSliceSeconds: 20,
       ratePerSecond: 2,
       maxAttempts: 8,
+      priority: 'high',
     });
   });
 

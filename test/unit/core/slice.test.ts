@@ -33,6 +33,7 @@ const policy = (p: Partial<Policy> = {}): Policy => ({
   maxSliceSeconds: 20,
   ratePerSecond: 1000,
   maxAttempts: 5,
+  priority: 'normal',
   ...p,
 });
 

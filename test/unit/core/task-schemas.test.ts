@@ -4,6 +4,7 @@ import {
   MAX_BATCH_TASKS,
   TASK_TYPES,
   TaskSchema,
+  taskPriorityOf,
   type TaskType,
 } from '../../../lambdas/core/task-schemas.js';
 
@@ -80,7 +81,25 @@ describe('TaskSchema: the envelope', () => {
   });
 
   it('rejects an unknown envelope field', () => {
-    expect(problemAt(task('inventory.update', undefined, { priority: 'high' }))).toBe('');
+    expect(problemAt(task('inventory.update', undefined, { urgency: 'high' }))).toBe('');
+  });
+
+  it('accepts a task priority and refuses an unknown one', () => {
+    expect(problemAt(task('inventory.update', undefined, { priority: 'high' }))).toBeUndefined();
+    expect(problemAt(task('inventory.update', undefined, { priority: 'urgent' }))).toBe('priority');
+  });
+
+  it.each([
+    ['orders.sync', 'high'],
+    ['shipping.notify', 'high'],
+    ['postsale.event', 'high'],
+    ['inventory.update', 'normal'],
+    ['price.update', 'normal'],
+    ['catalog.update', 'normal'],
+  ] as const)('gives %s the default priority %s, which the task may override', (type, expected) => {
+    expect(taskPriorityOf({ type })).toBe(expected);
+    const other = expected === 'high' ? 'normal' : 'high';
+    expect(taskPriorityOf({ type, priority: other })).toBe(other);
   });
 
   it('rejects a payload that is not an object', () => {
