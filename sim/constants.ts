@@ -53,7 +53,7 @@ export const CORE_FIXES = {
    * when the mark is raised before the call (the higher version is retried until delivered or
    * dead-lettered). Until then versioned stores run only in calm seeds (no crash, stall or timeout).
    */
-  versionMarkBeforeCall: false,
+  versionMarkBeforeCall: true,
   /**
    * slice.ts receive: the visibility is sized from a clock read before ReceiveMessage (lease end + 5 s) but
    * runs from when SQS answers; a receive that stalls past its lease hides its messages beyond any wake

@@ -20,6 +20,36 @@ const override = <T extends object, K extends keyof T>(inner: T, key: K, replace
     },
   });
 
+/**
+ * The version mark as it was before issue #10: checked before the call, written only with `delivered`.
+ * (Per store: the variant only has to be wrong where the version order is checked, single-consumer stores.)
+ */
+const markAfterCall = (inner: DeliveryLog): DeliveryLog => {
+  const unwritten = new Map<string, { entityId: string; version: number }>();
+  return new Proxy(inner, {
+    get: (target, property) => {
+      if (property === 'markVersion')
+        return async (storeId: string, entityId: string, version: number) => {
+          const current = await target.deliveredVersion(storeId, entityId);
+          if (current !== undefined && current > version) return { ok: false, current };
+          unwritten.set(storeId, { entityId, version });
+          return { ok: true };
+        };
+      if (property === 'settle')
+        return async (...args: Parameters<DeliveryLog['settle']>) => {
+          const [storeId, , , outcome] = args;
+          const mark = unwritten.get(storeId);
+          unwritten.delete(storeId);
+          if (outcome.status === 'delivered' && mark)
+            await target.markVersion(storeId, mark.entityId, mark.version, outcome.now);
+          return target.settle(...args);
+        };
+      const value = (target as unknown as Record<PropertyKey, unknown>)[property];
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+};
+
 /** The protocol exactly as lambdas/core builds it (the wake-up races the simulation found are fixed there). */
 export const AS_BUILT: Variant = { name: 'as-built', breaks: 0, description: 'lambdas/core as built' };
 
@@ -249,8 +279,16 @@ const BROKEN: Variant[] = [
     name: 'no-version-check',
     breaks: 10,
     description:
-      'the worker never finds a delivered version, so an older version is delivered after a newer one',
-    deliveries: (inner: DeliveryLog) => override(inner, 'deliveredVersion', async () => undefined),
+      'the version mark never refuses a version, so an older version is delivered after a newer one',
+    deliveries: (inner: DeliveryLog) => override(inner, 'markVersion', async () => ({ ok: true as const })),
+  },
+  {
+    name: 'version-mark-after-call',
+    breaks: 10,
+    description:
+      'the version mark is written only once the call answers 2xx (as before issue #10): a call that timed ' +
+      'out but applied, or whose worker crashed, leaves no mark, and an older version follows it',
+    deliveries: (inner: DeliveryLog) => markAfterCall(inner),
   },
 ];
 

@@ -1,9 +1,4 @@
-import {
-  GetCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { deliveryKey, entityVersionKey, Tables } from '../core/names.js';
 import { DELIVERY_STATUSES, type Claim, type DeliveryLog, type DeliveryRecord } from '../core/ports.js';
@@ -32,34 +27,6 @@ type SettleOutcome = Parameters<DeliveryLog['settle']>[3];
 const KEY = Tables.deliveries.partitionKey;
 const TTL = Tables.deliveries.ttlAttribute;
 const expiry = (now: number): number => Math.floor(now / 1000) + DELIVERY_RECORD_TTL_SECONDS;
-
-/** The entity's delivered version, raised and never lowered (a lost condition: a higher one is recorded). */
-const raiseVersion = (storeId: string, version: { entityId: string; version: number }, now: number) => ({
-  Key: { [KEY]: entityVersionKey(storeId, version.entityId) },
-  UpdateExpression: 'SET version = :v, updatedAt = :now, #ttl = :ttl',
-  ConditionExpression: 'attribute_not_exists(version) OR version < :v',
-  ExpressionAttributeNames: { '#ttl': TTL },
-  ExpressionAttributeValues: { ':v': version.version, ':now': now, ':ttl': expiry(now) },
-});
-
-/** One conditional update, as UpdateCommand and a transaction's Update both take it. */
-interface UpdateSpec {
-  TableName: string;
-  Key: Record<string, string>;
-  UpdateExpression: string;
-  ConditionExpression: string;
-  ExpressionAttributeNames: Record<string, string>;
-  ExpressionAttributeValues: Record<string, unknown>;
-}
-
-/** Which items of a cancelled transaction lost their condition (by position). */
-const lostConditions = (error: unknown): boolean[] | undefined => {
-  if ((error as { name?: string }).name !== 'TransactionCanceledException') return undefined;
-  const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-  const lost = reasons.map((r) => r.Code === 'ConditionalCheckFailed');
-  // Any other reason (a conflicting transaction, throttling) is not a verdict: the caller's error path retries.
-  return reasons.every((r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'None') ? lost : undefined;
-};
 
 /**
  * Effect-once records in DynamoDB, written by hand rather than with Powertools' idempotency utility: a
@@ -148,46 +115,45 @@ export class DynamoDeliveryLog implements DeliveryLog {
       sets.push('deadMessageId = :message');
       values[':message'] = outcome.messageId;
     }
-    const record: UpdateSpec = {
-      TableName: this.tableName,
-      Key: { [KEY]: deliveryKey(storeId, eventId) },
-      UpdateExpression: `SET ${sets.join(', ')} REMOVE holder, claimUntil${outcome.countAttempt ? ' ADD attempts :one' : ''}`,
-      ConditionExpression: 'holder = :holder',
-      ExpressionAttributeNames: { '#status': 'status', '#ttl': TTL },
-      ExpressionAttributeValues: values,
-    };
-    if (outcome.status === 'delivered' && outcome.version !== undefined) {
-      return this.settleWithVersion(record, storeId, outcome.version, outcome.now);
-    }
-    const result = await conditional(() => this.doc.send(new UpdateCommand(record)));
+    const result = await conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [KEY]: deliveryKey(storeId, eventId) },
+          UpdateExpression: `SET ${sets.join(', ')} REMOVE holder, claimUntil${outcome.countAttempt ? ' ADD attempts :one' : ''}`,
+          ConditionExpression: 'holder = :holder',
+          ExpressionAttributeNames: { '#status': 'status', '#ttl': TTL },
+          ExpressionAttributeValues: values,
+        }),
+      ),
+    );
     return result.ok;
   }
 
-  /**
-   * `delivered` and the entity's version mark in one transaction: a crash can no longer keep the first and
-   * lose the second (a redelivered copy would be a duplicate that never writes the mark). A lost condition
-   * on either item leaves the other to be written alone: the mark is already higher, or the claim was taken
-   * over — the call was made all the same, so its version counts as delivered.
-   */
-  private async settleWithVersion(
-    record: UpdateSpec,
+  async markVersion(
     storeId: string,
-    version: { entityId: string; version: number },
+    entityId: string,
+    version: number,
     now: number,
-  ): Promise<boolean> {
-    const mark: UpdateSpec = { TableName: this.tableName, ...raiseVersion(storeId, version, now) };
-    try {
-      await this.doc.send(
-        new TransactWriteCommand({ TransactItems: [{ Update: record }, { Update: mark }] }),
-      );
-      return true;
-    } catch (error) {
-      const lost = lostConditions(error);
-      if (!lost) throw error;
-      if (lost[0] && !lost[1]) await conditional(() => this.doc.send(new UpdateCommand(mark)));
-      if (!lost[0] && lost[1]) return (await conditional(() => this.doc.send(new UpdateCommand(record)))).ok;
-      return false;
-    }
+  ): Promise<{ ok: true } | { ok: false; current: number }> {
+    const result = await conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [KEY]: entityVersionKey(storeId, entityId) },
+          UpdateExpression: 'SET version = :v, updatedAt = :now, #ttl = :ttl',
+          ConditionExpression: 'attribute_not_exists(version) OR version <= :v',
+          ExpressionAttributeNames: { '#ttl': TTL },
+          ExpressionAttributeValues: { ':v': version, ':now': now, ':ttl': expiry(now) },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+    if (result.ok) return { ok: true };
+    const current = result.current?.['version'];
+    if (typeof current !== 'number')
+      throw new Error(`version mark of ${storeId}/${entityId} refused without one`);
+    return { ok: false, current };
   }
 
   async deliveredVersion(storeId: string, entityId: string): Promise<number | undefined> {

@@ -127,8 +127,9 @@ const settleAfterEffect = async (deps: Pick<DeliverDeps, 'clock'>, write: () => 
 
 /**
  * One task, effect once: claim it (refused if already delivered or stale, or while another attempt's
- * claim is live), drop it as stale if a newer version of its entity was delivered, call the marketplace
- * with the Idempotency-Key, then settle the claim with the outcome (contract classification).
+ * claim is live), wait for the store's rate, mark its entity's version (stale if a newer version was sent
+ * already), call the marketplace with the Idempotency-Key, then settle the claim with the outcome
+ * (contract classification).
  */
 export const deliverTask = async (
   deps: DeliverDeps,
@@ -166,12 +167,7 @@ export const deliverTask = async (
   /** Settles this attempt's claim (conditioned on still holding it); false when the claim was lost. */
   const settle = (
     status: 'delivered' | 'pending' | 'stale',
-    extra: {
-      lastError?: string;
-      lastStatus?: number;
-      countAttempt: boolean;
-      version?: { entityId: string; version: number };
-    },
+    extra: { lastError?: string; lastStatus?: number; countAttempt: boolean },
   ) =>
     deps.deliveries.settle(store.storeId, work.eventId, holder, { status, now: deps.clock.now(), ...extra });
   /** What a dead-letter records of this attempt, but for its count of marketplace calls. */
@@ -202,17 +198,24 @@ export const deliverTask = async (
   const attempt = { ...claimed, attempts };
 
   if (work.entityId !== undefined && work.version !== undefined) {
-    const delivered = await deps.deliveries.deliveredVersion(store.storeId, work.entityId);
-    if (delivered !== undefined && work.version < delivered) {
+    // The version mark goes up before the attempt, not with its outcome: a call that times out but applies,
+    // or whose settle is lost to a crash, has still marked its version, so no older one follows it. (Before
+    // the rate wait: a stale task spends no rate instant, and nothing stands between the wait and the call.)
+    const marked = await deps.deliveries.markVersion(
+      store.storeId,
+      work.entityId,
+      work.version,
+      deps.clock.now(),
+    );
+    if (!marked.ok) {
       await settle('stale', {
-        lastError: `version ${work.version} is older than delivered version ${delivered}`,
+        lastError: `version ${work.version} is older than version ${marked.current}, already sent`,
         countAttempt: false,
       });
       deps.telemetry.count(MetricNames.tasksStale);
       return { kind: 'done', as: 'stale' };
     }
   }
-
   // Paced right before the call, so the marketplace sees the store's calls spaced as reserved.
   if (!(await pace())) {
     await settle('pending', { countAttempt: false });
@@ -235,16 +238,7 @@ export const deliverTask = async (
 
   switch (outcome.kind) {
     case 'ok': {
-      // The version mark travels with `delivered` in one write: a crash cannot keep one and lose the other.
-      const version =
-        work.entityId !== undefined && work.version !== undefined
-          ? { entityId: work.entityId, version: work.version }
-          : undefined;
-      if (
-        !(await settleAfterEffect(deps, () =>
-          settle('delivered', { countAttempt: true, ...(version ? { version } : {}) }),
-        ))
-      ) {
+      if (!(await settleAfterEffect(deps, () => settle('delivered', { countAttempt: true })))) {
         deps.telemetry.warn('delivery claim was taken over during the call', {
           eventId: work.eventId,
         });

@@ -266,8 +266,7 @@ export interface DeliveryLog {
   ): Promise<Claim>;
   /**
    * Settle the attempt `holder` claimed; false when the claim was lost (it expired and was taken over).
-   * `delivered` with `version` raises the entity's delivered version in the same atomic write, so no crash
-   * can separate the two; `dead_lettered` records the `messageId` it was dead-lettered from.
+   * `dead_lettered` records the `messageId` it was dead-lettered from.
    */
   settle(
     storeId: string,
@@ -280,11 +279,22 @@ export interface DeliveryLog {
       countAttempt: boolean;
       lastError?: string;
       lastStatus?: number;
-      version?: { entityId: string; version: number };
       messageId?: string;
     },
   ): Promise<boolean>;
-  /** The highest version delivered for an entity of the store. */
+  /**
+   * Right before a versioned task's marketplace call: raise the entity's version mark to `version`, never
+   * lowering it. Refused, with the mark, when a higher version's call has started already (the task is
+   * stale); the same version passes again (a retry of the task, or another task of that version). Written
+   * before the call, so no crash, timeout or lost settle after it can leave a started version unmarked.
+   */
+  markVersion(
+    storeId: string,
+    entityId: string,
+    version: number,
+    now: number,
+  ): Promise<{ ok: true } | { ok: false; current: number }>;
+  /** The entity's version mark: the highest version whose marketplace call has started. */
   deliveredVersion(storeId: string, entityId: string): Promise<number | undefined>;
 }
 

@@ -120,47 +120,22 @@ export const deliveryScenarios: [string, (log: DeliveryLog, storeId: string) => 
       { attempts: 1, lastError: 'throttled', lastStatus: 429, holder: undefined, lastAttemptAt: T + 2 },
     ],
     [
-      'delivered raises the entity version in the same write, and never lowers it',
+      'the version mark rises, never falls, and refuses a lower version with the mark',
       async (log, s) => {
-        const deliver = async (eventId: string, version: number) => {
-          await log.claim(s, eventId, { holder: eventId, now: T, until: T + 1_000, messageId: eventId });
-          return log.settle(s, eventId, eventId, {
-            status: 'delivered',
-            now: T,
-            countAttempt: true,
-            version: { entityId: 'sku-1', version },
-          });
-        };
         const none = await log.deliveredVersion(s, 'sku-1');
-        const five = [await deliver('v5', 5), await log.deliveredVersion(s, 'sku-1')];
-        // A lower version delivered later (two consumers) is settled delivered; the mark stays at 5.
-        const three = [
-          await deliver('v3', 3),
-          await log.deliveredVersion(s, 'sku-1'),
-          (await log.get(s, 'v3'))?.status,
-        ];
-        const seven = [await deliver('v7', 7), await log.deliveredVersion(s, 'sku-1')];
-        return { none, five, three, seven, other: await log.deliveredVersion(s, 'sku-2') };
+        const five = [await log.markVersion(s, 'sku-1', 5, T), await log.deliveredVersion(s, 'sku-1')];
+        const again = await log.markVersion(s, 'sku-1', 5, T + 1);
+        const three = [await log.markVersion(s, 'sku-1', 3, T + 2), await log.deliveredVersion(s, 'sku-1')];
+        const seven = [await log.markVersion(s, 'sku-1', 7, T + 3), await log.deliveredVersion(s, 'sku-1')];
+        return { none, five, again, three, seven, other: await log.deliveredVersion(s, 'sku-2') };
       },
-      { none: undefined, five: [true, 5], three: [true, 5, 'delivered'], seven: [true, 7], other: undefined },
-    ],
-    [
-      'a delivery whose claim was taken over during the call still raises the version mark',
-      async (log, s) => {
-        await log.claim(s, 'e', { holder: 'slow', now: T, until: T + 1_000, messageId: 'm1' });
-        await log.claim(s, 'e', { holder: 'next', now: T + 2_000, until: T + 3_000, messageId: 'm1' });
-        const settled = await log.settle(s, 'e', 'slow', {
-          status: 'delivered',
-          now: T + 2_500,
-          countAttempt: true,
-          version: { entityId: 'sku-9', version: 4 },
-        });
-        return {
-          settled,
-          status: (await log.get(s, 'e'))?.status,
-          version: await log.deliveredVersion(s, 'sku-9'),
-        };
+      {
+        none: undefined,
+        five: [{ ok: true }, 5],
+        again: { ok: true },
+        three: [{ ok: false, current: 5 }, 5],
+        seven: [{ ok: true }, 7],
+        other: undefined,
       },
-      { settled: false, status: 'processing', version: 4 },
     ],
   ];

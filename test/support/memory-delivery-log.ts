@@ -46,10 +46,6 @@ export class MemoryDeliveryLog implements DeliveryLog {
   async settle(storeId: string, eventId: string, holder: string, outcome: SettleOutcome): Promise<boolean> {
     const key = deliveryKey(storeId, eventId);
     const current = this.records.get(key);
-    // As the DynamoDB transaction: the version mark goes with `delivered`, or alone if the claim was lost.
-    if (outcome.status === 'delivered' && outcome.version !== undefined) {
-      this.raiseVersion(storeId, outcome.version.entityId, outcome.version.version);
-    }
     if (!current || current.holder !== holder) return false;
     const { holder: _h, claimUntil: _c, ...rest } = current;
     this.records.set(key, {
@@ -64,6 +60,17 @@ export class MemoryDeliveryLog implements DeliveryLog {
         : {}),
     });
     return true;
+  }
+
+  async markVersion(
+    storeId: string,
+    entityId: string,
+    version: number,
+  ): Promise<{ ok: true } | { ok: false; current: number }> {
+    const current = this.versions.get(entityVersionKey(storeId, entityId));
+    if (current !== undefined && current > version) return { ok: false, current };
+    this.raiseVersion(storeId, entityId, version);
+    return { ok: true };
   }
 
   async deliveredVersion(storeId: string, entityId: string): Promise<number | undefined> {

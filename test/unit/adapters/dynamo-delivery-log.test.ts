@@ -1,9 +1,4 @@
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
@@ -147,57 +142,29 @@ describe('DynamoDeliveryLog entity versions', () => {
     TableName: TABLES.deliveries,
     Key: { deliveryKey: 'v#store-1#sku-1' },
     UpdateExpression: 'SET version = :v, updatedAt = :now, #ttl = :ttl',
-    ConditionExpression: 'attribute_not_exists(version) OR version < :v',
+    ConditionExpression: 'attribute_not_exists(version) OR version <= :v',
     ExpressionAttributeNames: { '#ttl': 'expiresAt' },
     ExpressionAttributeValues: { ':v': 5, ':now': T0, ':ttl': TTL },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   };
-  const deliveredWithVersion = () =>
-    log.settle('store-1', 'evt-1', 'h1', {
-      status: 'delivered',
-      now: T0,
-      countAttempt: true,
-      version: { entityId: 'sku-1', version: 5 },
-    });
-  const cancelled = (...codes: string[]) =>
-    Object.assign(new Error('cancelled'), {
-      name: 'TransactionCanceledException',
-      CancellationReasons: codes.map((Code) => ({ Code })),
-    });
 
-  it('settles delivered and raises the version mark in one transaction', async () => {
-    ddb.on(TransactWriteCommand).resolves({});
-    await expect(deliveredWithVersion()).resolves.toBe(true);
-    const items = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems;
-    expect({
-      record: items?.[0]?.Update?.ConditionExpression,
-      mark: items?.[1]?.Update,
-      updates: ddb.commandCalls(UpdateCommand).length,
-    }).toEqual({ record: 'holder = :holder', mark: versionMark, updates: 0 });
-  });
-
-  it('settles alone when a higher version is already marked', async () => {
-    ddb.on(TransactWriteCommand).rejects(cancelled('None', 'ConditionalCheckFailed'));
+  it('marks a version with one conditional write that never lowers the mark', async () => {
     ddb.on(UpdateCommand).resolves({});
-    await expect(deliveredWithVersion()).resolves.toBe(true);
-    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input.ConditionExpression).toBe('holder = :holder');
+    await expect(log.markVersion('store-1', 'sku-1', 5, T0)).resolves.toEqual({ ok: true });
+    expect(ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input)).toEqual([versionMark]);
   });
 
-  it('raises the mark alone when the claim was taken over during the call, and says the claim was lost', async () => {
-    ddb.on(TransactWriteCommand).rejects(cancelled('ConditionalCheckFailed', 'None'));
+  it('refuses a lower version with the mark that stood in its way', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed({ version: 7 }));
+    await expect(log.markVersion('store-1', 'sku-1', 5, T0)).resolves.toEqual({ ok: false, current: 7 });
+  });
+
+  it('settles delivered with one write on the record alone', async () => {
     ddb.on(UpdateCommand).resolves({});
-    await expect(deliveredWithVersion()).resolves.toBe(false);
-    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual(versionMark);
-  });
-
-  it('writes nothing more when both conditions were lost', async () => {
-    ddb.on(TransactWriteCommand).rejects(cancelled('ConditionalCheckFailed', 'ConditionalCheckFailed'));
-    await expect(deliveredWithVersion()).resolves.toBe(false);
-    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
-  });
-
-  it('rethrows a cancellation for any other reason (a conflict, throttling), for the caller to retry', async () => {
-    ddb.on(TransactWriteCommand).rejects(cancelled('TransactionConflict', 'None'));
-    await expect(deliveredWithVersion()).rejects.toThrow('cancelled');
+    await log.settle('store-1', 'evt-1', 'h1', { status: 'delivered', now: T0, countAttempt: true });
+    expect(ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input.Key)).toEqual([
+      { deliveryKey: 'store-1:evt-1' },
+    ]);
   });
 
   it('records the message a task was dead-lettered from', async () => {

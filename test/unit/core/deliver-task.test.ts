@@ -178,6 +178,47 @@ describe('deliverTask', () => {
     expect(await deliveries.deliveredVersion('store-1', 'A')).toBe(3);
   });
 
+  it('marks the version before the call, so a call that timed out still makes older versions stale', async () => {
+    const { deps, deliver, deliveries } = depsWith({ kind: 'transient', error: 'timeout' });
+    await expect(deliverTask(deps, storeRecord(), policy, message())).resolves.toMatchObject({
+      kind: 'retry',
+    });
+    const older = await deliverTask(deps, storeRecord(), policy, {
+      ...message(JSON.stringify({ ...work, eventId: 'evt-0', version: 2 })),
+      messageId: 'm0',
+    });
+    expect({
+      older,
+      calls: deliver.mock.calls.length,
+      mark: await deliveries.deliveredVersion('store-1', 'A'),
+    }).toEqual({
+      older: { kind: 'done', as: 'stale' },
+      calls: 1,
+      mark: 3,
+    });
+  });
+
+  it('marks the version before the rate wait, and a task the rate did not let start passes it again', async () => {
+    const { deps, deliver, deliveries } = depsWith();
+    const first = await deliverTask(deps, storeRecord(), policy, message(), async () => false);
+    const mark = await deliveries.deliveredVersion('store-1', 'A');
+    const retried = await deliverTask(deps, storeRecord(), policy, message());
+    expect({ first, mark, retried, calls: deliver.mock.calls.length }).toEqual({
+      first: { kind: 'not_started' },
+      mark: 3,
+      retried: { kind: 'done', as: 'delivered' },
+      calls: 1,
+    });
+  });
+
+  it('spends no rate instant on a stale task', async () => {
+    const { deps, deliveries } = depsWith();
+    deliveries.raiseVersion('store-1', 'A', 9);
+    const pace = vi.fn(async () => true);
+    await deliverTask(deps, storeRecord(), policy, message(), pace);
+    expect(pace).not.toHaveBeenCalled();
+  });
+
   it.each<[DeliveryOutcome, unknown]>([
     [
       { kind: 'ok', status: 200 },
@@ -359,7 +400,7 @@ describe('deliverTask', () => {
       }).toEqual({ result: { kind: 'done', as: 'delivered' }, calls: 1, status: 'delivered', version: 3 });
     });
 
-    it('gives up after three settle failures, leaving neither delivered nor the version mark (one write)', async () => {
+    it('gives up after three settle failures, leaving the task processing and its version marked', async () => {
       const { deps, deliveries } = depsWith({ kind: 'ok', status: 200 });
       deliveries.settle = async () => {
         throw new Error('DynamoDB unavailable');
@@ -370,10 +411,10 @@ describe('deliverTask', () => {
       expect({
         status: (await deliveries.get('store-1', 'evt-1'))?.status,
         version: await deliveries.deliveredVersion('store-1', 'A'),
-      }).toEqual({ status: 'processing', version: undefined });
+      }).toEqual({ status: 'processing', version: 3 });
     });
 
-    it('after a crash between the call and the settle, the retry writes delivered and the version mark together', async () => {
+    it('after a crash between the call and the settle, an older version is stale', async () => {
       // The crashed attempt's claim expired; the message came back. An older version must then be stale.
       const crashed = depsWith({ kind: 'ok', status: 200 }, { kind: 'ok', status: 200 });
       await crashed.deliveries.claim('store-1', 'evt-1', {
