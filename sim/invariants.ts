@@ -48,11 +48,12 @@ export const RECONCILER_RUN_BOUND_MS = 15_000;
 export const FAIR_SHARE_SLACK = 2;
 
 /**
- * Only the sweep can find this store's backlog, and the protocol allows it: an ingest is between its send
- * and its enqSeq bump (or died there), or an injected false-empty receive let a worker mark the store idle.
+ * Only the sweep can find this store's backlog, and the protocol allows it: an injected false-empty
+ * receive let a worker mark the store idle. (Ingest no longer needs an excuse: its write-ahead marks the
+ * store active before its send and keeps it from going idle while the send may still land, so an ingest
+ * that dies anywhere leaves the store in the active index — issue #10.)
  */
-const sweepExcused = (state: Excuses): boolean =>
-  state.untracked.size > 0 || state.orphans.size > 0 || state.falseEmpty;
+const sweepExcused = (state: Excuses): boolean => state.falseEmpty;
 
 /** Why an earlier successful call allows the key to succeed again, if it does. */
 const repeatExcuse = (call: KeyCall): RepeatExcuse | undefined => {

@@ -76,6 +76,32 @@ const BROKEN: Variant[] = [
           }),
   },
   {
+    name: 'no-ingest-write-ahead',
+    breaks: 2,
+    description:
+      'ingest records its enqueue only after its send, as before issue #10: an ingest that dies between ' +
+      'the two leaves tasks in an idle store, found only by the sweep',
+    dispatch: (inner: DispatchState, kind) => {
+      if (kind !== 'ingest') return inner;
+      const pending = new Map<string, { count: number; now: number }>();
+      return new Proxy(inner, {
+        get: (target, property) => {
+          if (property === 'beginEnqueue')
+            return async (storeId: string, count: number, now: number) => {
+              pending.set(storeId, { count, now });
+            };
+          if (property === 'endEnqueue')
+            return async (storeId: string) => {
+              const ahead = pending.get(storeId) ?? { count: 1, now: 0 };
+              return target.recordEnqueued(storeId, ahead.count, ahead.now);
+            };
+          const value = (target as unknown as Record<PropertyKey, unknown>)[property];
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    },
+  },
+  {
     name: 'bump-before-send',
     breaks: 2,
     description: 'ingest bumps enqSeq and signals before the task is durable (the lost wake-up)',

@@ -101,6 +101,30 @@ export class DynamoDispatchState implements DispatchState {
     return result.item;
   }
 
+  async beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<void> {
+    await this.update(storeId, {
+      update: `SET ${INIT}, ${ACTIVATE}, ingestUntil = :until ADD enqSeq :n, ingesting :one`,
+      values: {
+        ':empty': {},
+        ':zero': 0,
+        ':n': count,
+        ':one': 1,
+        ':until': until,
+        ':shard': activeShardOf(storeId),
+        ':now': now,
+      },
+    });
+  }
+
+  async endEnqueue(storeId: string): Promise<DispatchItem> {
+    const result = await this.update(storeId, {
+      update: `SET ${INIT} ADD ingesting :minus`,
+      values: { ':empty': {}, ':zero': 0, ':minus': -1 },
+    });
+    if (!result.ok) throw new Error('unconditional update reported a failed condition');
+    return result.item;
+  }
+
   issueSlot(
     storeId: string,
     slotId: string,
@@ -184,16 +208,18 @@ export class DynamoDispatchState implements DispatchState {
       ...(opts.drainMs === undefined ? [] : ['lastDrainMs = :drain']),
     ];
     return this.update(storeId, {
-      update: `REMOVE slots.#id, activeShard, activeSince, headSentAt SET ${sets.join(', ')}`,
+      update: `REMOVE slots.#id, activeShard, activeSince, headSentAt, ingesting, ingestUntil SET ${sets.join(', ')}`,
       condition:
         `${isMyLease} AND enqSeq = :seen AND size(slots) = :one AND ` +
-        '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt)',
+        '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt) AND ' +
+        '(attribute_not_exists(ingesting) OR ingesting <= :zero OR ingestUntil <= :now)',
       names: { '#id': slotId },
       values: {
         ':l': 'l',
         ':fence': fence,
         ':seen': opts.seenSeq,
         ':one': 1,
+        ':zero': 0,
         ':now': opts.now,
         ...(opts.tat === undefined ? {} : { ':tat': opts.tat }),
         ...(opts.drainMs === undefined ? {} : { ':drain': opts.drainMs }),

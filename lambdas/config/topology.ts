@@ -6,7 +6,7 @@
  */
 import { MAX_RECEIVE_COUNT } from '../core/plans.js';
 import { Tables } from '../core/names.js';
-import { attentionVisibilitySeconds, workerTimeoutSeconds } from '../core/timing.js';
+import { attentionVisibilitySeconds, INGEST_TIMEOUT_SECONDS, workerTimeoutSeconds } from '../core/timing.js';
 import { FunctionEnv, type FunctionName } from './runtime-config.js';
 
 export interface FunctionSpec {
@@ -23,7 +23,7 @@ export const FUNCTIONS: Readonly<Record<FunctionName, FunctionSpec>> = {
   ingest: {
     entry: 'lambdas/handlers/ingest.ts',
     serviceName: 'ingest',
-    timeoutSeconds: 10,
+    timeoutSeconds: INGEST_TIMEOUT_SECONDS,
     memoryMb: 512,
     env: FunctionEnv.ingest,
   },

@@ -50,6 +50,13 @@ export const DispatchItemSchema = z.object({
    */
   headSentAt: z.number().optional(),
   idleSeq: z.number().int().optional(),
+  /**
+   * Ingest requests between their write-ahead and their end (their send in between), and when the last of
+   * them is over at the latest (its Lambda timeout): no worker may mark the store idle while one may still
+   * be sending. Removed with idle.
+   */
+  ingesting: z.number().int().optional(),
+  ingestUntil: z.number().optional(),
   /** Rate limiting: the store's theoretical arrival time, the earliest its next marketplace call may start. */
   tat: z.number().optional(),
   /**

@@ -20,6 +20,7 @@ import {
 import { encodeWorkMessage } from './messages.js';
 import { sqsSafeJson } from './sqs-text.js';
 import { MetricNames } from './names.js';
+import { INGEST_WINDOW_MS } from './timing.js';
 import type { DeliveryLog, SendFailure, StoreRegistry, TaskQueues } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { acceptsTasks, isConsumable, type StoreRecord } from './store-model.js';
@@ -73,18 +74,39 @@ const encodedTaskBytes = (task: Task): number => {
 };
 
 /**
- * After tasks are durable: bump the store's enqueue sequence (this is what makes a concurrent "mark idle"
- * fail), then make sure one attention exists. Never throws: the tasks are already accepted, and a failure
- * here is repaired by the nudge below, by the next task, or by the reconciler's sweep.
+ * Write-ahead, before the send: bump the store's enqueue sequence (what makes a concurrent "mark idle"
+ * fail), mark it active and count this request in flight, so no lease can mark the store idle until the
+ * request ends or its Lambda's time is up. Whatever happens after this — the ingest dying right after its
+ * send included — the store is in the active index, where the reconciler repairs it within a period. A
+ * failure here accepts nothing (503).
+ */
+const enqueueAhead = (deps: IngestDeps, store: StoreRecord, count: number): Promise<void> => {
+  const now = deps.clock.now();
+  return wrapDependency('the dispatch state', () =>
+    deps.dispatch.beginEnqueue(store.storeId, count, now, now + INGEST_WINDOW_MS),
+  );
+};
+
+/** The send failed: this request is no longer in flight (best effort: its window ends it anyway). */
+const abandonEnqueue = (deps: IngestDeps, store: StoreRecord): Promise<unknown> =>
+  deps.dispatch
+    .endEnqueue(store.storeId)
+    .catch((error: unknown) =>
+      deps.telemetry.warn('ingest end not recorded; its window ends it', { error: String(error) }),
+    );
+
+/**
+ * After tasks are durable: end this request's write-ahead, then make sure one attention exists. Never
+ * throws: the tasks are already accepted, and a failure here is repaired by the nudge below, by the next
+ * task, or by the reconciler (the write-ahead left the store in the active index).
  */
 const signalAfterEnqueue = async (
   deps: IngestDeps,
   store: StoreRecord,
-  count: number,
   correlationId: string,
 ): Promise<void> => {
   try {
-    const item = await deps.dispatch.recordEnqueued(store.storeId, count, deps.clock.now());
+    const item = await deps.dispatch.endEnqueue(store.storeId);
     if (!isConsumable(store.status)) return;
     if (Object.keys(item.slots).length > 0) {
       deps.telemetry.count(MetricNames.attentionsCoalesced, 1, { reason: 'ingest' });
@@ -100,7 +122,7 @@ const signalAfterEnqueue = async (
     try {
       await publishAttention(deps, store.storeId, ENSURE_SLOT, 'repair', 0, correlationId);
     } catch (nudgeError) {
-      deps.telemetry.error('nudge failed; the reconciler sweep will find the backlog', {
+      deps.telemetry.error('nudge failed; the reconciler will repair the active store', {
         storeId: store.storeId,
         error: String(nudgeError),
       });
@@ -114,11 +136,17 @@ export const submitTask = async (deps: IngestDeps, request: HttpRequest): Promis
   const task = validate(TaskSchema, body);
   encodedTaskBytes(task);
   const now = deps.clock.now();
-  await wrapDependency('the store queue', () =>
-    deps.tasks.send(store.queueUrl, toWorkMessage(store, task, now, request.requestId)),
-  );
+  await enqueueAhead(deps, store, 1);
+  try {
+    await wrapDependency('the store queue', () =>
+      deps.tasks.send(store.queueUrl, toWorkMessage(store, task, now, request.requestId)),
+    );
+  } catch (error) {
+    await abandonEnqueue(deps, store);
+    throw error;
+  }
   deps.telemetry.count(MetricNames.tasksAccepted, 1);
-  await signalAfterEnqueue(deps, store, 1, request.requestId);
+  await signalAfterEnqueue(deps, store, request.requestId);
   return json(202, { storeId: store.storeId, eventId: task.eventId, status: 'accepted' });
 };
 
@@ -179,9 +207,16 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
       id: String(index),
       body: toWorkMessage(store, task, now, request.requestId),
     }));
-    const { failed } = await wrapDependency('the store queue', () =>
-      deps.tasks.sendBatch(store.queueUrl, entries),
-    );
+    await enqueueAhead(deps, store, entries.length);
+    let failed: SendFailure[];
+    try {
+      ({ failed } = await wrapDependency('the store queue', () =>
+        deps.tasks.sendBatch(store.queueUrl, entries),
+      ));
+    } catch (error) {
+      await abandonEnqueue(deps, store);
+      throw error;
+    }
     const failures = new Map(failed.map((f) => [f.id, f]));
     for (const { task, index } of valid) {
       const failure = failures.get(String(index));
@@ -190,13 +225,16 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
     accepted = valid.filter(({ index }) => !failures.has(String(index))).map(({ task }) => task.eventId);
     // Only a queue that was unavailable for every task is a 503; a task the queue refused for its own
     // content is that task's 4xx, which retrying would never change.
-    if (accepted.length === 0 && failed.some((f) => f.refused === undefined)) {
-      throw new DependencyError('the store queue is unavailable; nothing was accepted');
+    if (accepted.length === 0) {
+      await abandonEnqueue(deps, store);
+      if (failed.some((f) => f.refused === undefined)) {
+        throw new DependencyError('the store queue is unavailable; nothing was accepted');
+      }
     }
   }
   if (accepted.length > 0) {
     deps.telemetry.count(MetricNames.tasksAccepted, accepted.length);
-    await signalAfterEnqueue(deps, store, accepted.length, request.requestId);
+    await signalAfterEnqueue(deps, store, request.requestId);
   }
   if (rejected.length > 0) deps.telemetry.count(MetricNames.tasksRejected, rejected.length);
   return json(202, { accepted, rejected });

@@ -34,8 +34,16 @@ export interface RequeueOptions {
 export interface DispatchState {
   ensure(storeId: string): Promise<void>;
   read(storeId: string): Promise<DispatchItem | undefined>;
-  /** After tasks are durable: bump enqSeq by `count`, mark the store active; returns the item after. */
+  /** Bump enqSeq by `count` and mark the store active; returns the item after (re-sent copies, repairs). */
   recordEnqueued(storeId: string, count: number, now: number): Promise<DispatchItem>;
+  /**
+   * Ingest's write-ahead, before its send: bump enqSeq by `count`, mark the store active, and count one
+   * ingest in flight until `until` at the latest. While one is in flight, no lease may mark the store idle,
+   * so its tasks cannot land in an idle store even if the ingest dies right after its send.
+   */
+  beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<void>;
+  /** After ingest's send (or its failure): one ingest fewer in flight; returns the item after. */
+  endEnqueue(storeId: string): Promise<DispatchItem>;
   /** Add a queued slot if the store holds fewer than `limit` slots; marks the store active. */
   issueSlot(storeId: string, slotId: string, dueAt: number, limit: number, now: number): Promise<Conditional>;
   /** Turn queued slot `slotId` into a lease (next fencing token) if it is due and the store is within `max`. */
@@ -55,7 +63,8 @@ export interface DispatchState {
    */
   release(storeId: string, slotId: string, fence: number, tat?: number): Promise<Conditional>;
   /**
-   * Remove the last slot and the active mark, only if enqSeq is still `seenSeq` and no wake is pending;
+   * Remove the last slot and the active mark, only if enqSeq is still `seenSeq`, no wake is pending and no
+   * ingest is in flight (or the last one's window has passed: it died);
    * records when, and `drainMs` (how long the store was busy) as its last time to drain.
    */
   markIdle(

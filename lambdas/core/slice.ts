@@ -109,6 +109,9 @@ const tryIdle = async (
     const slot = current?.slots[lease.slotId];
     if (!current || !slot || slot.s !== 'l' || slot.f !== lease.fence) return { kind: 'lost' };
     if (current.enqSeq !== seenSeq) return { kind: 'new_work', enqSeq: current.enqSeq };
+    // An ingest is between its write-ahead and its end: its tasks are on their way; look again.
+    if ((current.ingesting ?? 0) > 0 && (current.ingestUntil ?? 0) > now)
+      return { kind: 'new_work', enqSeq: current.enqSeq };
     if (current.wakeAt !== undefined && current.wakeAt > now)
       return { kind: 'deferred', wakeAt: current.wakeAt };
     // A redrive may still be feeding the queue: look again soon, until the reconciler sees the move end.

@@ -18,6 +18,13 @@ export const VISIBILITY_MARGIN_SECONDS = 5;
  * by the deterministic simulation (race A, docs/ARCHITECTURE.md).
  */
 export const WAKE_MARGIN_MS = CLOCK_SKEW_MS + VISIBILITY_MARGIN_SECONDS * 1000;
+/** The ingest function's Lambda timeout: no ingest request, and so no send of its, outlives it. */
+export const INGEST_TIMEOUT_SECONDS = 10;
+/**
+ * How long an ingest's write-ahead holds its store awake if the ingest never says it is done (it died
+ * between its write-ahead and its end): its Lambda's timeout, plus the clock skew between it and a worker.
+ */
+export const INGEST_WINDOW_MS = INGEST_TIMEOUT_SECONDS * 1000 + CLOCK_SKEW_MS;
 export const DEFAULT_MARKETPLACE_TIMEOUT_MS = 5_000;
 export const MAX_MARKETPLACE_TIMEOUT_MS = 15_000;
 /** SQS's ceiling for DelaySeconds and for one ChangeMessageVisibility hop we use. */

@@ -34,6 +34,50 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     { enqSeq: 5, activeSince: T, slots: {}, fence: 0 },
   ],
   [
+    'an ingest in flight keeps the store from going idle until it ends or its window passes',
+    async (d, id) => {
+      await d.beginEnqueue(id, 1, T, T + 12_000);
+      await d.issueSlot(id, 'a', T, 1, T);
+      const lease = await d.acquire(id, 'a', { now: T, expiresAt: T + 60_000, max: 1 });
+      const seen = lease.ok ? lease.item.enqSeq : -1;
+      const inFlight = okOf(await d.markIdle(id, 'a', 1, { seenSeq: seen, now: T + 1 }));
+      await d.beginEnqueue(id, 2, T + 2, T + 12_002);
+      const ended = await d.endEnqueue(id);
+      const oneLeft = okOf(await d.markIdle(id, 'a', 1, { seenSeq: ended.enqSeq, now: T + 3 }));
+      const afterWindow = okOf(await d.markIdle(id, 'a', 1, { seenSeq: ended.enqSeq, now: T + 12_003 }));
+      const item = await d.read(id);
+      return {
+        seen,
+        inFlight,
+        ingesting: ended.ingesting,
+        oneLeft,
+        afterWindow,
+        active: item?.activeShard,
+        left: item?.ingesting,
+      };
+    },
+    {
+      seen: 1,
+      inFlight: false,
+      ingesting: 1,
+      oneLeft: false,
+      afterWindow: true,
+      active: undefined,
+      left: undefined,
+    },
+  ],
+  [
+    'a store whose ingests all ended may go idle at once',
+    async (d, id) => {
+      await d.beginEnqueue(id, 1, T, T + 12_000);
+      await d.issueSlot(id, 'a', T, 1, T);
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 60_000, max: 1 });
+      const ended = await d.endEnqueue(id);
+      return { idle: okOf(await d.markIdle(id, 'a', 1, { seenSeq: ended.enqSeq, now: T + 1 })) };
+    },
+    { idle: true },
+  ],
+  [
     'acquire turns a due queued slot into a lease with the next fence, once',
     async (d, id) => {
       await d.recordEnqueued(id, 1, T);

@@ -72,6 +72,28 @@ export class MemoryDispatchState implements DispatchState {
     );
     return (result as { item: DispatchItem }).item;
   }
+  async beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<void> {
+    this.write(
+      storeId,
+      () => true,
+      (item) => {
+        item.enqSeq += count;
+        item.ingesting = (item.ingesting ?? 0) + 1;
+        item.ingestUntil = until;
+        this.activate(item, now);
+      },
+    );
+  }
+  async endEnqueue(storeId: string): Promise<DispatchItem> {
+    const result = this.write(
+      storeId,
+      () => true,
+      (item) => {
+        item.ingesting = (item.ingesting ?? 0) - 1;
+      },
+    );
+    return (result as { item: DispatchItem }).item;
+  }
   async issueSlot(
     storeId: string,
     slotId: string,
@@ -157,12 +179,15 @@ export class MemoryDispatchState implements DispatchState {
         item?.enqSeq === opts.seenSeq &&
         MemoryDispatchState.slotCount(item) === 1 &&
         (item.wakeAt === undefined || item.wakeAt <= opts.now) &&
-        item.redriveAt === undefined,
+        item.redriveAt === undefined &&
+        ((item.ingesting ?? 0) <= 0 || (item.ingestUntil ?? 0) <= opts.now),
       (item) => {
         delete item.slots[slotId];
         delete item.activeShard;
         delete item.activeSince;
         delete item.headSentAt;
+        delete item.ingesting;
+        delete item.ingestUntil;
         item.idleSeq = opts.seenSeq;
         item.lastIdleAt = opts.now;
         if (opts.tat !== undefined) item.tat = opts.tat;

@@ -78,6 +78,32 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
+      'beginEnqueue bumps enqSeq, marks the store active and counts one ingest in flight until its window ends',
+      (s) => s.beginEnqueue(STORE, 3, T0, T0 + 12_000),
+      update({
+        UpdateExpression:
+          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero), activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now), headSentAt = if_not_exists(headSentAt, :now), ingestUntil = :until ADD enqSeq :n, ingesting :one',
+        ExpressionAttributeValues: {
+          ':empty': {},
+          ':zero': 0,
+          ':n': 3,
+          ':one': 1,
+          ':until': T0 + 12_000,
+          ':shard': SHARD,
+          ':now': T0,
+        },
+      }),
+    ],
+    [
+      'endEnqueue counts the ingest out',
+      (s) => s.endEnqueue(STORE),
+      update({
+        UpdateExpression:
+          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero) ADD ingesting :minus',
+        ExpressionAttributeValues: { ':empty': {}, ':zero': 0, ':minus': -1 },
+      }),
+    ],
+    [
       'issueSlot adds a queued slot only while the store holds fewer than the limit',
       (s) => s.issueSlot(STORE, 'slot-b', T0 + 1_000, 2, T0),
       update({
@@ -177,12 +203,13 @@ describe('DynamoDispatchState writes', () => {
       (s) => s.markIdle(STORE, 'slot-a', 4, { seenSeq: 7, now: T0 }),
       update({
         UpdateExpression:
-          'REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen, lastIdleAt = :now',
+          'REMOVE slots.#id, activeShard, activeSince, headSentAt, ingesting, ingestUntil SET idleSeq = :seen, lastIdleAt = :now',
         ConditionExpression:
           'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND ' +
-          '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt)',
+          '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt) AND ' +
+          '(attribute_not_exists(ingesting) OR ingesting <= :zero OR ingestUntil <= :now)',
         ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
-        ExpressionAttributeValues: { ':l': 'l', ':fence': 4, ':seen': 7, ':one': 1, ':now': T0 },
+        ExpressionAttributeValues: { ':l': 'l', ':fence': 4, ':seen': 7, ':one': 1, ':zero': 0, ':now': T0 },
       }),
     ],
     [
@@ -190,16 +217,18 @@ describe('DynamoDispatchState writes', () => {
       (s) => s.markIdle(STORE, 'slot-a', 4, { seenSeq: 7, now: T0, drainMs: 5_000 }),
       update({
         UpdateExpression:
-          'REMOVE slots.#id, activeShard, activeSince, headSentAt SET idleSeq = :seen, lastIdleAt = :now, lastDrainMs = :drain',
+          'REMOVE slots.#id, activeShard, activeSince, headSentAt, ingesting, ingestUntil SET idleSeq = :seen, lastIdleAt = :now, lastDrainMs = :drain',
         ConditionExpression:
           'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND ' +
-          '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt)',
+          '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt) AND ' +
+          '(attribute_not_exists(ingesting) OR ingesting <= :zero OR ingestUntil <= :now)',
         ExpressionAttributeNames: { '#id': 'slot-a', '#s': 's', '#f': 'f' },
         ExpressionAttributeValues: {
           ':l': 'l',
           ':fence': 4,
           ':seen': 7,
           ':one': 1,
+          ':zero': 0,
           ':now': T0,
           ':drain': 5_000,
         },

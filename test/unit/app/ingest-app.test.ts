@@ -6,6 +6,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createIngestHandler } from '../../../lambdas/app/ingest-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
+import { INGEST_WINDOW_MS } from '../../../lambdas/core/timing.js';
 import {
   apiEvent,
   appOverrides,
@@ -67,15 +68,31 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
     });
   });
 
-  it('bumps the store’s enqueue sequence only after the task is durable (no lost wake-up)', async () => {
+  it('writes ahead before the send (enqSeq bumped, store active, one ingest in flight) and ends after it', async () => {
     const { call } = setup();
     await call(submit(task));
     const send = sendsTo(QUEUE_URL)[0];
-    const bump = ddb.commandCalls(UpdateCommand)[0];
-    expect({ expression: bump?.args[0].input.UpdateExpression, after: bump?.calledAfter(send!) }).toEqual({
-      expression: expect.stringContaining('ADD enqSeq :n'),
-      after: true,
+    const [ahead, end] = ddb.commandCalls(UpdateCommand);
+    expect({
+      ahead: ahead?.args[0].input.UpdateExpression,
+      aheadBefore: ahead?.calledBefore(send!),
+      until: ahead?.args[0].input.ExpressionAttributeValues?.[':until'],
+      end: end?.args[0].input.UpdateExpression,
+      endAfter: end?.calledAfter(send!),
+    }).toEqual({
+      ahead: expect.stringMatching(/ADD enqSeq :n, ingesting :one$/),
+      aheadBefore: true,
+      until: T0 + INGEST_WINDOW_MS,
+      end: expect.stringContaining('ADD ingesting :minus'),
+      endAfter: true,
     });
+  });
+
+  it('answers 503 and sends nothing when the write-ahead fails', async () => {
+    ddb.on(UpdateCommand).rejects(new Error('DynamoDB unavailable'));
+    const { call } = setup();
+    const result = await call(submit(task));
+    expect({ status: result.status, sends: sendsTo(QUEUE_URL).length }).toEqual({ status: 503, sends: 0 });
   });
 
   it('issues the first slot of an idle store and publishes its attention', async () => {
@@ -101,6 +118,7 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
     ddb
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: idleItem })
+      .resolvesOnce({ Attributes: idleItem })
       .rejects(conditionFailed({ ...idleItem, slots: { other: { s: 'q', at: T0 } } }));
     const result = await call(submit(task));
     expect({ status: result.status, attentions: sendsTo(ATTENTION_URL).length }).toEqual({
@@ -120,7 +138,7 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
   });
 
   it('still answers 202 when the dispatch state is unreachable after the send, and publishes a nudge', async () => {
-    ddb.on(UpdateCommand).rejects(new Error('DynamoDB unavailable'));
+    ddb.on(UpdateCommand).resolvesOnce({}).rejects(new Error('DynamoDB unavailable'));
     const { call } = setup();
     const result = await call(submit(task));
     expect({
@@ -205,11 +223,16 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
     expect(result).toMatchObject({ status: 413, body: { error: { code: 'payload_too_large' } } });
   });
 
-  it('answers 503 and bumps nothing when the store queue refuses the task', async () => {
+  it('answers 503 and ends its write-ahead when the store queue refuses the task', async () => {
     sqs.on(SendMessageCommand).rejects(new Error('SQS unavailable'));
     const { call } = setup();
     const result = await call(submit(task));
-    expect({ result, updates: ddb.commandCalls(UpdateCommand).length }).toEqual({
+    expect({
+      result,
+      updates: ddb
+        .commandCalls(UpdateCommand)
+        .map((c) => c.args[0].input.UpdateExpression?.split(' ADD ')[1]),
+    }).toEqual({
       result: {
         status: 503,
         body: {
@@ -219,7 +242,7 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
           },
         },
       },
-      updates: 0,
+      updates: ['enqSeq :n, ingesting :one', 'ingesting :minus'],
     });
   });
 
@@ -379,14 +402,17 @@ describe('POST /v1/stores/{storeId}/tasks/batch', () => {
     });
   });
 
-  it('answers 503 and bumps nothing when SQS accepted none of them', async () => {
+  it('answers 503 and ends its write-ahead when SQS accepted none of them', async () => {
     sqs.on(SendMessageBatchCommand).rejects(new Error('SQS unavailable'));
     const { call } = setup();
     const result = await call(batch([task, task2]));
-    expect({ status: result.status, updates: ddb.commandCalls(UpdateCommand).length }).toEqual({
-      status: 503,
-      updates: 0,
-    });
+    expect({
+      status: result.status,
+      updates: ddb
+        .commandCalls(UpdateCommand)
+        .map((c) => c.args[0].input.UpdateExpression?.split(' ADD ')[1]),
+      counted: ddb.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues?.[':n'],
+    }).toEqual({ status: 503, updates: ['enqSeq :n, ingesting :one', 'ingesting :minus'], counted: 2 });
   });
 
   it('answers 202 with nothing accepted and sends nothing when every task is invalid', async () => {

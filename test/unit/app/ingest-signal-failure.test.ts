@@ -16,8 +16,11 @@ beforeEach(() => {
   ddb.reset();
   ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: storeRecord() });
   sqs.on(SendMessageCommand).resolves({});
-  // The task is durable, then DynamoDB fails: the store cannot be signalled by this request.
-  ddb.on(UpdateCommand).rejects(Object.assign(new Error('throttled'), { $metadata: {} }));
+  // The write-ahead lands, the task is durable, then DynamoDB fails: this request cannot signal the store.
+  ddb
+    .on(UpdateCommand)
+    .resolvesOnce({})
+    .rejects(Object.assign(new Error('throttled'), { $metadata: {} }));
 });
 
 /** SignalFailures (issue #4's metric list): counted when ingest cannot signal after the task is durable. */

@@ -299,6 +299,7 @@ describe('createWorkerHandler: a slice', () => {
       ':fence': 1,
       ':seen': 4,
       ':one': 1,
+      ':zero': 0,
       ':now': T0,
       // A single-consumer store hands its rate pacing to its next lease.
       ':tat': T0,
