@@ -1,3 +1,4 @@
+import { FUNCTIONS } from '../../lambdas/config/topology.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
 import { IntQueue, KeyedHeap } from './engine.js';
 import { MODEL, Requests, type World } from './world.js';
@@ -21,6 +22,8 @@ export interface Design {
   readonly attach: (world: World, workers: number) => DesignRun;
   /** Requests in a month with no traffic at all, counted from the design's polling behaviour. */
   readonly idleMonth: (stores: number, workers: number) => Requests;
+  /** Lambda GB-s in such a month (functions that run with no traffic: the attention design's reconciler). */
+  readonly idleGbSeconds?: () => number;
 }
 
 const MONTH_MS = 30 * 86_400_000;
@@ -51,8 +54,16 @@ export const ATTENTION = {
   eventSourcePollers: 5,
   /** Read units of one sweep step's Stores scan page (35 items ≈ 17 KB). */
   sweepScanReads: 5,
-  workerMemoryGb: 0.5,
+  /** The reconciler's memory (lambdas/config/topology.ts). */
+  reconcilerMemoryGb: FUNCTIONS.reconciler.memoryMb / 1024,
 } as const;
+
+/** One reconciler run with nothing active: its calls one after another (16 queries, 35 GetQueueAttributes, …). */
+const reconcilerIdleRunMs = (): number => {
+  const req = new Requests();
+  reconcilerRun(req, 0);
+  return (req.bucket.sqs + req.bucket.ddbRead + req.bucket.ddbWrite) * MODEL.awsCallMs;
+};
 
 /** One reconciler run's requests, given how many stores are in the active index. */
 const reconcilerRun = (req: Requests, active: number): void => {
@@ -73,6 +84,8 @@ export const attentionDesign = (
 ): Design => ({
   id,
   label,
+  idleGbSeconds: () =>
+    (MONTH_MS / ATTENTION.reconcilerPeriodMs) * (reconcilerIdleRunMs() / 1000) * ATTENTION.reconcilerMemoryGb,
   idleMonth: () => {
     const req = new Requests();
     const runs = MONTH_MS / ATTENTION.reconcilerPeriodMs;
@@ -381,6 +394,7 @@ const perStoreDesign: Design = {
         return; // back to its long poll (counted analytically)
       }
       req.add('sqs', 'data');
+      world.invoke(); // as a Lambda event source: one invocation per batch
       const k = Math.min(SQS_BATCH, vis);
       const batch: number[] = [];
       for (let i = 0; i < k; i++) batch.push(world.take(s));
@@ -470,6 +484,7 @@ const fifoDesign: Design = {
       // and nothing more of the group until they are deleted.
       locked[s] = 1;
       req.add('sqsFifo', 'data');
+      world.invoke(); // a Lambda FIFO event source: one invocation per message-group batch
       const k = Math.min(SQS_BATCH, world.visible(s));
       const batch: number[] = [];
       for (let i = 0; i < k; i++) batch.push(world.take(s));
@@ -550,6 +565,7 @@ const groupedDesign = (groups: number | 'workers'): Design => ({
         return;
       }
       req.add('sqs', 'data');
+      world.invoke(); // as a Lambda event source: one invocation per batch
       const k = Math.min(SQS_BATCH, queue.length);
       const stores: number[] = [];
       const arrivals: number[] = [];
@@ -622,6 +638,7 @@ const schedulerDesign = (periodSeconds: number): Design => ({
         free--;
         const s = jobs.shift();
         const startedAt = eng.now;
+        world.invoke(); // one invocation per job
         req.add('ddbWrite', 'rate'); // the store's pace, carried through shared state once per job
         drain(s, startedAt);
       }
@@ -750,6 +767,7 @@ const fairDesign: Design = {
         return;
       }
       req.add('sqs', 'data');
+      world.invoke(); // as a Lambda event source: one invocation per batch
       const { stores, arrivals } = receive();
       let i = 0;
       const next = (): void => {

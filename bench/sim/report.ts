@@ -1,8 +1,19 @@
 import { PLAN_NAMES } from '../../lambdas/core/plans.js';
 import { ATTENTION, FAIR } from './designs.js';
-import { dataPlaneRequests, dollars, PRICES, totalRequests, type DesignResult } from './metrics.js';
+import {
+  dataPlaneRequests,
+  dollars,
+  fargateMonthDollars,
+  FARGATE,
+  LAMBDA_GB_SECOND,
+  PRICES,
+  totalRequests,
+  WORKER_MEMORY_GB,
+  type DesignResult,
+} from './metrics.js';
 import type { SimOutcome } from './part.js';
 import { latencyPlot } from './plot.js';
+import { scaleTargets } from './targets.js';
 import { POLICIES } from './workload.js';
 import { MODEL, type Bucket, type Category } from './world.js';
 
@@ -38,13 +49,13 @@ const attentionShare = (r: DesignResult): number => r.run.category.attention / d
 
 const scaleTable = (results: DesignResult[]): string[] => {
   const rows = [
-    '| design | workers | small-store p50 | small-store p99 | Jain basic / pro / enterprise (2-min windows) | Jain, whole run, all plans | utilisation held / in calls | campaign drain | idle requests/month | idle $/month | requests in the run | $ for the run | $/month (1 run a day) | coordination share |',
+    '| design | workers | small-store p50 | small-store p99 | Jain basic / pro / enterprise (2-min windows) | Jain, whole run, all plans | utilisation held / in calls | campaign drain | idle requests/month | idle $/month | requests in the run | $ for the run (requests + compute) | $/month (1 run a day), of which compute | coordination share |',
     '| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of results) {
     const wj = PLAN_NAMES.map((p) => j(r.fairness.windowed[p]?.index ?? NaN)).join(' / ');
     rows.push(
-      `| ${r.label} | ${num(r.workers)} | ${ms(r.smallP50Ms)} | ${ms(r.smallP99Ms)} | ${wj} | ${j(r.fairness.overall)} | ${pct(r.utilHeld)} / ${pct(r.utilCalls)} | ${ms(r.focusDrainMs)} | ${num(totalRequests(r.idle))} | ${usd(r.idleMonthDollars)} | ${num(totalRequests(r.run))} | ${usd(r.runDollars)}${r.lambdaGbSeconds > 0 ? ` + ${usd(r.lambdaGbSeconds * 0.0000166667)} Lambda GB-s` : ''} | ${usd(r.loadMonthDollars)} | ${pct(coordinationShare(r))} |`,
+      `| ${r.label} | ${num(r.workers)} | ${ms(r.smallP50Ms)} | ${ms(r.smallP99Ms)} | ${wj} | ${j(r.fairness.overall)} | ${pct(r.utilHeld)} / ${pct(r.utilCalls)} | ${ms(r.focusDrainMs)} | ${num(totalRequests(r.idle))} | ${usd(r.idleMonthDollars)} | ${num(totalRequests(r.run))} | ${usd(r.runDollars)} + ${usd(r.lambdaGbSeconds * LAMBDA_GB_SECOND)} | ${usd(r.loadMonthDollars)}, ${usd(r.computeMonthDollars)} | ${pct(coordinationShare(r))} |`,
     );
   }
   return rows;
@@ -116,7 +127,7 @@ export const renderMarkdown = (outcome: SimOutcome, machine: Machine, quick: boo
     const a = aq(block.results);
     if (a !== undefined)
       out.push(
-        `Attention overhead (the issue's definition: attention send/receive/delete, store reads, lease/requeue/idle writes, fan-out, end-of-slice empty receives, reconciler, sweep, event-source pollers) = **${pct(attentionShare(a))}** of SQS + DynamoDB requests in this run; with ingest's enqSeq bump and the shared-pacer writes also counted as coordination: ${pct(coordinationShare(a))}. Lambda worker time: ${num(a.lambdaGbSeconds)} GB-s (${usd(a.lambdaGbSeconds * 0.0000166667)}).`,
+        `Attention overhead (the issue's definition: attention send/receive/delete, store reads, lease/requeue/idle writes, fan-out, end-of-slice empty receives, reconciler, sweep, event-source pollers) = **${pct(attentionShare(a))}** of SQS + DynamoDB requests in this run; with ingest's enqSeq bump and the shared-pacer writes also counted as coordination: ${pct(coordinationShare(a))}. Lambda worker time: ${num(a.lambdaGbSeconds)} GB-s (${usd(a.lambdaGbSeconds * LAMBDA_GB_SECOND)}).`,
         '',
       );
     out.push(
@@ -172,7 +183,24 @@ export const renderMarkdown = (outcome: SimOutcome, machine: Machine, quick: boo
   const base = outcome.backlog.find((b) => b.backlog === 0)?.byDesign.attention;
   const tenK = outcome.backlog.find((b) => b.backlog === 10_000)?.byDesign.attention;
   const ratio = base !== undefined && tenK !== undefined ? tenK.p99 / base.p99 : NaN;
-  out.push('## Targets (attention-queue design)', '', '| target | result | met? |', '| --- | --- | --- |');
+  out.push(
+    '## Targets (issue #11, attention-queue design)',
+    '',
+    '| target | result | met? |',
+    '| --- | --- | --- |',
+    ...scaleTargets(outcome).map(
+      (t) => `| ${t.target} | ${t.result} | ${t.met === undefined ? '—' : t.met ? 'yes' : '**no**'} |`,
+    ),
+    '',
+    'The pipeline targets of issue #11 (requests per task, throughput against the emulator ceilings, the idle p99/p50 ratio) are in `pipeline.md`; all of them are in `summary.json`.',
+    '',
+  );
+  out.push(
+    '## Targets (issue #6, attention-queue design)',
+    '',
+    '| target | result | met? |',
+    '| --- | --- | --- |',
+  );
   for (const block of outcome.scale) {
     const a = aq(block.results);
     if (a === undefined) continue;
@@ -230,13 +258,13 @@ export const renderMarkdown = (outcome: SimOutcome, machine: Machine, quick: boo
     '## Methodology and modelling assumptions',
     '',
     '- **Discrete-event simulation in simulated time** (`bench/sim/engine.ts`): a binary heap of timed callbacks, arrivals merged from a pre-sorted array; messages are per-store counters plus one arrival-time array (no per-message objects). Deterministic: fixed seeds, the same workload and latency distribution for every design.',
-    `- **The attention-queue design models the project's rules rather than running \`lambdas/core\`'s async, port-based code** (1.2 M tasks through the real \`runSlice\`/\`handleAttention\` with in-memory ports would not fit the time budget). Imported from \`lambdas/core\`: \`PLAN_DEFAULTS\`/\`resolvePolicy\` (plans.ts) and \`ACTIVE_SHARDS\` (names.ts). Modelled after slice.ts/attention.ts/ingest.ts/reconcile.ts: ingest issues a slot and publishes one attention only when the store has no slot; a slice receives min(10, messages left, calls its share of the rate allows before the deadline), delivers one task at a time, paces at the store's rate (GCRA shared across its leases; one \`tat\` write per call for multi-consumer stores, local pacing for single-consumer stores), starts no call after maxSliceSeconds, stops at maxMessagesPerSlice, opens one more slot on its first full batch up to min(maxConcurrentConsumers, ⌈rate × mean call time⌉ + 1) slots, and on an empty queue waits AQ_EMPTY_POLL_SECONDS = ${ATTENTION.emptyPollMs / 1000} s (a long poll that an arrival ends early; tasks that arrive then are delivered and the slice yields) before marking idle (or releasing its slot when others exist); otherwise it requeues to the back of the shared attention queue (round-robin). Workers take attentions FIFO; each slice costs ${ATTENTION.invokeMs} ms event-source/invoke + a Stores read + the acquire write before its first receive. Not modelled: failures, throttles (429), crashes, reclaims, lost attentions (the reconciler's requests are counted, its repairs never needed).`,
+    `- **The attention-queue design models the project's rules rather than running \`lambdas/core\`'s async, port-based code** (1.2 M tasks through the real \`runSlice\`/\`handleAttention\` with in-memory ports would not fit the time budget). Imported from \`lambdas/core\`: \`PLAN_DEFAULTS\`/\`resolvePolicy\` (plans.ts) and \`ACTIVE_SHARDS\` (names.ts). Modelled after slice.ts/attention.ts/ingest.ts/reconcile.ts: ingest issues a slot and publishes one attention only when the store has no slot; a slice receives min(10, messages left, calls its share of the rate allows before the deadline), delivers one task at a time (claim write, pace, call, settle write), paces at the store's rate (multi-consumer stores: rate.ts's shared GCRA as it is — a restartTat and/or advanceTat conditional write per call, a new instant when a wake-up is later than half an interval; single-consumer stores: local pacing), starts no call after maxSliceSeconds, stops at maxMessagesPerSlice, after its first full batch opens one more slot up to min(maxConcurrentConsumers, ⌈rate × (mean call + settle)⌉ + 1) slots, and on an empty short poll waits AQ_EMPTY_POLL_SECONDS = ${ATTENTION.emptyPollMs / 1000} s in a long poll (an arrival ends it early; tasks that arrive then are delivered and the slice yields) before marking idle — which fails, and sends the slice round again, when tasks were enqueued since the lease read enqSeq — or releasing its slot when others exist; otherwise it requeues to the back of the shared attention queue (round-robin). Workers take attentions FIFO; each slice costs ${ATTENTION.invokeMs} ms event-source/invoke + a Stores read + the acquire write before its first receive. Not modelled: failures, throttles (429), crashes, reclaims, lost attentions (the reconciler's requests are counted, its repairs never needed). **Calibrated against the real core** (issue #11, \`test/unit/bench/calibration.test.ts\`, in \`npm test\`): one small mixed workload (basic stores sending lone tasks, two pro and one enterprise store sending bursts that fan out) runs through the real ingest and \`handleAttention\` on the in-memory ports in simulated time with this model's latencies, and through this model; requests, slices and worker-seconds per task must agree within 10%.`,
     `- **Marketplace**: every call succeeds after U(${MODEL.marketplaceMinMs}, ${MODEL.marketplaceMaxMs}) ms. **AWS calls** on a worker's critical path (receive, delete, conditional write) take ${MODEL.awsCallMs} ms.`,
     "- **Per-store rate limits, the same in every design**: the plan's ratePerSecond through one GCRA schedule per store; a worker holding a task of a store waits for the store's next instant (as the project's slices do). No design defers rate-limited tasks with ChangeMessageVisibility (which would free workers but add requests and re-receives).",
     "- **Per-store concurrency**: attention queue: ≤ maxConcurrentConsumers leases; per-store consumer: one process per store with up to maxConcurrentConsumers calls in flight; FIFO: one batch in flight per message group (= store); grouped queues and the scheduler: one worker per group / per store job; fair queue: unbounded (any worker may hold any store's task; only the rate limit applies).",
     `- **Designs**: *per-store consumer* — ${c.scale.stores.toLocaleString('en-US')} permanent ${MODEL.longPollMs / 1000} s long pollers, receive ≤ 10, delete in batches; *shared FIFO* — one FIFO queue, MessageGroupId = store, a receive returns ≤ 10 messages of the oldest available group and locks the group until deleted (FIFO price $0.50/M); *grouped queues* — stores hashed into G = W standard queues, one long-polling consumer each, oldest-first within a queue; *polling scheduler* — GetQueueAttributes on every store queue every ${c.schedulerPeriodSeconds} s, a job per non-empty store (FIFO job queue, W workers) drains that store until a receive comes back empty; *SQS fair queue* — one standard queue, MessageGroupId = store, oldest-first, except that a group with more than ${FAIR.noisyShare * 100}% of the queue's in-flight messages and at least ${FAIR.noisyMin} of its own is noisy and its messages are returned only when no quiet group has one.`,
     `- **Requests**: counted per call in the simulation. Common to every design: ingest sends (SendMessageBatch of 10 for bursts, one SendMessage per lone task), receives, DeleteMessageBatch, and the effect-once delivery record (claim + settle, 2 DynamoDB writes per task). Design-specific: see the breakdown tables. Shared rate-limiter state: one DynamoDB write per call where several workers may call for one store at once (attention queue multi-consumer stores, fair queue), one per batch (FIFO) or per job (scheduler); none where one process owns a store (per-store consumer, grouped). Idle long polls of permanent pollers are counted analytically (idle poller time / 20 s). The overhead shares are over SQS + DynamoDB requests; Lambda invocations and EventBridge Scheduler triggers are billed but kept out of the shares.`,
-    `- **Prices** (us-east-1 list, design-notes.md): SQS standard $${(PRICES.sqs * 1e6).toFixed(2)}/M (every receive, empty or not; tasks are < 64 KiB), SQS FIFO $${(PRICES.sqsFifo * 1e6).toFixed(2)}/M, DynamoDB on-demand $${(PRICES.ddbWrite * 1e6).toFixed(3)}/M writes and $${(PRICES.ddbRead * 1e6).toFixed(3)}/M reads (one unit per request), Lambda $${(PRICES.lambda * 1e6).toFixed(2)}/M invocations + $0.0000166667/GB-s (the attention design's workers only, ${ATTENTION.workerMemoryGb} GB for the time a slice holds them), EventBridge Scheduler $${(PRICES.scheduler * 1e6).toFixed(2)}/M. Other designs' worker hosts (containers, instances) are not priced. "$/month (1 run a day)" = 30 × the run's requests (+ Lambda GB-s) + the idle cost for the rest of the month.`,
+    `- **Prices** (us-east-1 list). From design-notes.md "AWS facts": SQS standard $${(PRICES.sqs * 1e6).toFixed(2)}/M (every receive, empty or not; tasks are < 64 KiB), DynamoDB on-demand $${(PRICES.ddbWrite * 1e6).toFixed(3)}/M writes and $${(PRICES.ddbRead * 1e6).toFixed(3)}/M reads (one unit per request). Not in design-notes.md, AWS list prices stated here: SQS FIFO $${(PRICES.sqsFifo * 1e6).toFixed(2)}/M, Lambda $${(PRICES.lambda * 1e6).toFixed(2)}/M invocations + $${LAMBDA_GB_SECOND}/GB-s (x86), EventBridge Scheduler $${(PRICES.scheduler * 1e6).toFixed(2)}/M, Fargate $${FARGATE.vcpuHour}/vCPU-h + $${FARGATE.gbHour}/GB-h. **Compute counted whole, on one basis (issue #11)**: every design's workers are priced as Lambda functions at the project's worker memory (${WORKER_MEMORY_GB} GB, lambdas/config/topology.ts) for the time they are held (a slice, batch or job, including waits for a store's rate and the attention design's end-of-slice long poll), plus one invocation per activation (the alternatives' consumers as Lambda event sources: one invocation per received batch, per FIFO group batch, per scheduler job); the attention design's idle month also pays its reconciler's duration (${ATTENTION.reconcilerMemoryGb} GB for its calls one after another, ${MODEL.awsCallMs} ms each). Always-on Fargate consumers instead would cost ${usd(fargateMonthDollars(1))}/month per ${FARGATE.vcpu} vCPU / ${FARGATE.memoryGb} GB task (${usd(fargateMonthDollars(c.workers[0] ?? 0))} for W = ${c.workers[0]}), more than any design's Lambda compute here, so Lambda is the cheaper like-for-like basis. "$/month (1 run a day)" = 30 × the run's requests and compute + the idle month's requests and compute for the rest of the month.`,
     `- **Idle month** (${c.scale.stores.toLocaleString('en-US')} stores, no traffic), counted from polling behaviour: attention queue — the reconciler once a minute (${ACTIVE_SHARDS_TEXT}, one sweep step: 35 GetQueueAttributes + a Stores page of ~${ATTENTION.sweepScanReads} read units + cursor read/write, one Lambda invocation, one Scheduler trigger) plus an assumed ${ATTENTION.eventSourcePollers} event-source long pollers on the attention queue (Lambda's SQS event source polls an idle queue and those receives are billed); per-store consumer — ${c.scale.stores.toLocaleString('en-US')} × 30 d × 86,400 s / 20 s receives; FIFO, fair, grouped — W (or G) pollers × one receive per 20 s; scheduler — ${c.scale.stores.toLocaleString('en-US')} GetQueueAttributes per sweep.`,
     `- **Scale-run fairness is a weak signal, the probe is the target check.** In the scale run most stores hold a handful of tasks, so a store "backlogged throughout a window" is usually one waiting for its turn: when a round of the attention queue (or any design's queue) is longer than the window, the stores served in that window and those still waiting look unequal even under strict round-robin, and the index falls with load, not with favouritism. The fairness probe gives many stores of each plan deep backlogs at once and reads the shares at the first drain (conservative: only a few rounds have completed, so one slice's worth of difference — 50 tasks for basic — still shows).`,
     `- **Sensitivity row** ("hypothetical 0 s end-of-slice poll", scale runs only): the same attention-queue model with the empty check made instant. Not deployable (AQ_EMPTY_POLL_SECONDS is 1–20 s because a short poll can come back empty while messages exist); it shows how much worker time the end-of-slice long poll takes when most activations are a single task.`,

@@ -172,6 +172,12 @@ export class World {
     this.returned.set(s, r);
   }
 
+  /** A worker activation that runs as one Lambda invocation (its duration is the held time, in workerBusyMs). */
+  invoke(): void {
+    this.activations++;
+    this.req.add('lambda', 'data');
+  }
+
   /** A call of store s is about to be made: counts it in flight (and whether that exceeds the plan's limit). */
   callStarting(s: number): void {
     const calls = (this.callsInFlight[s] as number) + 1;
