@@ -22,7 +22,7 @@ import type { TargetRow } from './sim/targets.js';
 import { writeSummary } from './summary.js';
 
 /**
- * `npm run bench [-- --quick] [-- --sim-only]`: part 1, the real pipeline on the emulators
+ * `npm run bench [-- --quick | --sim-only | --quick-pipeline]`: part 1, the real pipeline on the emulators
  * (bench/results/pipeline.md), then part 2, the designs compared at scale in simulated time
  * (bench/results/simulation.md and latency-vs-backlog.svg); both into bench/results/summary.json.
  * `--sim-only` runs part 2 alone (deterministic) and keeps the pipeline part of the previous summary.
@@ -30,6 +30,8 @@ import { writeSummary } from './summary.js';
  */
 const quick = process.argv.includes('--quick');
 const simOnly = process.argv.includes('--sim-only');
+/** Part 1 at its quick size only (a loaded machine), part 2 in full; the summary says so (`pipeline.quick`). */
+const quickPipeline = quick || process.argv.includes('--quick-pipeline');
 const summaryPath = `bench/results/summary${quick ? '-quick' : ''}.json`;
 const progress = (message: string) =>
   process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -37,8 +39,8 @@ const progress = (message: string) =>
 const runPipeline = async (
   startedAt: Date,
   t0: number,
-): Promise<{ figures: PipelineFigures; targets: TargetRow[] }> => {
-  progress(`part 1: starting the emulators${quick ? ' (quick mode)' : ''}`);
+): Promise<{ figures: PipelineFigures; targets: TargetRow[]; quick: boolean }> => {
+  progress(`part 1: starting the emulators${quickPipeline ? ' (quick mode)' : ''}`);
   const [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startFauxqs()]);
   const endpoints = { dynamo: dynamo.endpoint, sqs: sqs.endpoint };
   const clients = createAwsClients({
@@ -48,15 +50,15 @@ const runPipeline = async (
   });
   try {
     progress('part 1: emulator ceiling');
-    const ceiling = await measureCeiling(clients.sqs, quick ? 2_000 : 20_000);
+    const ceiling = await measureCeiling(clients.sqs, quickPipeline ? 2_000 : 20_000);
     progress(`  fauxqs ceiling ${round(ceiling, 0)} messages/s`);
-    const dynamoCeiling = await measureDynamoCeiling(clients.dynamo, quick ? 1_000 : 8_000);
+    const dynamoCeiling = await measureDynamoCeiling(clients.dynamo, quickPipeline ? 1_000 : 8_000);
     progress(`  DynamoDB Local ceiling ${round(dynamoCeiling, 0)} conditional writes/s`);
 
     const throughput: ThroughputResult[] = [];
-    const pools = quick ? [1, 4] : [1, 4, 16];
-    const latencies = quick ? [0] : [0, 20];
-    const tasks = quick ? 400 : 2_000;
+    const pools = quickPipeline ? [1, 4] : [1, 4, 16];
+    const latencies = quickPipeline ? [0] : [0, 20];
+    const tasks = quickPipeline ? 400 : 2_000;
     for (const latencyMs of latencies) {
       for (const poolSize of pools) {
         progress(`part 1: throughput with ${poolSize} workers, ${latencyMs} ms marketplace, ${tasks} tasks`);
@@ -71,13 +73,13 @@ const runPipeline = async (
       throughput.find((r) => r.poolSize === 4 && r.latencyMs === 0) ?? (throughput[0] as ThroughputResult);
 
     const fairness: FairnessResult[] = [];
-    for (const backlog of quick ? [0, 300] : [0, 1_000, 10_000]) {
+    for (const backlog of quickPipeline ? [0, 300] : [0, 1_000, 10_000]) {
       progress(`part 1: fairness, big store backlog ${backlog || 'none'}`);
       const result = await measureFairness(endpoints, {
         backlog,
-        smallStores: quick ? 5 : 20,
+        smallStores: quickPipeline ? 5 : 20,
         periodMs: 500,
-        minDurationMs: quick ? 3_000 : 10_000,
+        minDurationMs: quickPipeline ? 3_000 : 10_000,
         poolSize: 8,
         latencyMs: 5,
       });
@@ -87,7 +89,7 @@ const runPipeline = async (
       fairness.push(result);
     }
     const args = {
-      quick,
+      quick: quickPipeline,
       ceiling,
       dynamoCeiling,
       throughput,
@@ -97,12 +99,12 @@ const runPipeline = async (
       seconds: (performance.now() - t0) / 1000,
     };
     const report = pipelineReport(args);
-    writeFileSync(quick ? 'bench/results/pipeline-quick.md' : 'bench/results/pipeline.md', report);
+    writeFileSync(quickPipeline ? 'bench/results/pipeline-quick.md' : 'bench/results/pipeline.md', report);
     progress(
-      `part 1 done in ${round((performance.now() - t0) / 1000, 0)} s → bench/results/${quick ? 'pipeline-quick' : 'pipeline'}.md`,
+      `part 1 done in ${round((performance.now() - t0) / 1000, 0)} s → bench/results/${quickPipeline ? 'pipeline-quick' : 'pipeline'}.md`,
     );
     const figures = pipelineFigures(args);
-    return { figures, targets: pipelineTargets(figures) };
+    return { figures, targets: pipelineTargets(figures), quick: quickPipeline };
   } finally {
     clients.sqs.destroy();
     clients.dynamo.destroy();

@@ -30,7 +30,8 @@ export interface Summary {
   quick: boolean;
   scale: Record<string, Record<string, ScaleDesignSummary>>;
   smallestWorkersForSmallP99Ms: { targetMs: number; workers: number | null; tried: SimOutcome['wSearch'] };
-  pipeline: (Omit<PipelineFigures, 'cost'> & { cost: PipelineFigures['cost']; pipelineRunAt: string }) | null;
+  /** `quick`: part 1 ran at its quick size (`--quick` or `--quick-pipeline`). */
+  pipeline: (PipelineFigures & { pipelineRunAt: string; quick: boolean }) | null;
   targets: TargetRow[];
 }
 
@@ -72,7 +73,7 @@ export const writeSummary = async (
   parts: {
     quick: boolean;
     outcome: SimOutcome;
-    pipeline?: { figures: PipelineFigures; targets: TargetRow[] };
+    pipeline?: { figures: PipelineFigures; targets: TargetRow[]; quick: boolean };
   },
 ): Promise<void> => {
   const previous =
@@ -82,7 +83,7 @@ export const writeSummary = async (
   const now = new Date().toISOString();
   const pipeline: Summary['pipeline'] =
     parts.pipeline !== undefined
-      ? { ...parts.pipeline.figures, pipelineRunAt: now }
+      ? { ...parts.pipeline.figures, pipelineRunAt: now, quick: parts.pipeline.quick }
       : (previous?.pipeline ?? null);
   const pipelineTargets =
     parts.pipeline?.targets ??
