@@ -37,13 +37,14 @@ export interface Summary {
 
 const finite = (v: number): number | null => (Number.isFinite(v) ? Math.round(v * 1e6) / 1e6 : null);
 
-/** Rounds numbers to 6 decimals and turns NaN/Infinity into null, so the file stays valid, diffable JSON. */
+/** Rounds numbers to 6 decimals and turns NaN/Infinity/undefined into null, so the file stays valid, diffable JSON. */
 const clean = (value: unknown): unknown => {
   if (typeof value === 'number') return finite(value);
   if (Array.isArray(value)) return value.map(clean);
   if (value !== null && typeof value === 'object')
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clean(v)]));
-  return value;
+  // A target that is reported, not judged (`met: undefined`), keeps its key as null.
+  return value === undefined ? null : value;
 };
 
 export const scaleSummary = (outcome: SimOutcome): Summary['scale'] => {
