@@ -3,29 +3,44 @@ import { startDynamoDbLocal, startFauxqs } from '../bin/local/emulators.js';
 import { createAwsClients } from '../lambdas/adapters/aws-clients.js';
 import {
   measureCeiling,
+  measureDynamoCeiling,
   measureFairness,
   measureThroughput,
   type FairnessResult,
   type ThroughputResult,
 } from './pipeline/pipeline.js';
-import { overheadShare, pipelineReport } from './pipeline/report.js';
+import {
+  overheadShare,
+  pipelineFigures,
+  pipelineReport,
+  pipelineTargets,
+  type PipelineFigures,
+} from './pipeline/report.js';
 import { round } from './pipeline/stats.js';
 import { runSimulationPart } from './sim-main.js';
+import type { TargetRow } from './sim/targets.js';
+import { writeSummary } from './summary.js';
 
 /**
- * `npm run bench [-- --quick]`: part 1, the real pipeline on the emulators (bench/results/pipeline.md),
- * then part 2, the designs compared at scale in simulated time (bench/results/simulation.md and
- * latency-vs-backlog.svg). Not part of `npm test`: it measures, it does not assert.
+ * `npm run bench [-- --quick | --sim-only | --quick-pipeline]`: part 1, the real pipeline on the emulators
+ * (bench/results/pipeline.md), then part 2, the designs compared at scale in simulated time
+ * (bench/results/simulation.md and latency-vs-backlog.svg); both into bench/results/summary.json.
+ * `--sim-only` runs part 2 alone (deterministic) and keeps the pipeline part of the previous summary.
+ * Not part of `npm test`: it measures, it does not assert.
  */
 const quick = process.argv.includes('--quick');
+const simOnly = process.argv.includes('--sim-only');
+/** Part 1 at its quick size only (a loaded machine), part 2 in full; the summary says so (`pipeline.quick`). */
+const quickPipeline = quick || process.argv.includes('--quick-pipeline');
+const summaryPath = `bench/results/summary${quick ? '-quick' : ''}.json`;
 const progress = (message: string) =>
   process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
-const main = async (): Promise<void> => {
-  const startedAt = new Date();
-  const t0 = performance.now();
-  mkdirSync('bench/results', { recursive: true });
-  progress(`part 1: starting the emulators${quick ? ' (quick mode)' : ''}`);
+const runPipeline = async (
+  startedAt: Date,
+  t0: number,
+): Promise<{ figures: PipelineFigures; targets: TargetRow[]; quick: boolean }> => {
+  progress(`part 1: starting the emulators${quickPipeline ? ' (quick mode)' : ''}`);
   const [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startFauxqs()]);
   const endpoints = { dynamo: dynamo.endpoint, sqs: sqs.endpoint };
   const clients = createAwsClients({
@@ -35,13 +50,15 @@ const main = async (): Promise<void> => {
   });
   try {
     progress('part 1: emulator ceiling');
-    const ceiling = await measureCeiling(clients.sqs, quick ? 2_000 : 20_000);
-    progress(`  ceiling ${round(ceiling, 0)} messages/s`);
+    const ceiling = await measureCeiling(clients.sqs, quickPipeline ? 2_000 : 20_000);
+    progress(`  fauxqs ceiling ${round(ceiling, 0)} messages/s`);
+    const dynamoCeiling = await measureDynamoCeiling(clients.dynamo, quickPipeline ? 1_000 : 8_000);
+    progress(`  DynamoDB Local ceiling ${round(dynamoCeiling, 0)} conditional writes/s`);
 
     const throughput: ThroughputResult[] = [];
-    const pools = quick ? [1, 4] : [1, 4, 16];
-    const latencies = quick ? [0] : [0, 20];
-    const tasks = quick ? 400 : 2_000;
+    const pools = quickPipeline ? [1, 4] : [1, 4, 16];
+    const latencies = quickPipeline ? [0] : [0, 20];
+    const tasks = quickPipeline ? 400 : 2_000;
     for (const latencyMs of latencies) {
       for (const poolSize of pools) {
         progress(`part 1: throughput with ${poolSize} workers, ${latencyMs} ms marketplace, ${tasks} tasks`);
@@ -56,13 +73,13 @@ const main = async (): Promise<void> => {
       throughput.find((r) => r.poolSize === 4 && r.latencyMs === 0) ?? (throughput[0] as ThroughputResult);
 
     const fairness: FairnessResult[] = [];
-    for (const backlog of quick ? [0, 300] : [0, 1_000, 10_000]) {
+    for (const backlog of quickPipeline ? [0, 300] : [0, 1_000, 10_000]) {
       progress(`part 1: fairness, big store backlog ${backlog || 'none'}`);
       const result = await measureFairness(endpoints, {
         backlog,
-        smallStores: quick ? 5 : 20,
+        smallStores: quickPipeline ? 5 : 20,
         periodMs: 500,
-        minDurationMs: quick ? 3_000 : 10_000,
+        minDurationMs: quickPipeline ? 3_000 : 10_000,
         poolSize: 8,
         latencyMs: 5,
       });
@@ -71,29 +88,47 @@ const main = async (): Promise<void> => {
       );
       fairness.push(result);
     }
-    const report = pipelineReport({
-      quick,
+    const args = {
+      quick: quickPipeline,
       ceiling,
+      dynamoCeiling,
       throughput,
       counted,
       fairness,
       startedAt,
       seconds: (performance.now() - t0) / 1000,
-    });
-    writeFileSync(quick ? 'bench/results/pipeline-quick.md' : 'bench/results/pipeline.md', report);
+    };
+    const report = pipelineReport(args);
+    writeFileSync(quickPipeline ? 'bench/results/pipeline-quick.md' : 'bench/results/pipeline.md', report);
     progress(
-      `part 1 done in ${round((performance.now() - t0) / 1000, 0)} s → bench/results/${quick ? 'pipeline-quick' : 'pipeline'}.md`,
+      `part 1 done in ${round((performance.now() - t0) / 1000, 0)} s → bench/results/${quickPipeline ? 'pipeline-quick' : 'pipeline'}.md`,
     );
+    const figures = pipelineFigures(args);
+    return { figures, targets: pipelineTargets(figures), quick: quickPipeline };
   } finally {
     clients.sqs.destroy();
     clients.dynamo.destroy();
     await Promise.all([dynamo.stop(), sqs.stop()]);
   }
+};
+
+const main = async (): Promise<void> => {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  mkdirSync('bench/results', { recursive: true });
+  const pipeline = simOnly ? undefined : await runPipeline(startedAt, t0);
   const t1 = performance.now();
   progress('part 2: the designs at scale (simulated time)');
   const simulation = await runSimulationPart({ quick, onProgress: (m) => progress(`  ${m}`) });
   progress(`part 2 done in ${round((performance.now() - t1) / 1000, 0)} s → ${simulation.files.join(', ')}`);
-  progress(`benchmark done in ${round((performance.now() - t0) / 1000, 0)} s`);
+  await writeSummary(summaryPath, {
+    quick,
+    outcome: simulation.outcome,
+    ...(pipeline === undefined ? {} : { pipeline }),
+  });
+  progress(
+    `benchmark done in ${round((performance.now() - t0) / 1000, 0)} s → ${summaryPath}${simOnly ? ' (pipeline part kept from the previous run)' : ''}`,
+  );
 };
 
 main().catch((error: unknown) => {

@@ -6,6 +6,12 @@ import {
   SendMessageBatchCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  PutItemCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import { startLocalStack, type LocalStack } from '../../bin/local/local-stack.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
 import { instrument, type RequestCounts } from './request-counter.js';
@@ -23,15 +29,22 @@ export interface Endpoints {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The emulator's own ceiling: send + receive + delete of `messages` messages, batches of 10, `lanes` in parallel. */
-export const measureCeiling = async (sqs: SQSClient, messages: number, lanes = 8): Promise<number> => {
+export const measureCeiling = async (
+  sqs: SQSClient,
+  messages: number,
+  lanes = 8,
+  maxSendMs = 10_000,
+): Promise<number> => {
   const { QueueUrl } = await sqs.send(
     new CreateQueueCommand({ QueueName: `bench-ceiling-${randomBytes(3).toString('hex')}` }),
   );
   const perLane = Math.ceil(messages / lanes / 10);
   const started = performance.now();
+  let sent = 0;
   await Promise.all(
     Array.from({ length: lanes }, async () => {
-      for (let b = 0; b < perLane; b++) {
+      // Time-boxed as well as counted: on a loaded machine the ceiling is measured, not waited for.
+      for (let b = 0; b < perLane && performance.now() - started < maxSendMs; b++, sent += 10) {
         await sqs.send(
           new SendMessageBatchCommand({
             QueueUrl,
@@ -45,7 +58,7 @@ export const measureCeiling = async (sqs: SQSClient, messages: number, lanes = 8
     }),
   );
   let received = 0;
-  const total = perLane * lanes * 10;
+  const total = sent;
   await Promise.all(
     Array.from({ length: lanes }, async () => {
       while (received < total) {
@@ -68,6 +81,50 @@ export const measureCeiling = async (sqs: SQSClient, messages: number, lanes = 8
     }),
   );
   return total / ((performance.now() - started) / 1000);
+};
+
+/**
+ * DynamoDB Local's ceiling for the writes the pipeline makes most: conditional PutItems
+ * (attribute_not_exists, as the effect-once claim), `writes` of them on distinct keys, `lanes` in parallel,
+ * on a table of their own. Conditional writes per second.
+ */
+export const measureDynamoCeiling = async (
+  dynamo: DynamoDBClient,
+  writes: number,
+  lanes = 8,
+  maxMs = 20_000,
+): Promise<number> => {
+  const TableName = `bench-ceiling-${randomBytes(3).toString('hex')}`;
+  await dynamo.send(
+    new CreateTableCommand({
+      TableName,
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+    }),
+  );
+  try {
+    const perLane = Math.ceil(writes / lanes);
+    const started = performance.now();
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: lanes }, async (_, lane) => {
+        // Time-boxed as well as counted: on a loaded machine the ceiling is measured, not waited for.
+        for (let i = 0; i < perLane && performance.now() - started < maxMs; i++, done++) {
+          await dynamo.send(
+            new PutItemCommand({
+              TableName,
+              Item: { pk: { S: `${lane}#${i}` }, status: { S: 'processing' }, at: { N: String(Date.now()) } },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          );
+        }
+      }),
+    );
+    return done / ((performance.now() - started) / 1000);
+  } finally {
+    await dynamo.send(new DeleteTableCommand({ TableName })).catch(() => undefined);
+  }
 };
 
 interface Harness {
@@ -151,6 +208,8 @@ export interface ThroughputResult {
   tasksPerSecond: number;
   counts: RequestCounts;
   invocations: number;
+  /** Time the worker handler ran (Lambda's billed duration), summed over invocations. */
+  workerBusyMs: number;
 }
 
 /** Tasks/s from the first HTTP request to the last marketplace delivery, over `stores` stores. */
@@ -165,6 +224,7 @@ export const measureThroughput = async (
     for (const id of ids) await createStore(h, id, 'enterprise', { ratePerSecond: 1000 });
     h.counter.reset();
     const invocationsBefore = h.stack.eventSource.stats.invocations;
+    const busyBefore = h.stack.eventSource.stats.busyMs;
     const perStore = Math.ceil(opts.tasks / opts.stores);
     const started = performance.now();
     await Promise.all(
@@ -190,6 +250,7 @@ export const measureThroughput = async (
       tasksPerSecond: total / seconds,
       counts: h.counter.counts(),
       invocations: h.stack.eventSource.stats.invocations - invocationsBefore,
+      workerBusyMs: h.stack.eventSource.stats.busyMs - busyBefore,
     };
   } finally {
     await h.stack.stop();
@@ -203,6 +264,11 @@ export interface FairnessResult {
   p99Ms: number;
   bigDrainSeconds: number | undefined;
   latencies: number[];
+  poolSize: number;
+  /** Worker invocations, their time inside the handler, and the run's length: where the workers' time went. */
+  invocations: number;
+  workerBusyMs: number;
+  runMs: number;
 }
 
 /**
@@ -228,6 +294,8 @@ export const measureFairness = async (
     for (const id of small) await createStore(h, id, 'basic', { ratePerSecond: 100 });
     await createStore(h, 'big', 'pro', { ratePerSecond: 1000 });
     const acceptedAt = new Map<string, number>();
+    const stats = h.stack.eventSource.stats;
+    const before = { invocations: stats.invocations, busyMs: stats.busyMs };
     const started = Date.now();
     if (opts.backlog > 0)
       await submit(
@@ -257,6 +325,7 @@ export const measureFairness = async (
       () => [...acceptedAt.keys()].every((k) => marketplace.effects.has(k)),
       120_000,
     );
+    const runMs = Date.now() - started;
     const deliveredAt = new Map<string, number>();
     for (const call of marketplace.calls) {
       if (call.idempotencyKey && call.status < 300 && !deliveredAt.has(call.idempotencyKey))
@@ -272,6 +341,10 @@ export const measureFairness = async (
       p99Ms: percentile(latencies, 99),
       bigDrainSeconds,
       latencies,
+      poolSize: opts.poolSize,
+      invocations: stats.invocations - before.invocations,
+      workerBusyMs: stats.busyMs - before.busyMs,
+      runMs,
     };
   } finally {
     await h.stack.stop();

@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { FUNCTIONS } from '../../lambdas/config/topology.js';
 
 /**
  * Counts the AWS requests the real handlers make, by instrumenting the SDK clients (a middleware on each
@@ -98,21 +99,50 @@ export const instrument = (
   };
 };
 
-/** us-east-1 list prices (design-notes.md). */
+/**
+ * us-east-1 list prices: SQS and DynamoDB from design-notes.md; Lambda (not in design-notes.md) from AWS's
+ * price list: $0.20 per million invocations and $0.0000166667 per GB-s (x86).
+ */
 export const PRICES = {
   sqsPerMillion: 0.4,
   dynamoWritePerMillion: 0.625,
   dynamoReadPerMillion: 0.125,
   lambdaPerMillion: 0.2,
+  lambdaGbSecond: 0.0000166667,
 };
 
-export const dollarsPerMillionTasks = (c: RequestCounts, tasks: number, invocations: number): number => {
+/** The attention worker's configured memory (lambdas/config/topology.ts), in GB. */
+export const WORKER_MEMORY_GB = FUNCTIONS.worker.memoryMb / 1024;
+
+export interface CostPerMillionTasks {
+  requests: number;
+  invocations: number;
+  /** Lambda duration: measured worker-busy time × the worker's configured memory. */
+  compute: number;
+  total: number;
+  gbSecondsPerTask: number;
+}
+
+export const dollarsPerMillionTasks = (
+  c: RequestCounts,
+  tasks: number,
+  invocations: number,
+  workerBusyMs: number,
+): CostPerMillionTasks => {
   const sqs = [...c.sqs.values()].reduce((a, b) => a + b, 0);
   const perTask = (n: number) => n / tasks;
-  return (
+  const requests =
     perTask(sqs) * PRICES.sqsPerMillion +
     perTask(c.dynamoWrites) * PRICES.dynamoWritePerMillion +
-    perTask(c.dynamoReads) * PRICES.dynamoReadPerMillion +
-    perTask(invocations) * PRICES.lambdaPerMillion
-  );
+    perTask(c.dynamoReads) * PRICES.dynamoReadPerMillion;
+  const invocationCost = perTask(invocations) * PRICES.lambdaPerMillion;
+  const gbSecondsPerTask = perTask((workerBusyMs / 1000) * WORKER_MEMORY_GB);
+  const compute = gbSecondsPerTask * PRICES.lambdaGbSecond * 1e6;
+  return {
+    requests,
+    invocations: invocationCost,
+    compute,
+    total: requests + invocationCost + compute,
+    gbSecondsPerTask,
+  };
 };

@@ -1,3 +1,4 @@
+import { FUNCTIONS } from '../../lambdas/config/topology.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
 import { IntQueue, KeyedHeap } from './engine.js';
 import { MODEL, Requests, type World } from './world.js';
@@ -21,6 +22,8 @@ export interface Design {
   readonly attach: (world: World, workers: number) => DesignRun;
   /** Requests in a month with no traffic at all, counted from the design's polling behaviour. */
   readonly idleMonth: (stores: number, workers: number) => Requests;
+  /** Lambda GB-s in such a month (functions that run with no traffic: the attention design's reconciler). */
+  readonly idleGbSeconds?: () => number;
 }
 
 const MONTH_MS = 30 * 86_400_000;
@@ -51,8 +54,16 @@ export const ATTENTION = {
   eventSourcePollers: 5,
   /** Read units of one sweep step's Stores scan page (35 items ≈ 17 KB). */
   sweepScanReads: 5,
-  workerMemoryGb: 0.5,
+  /** The reconciler's memory (lambdas/config/topology.ts). */
+  reconcilerMemoryGb: FUNCTIONS.reconciler.memoryMb / 1024,
 } as const;
+
+/** One reconciler run with nothing active: its calls one after another (16 queries, 35 GetQueueAttributes, …). */
+const reconcilerIdleRunMs = (): number => {
+  const req = new Requests();
+  reconcilerRun(req, 0);
+  return (req.bucket.sqs + req.bucket.ddbRead + req.bucket.ddbWrite) * MODEL.awsCallMs;
+};
 
 /** One reconciler run's requests, given how many stores are in the active index. */
 const reconcilerRun = (req: Requests, active: number): void => {
@@ -64,13 +75,17 @@ const reconcilerRun = (req: Requests, active: number): void => {
   req.add('ddbWrite', 'attention', 1); // sweep cursor
 };
 
-const attentionDesign = (
+export const attentionDesign = (
   emptyPollMs: number = ATTENTION.emptyPollMs,
   id = 'attention',
   label = 'Attention queue (this project)',
+  /** false: no reconciler runs and no event-source pollers (the calibration compares the slices alone). */
+  background = true,
 ): Design => ({
   id,
   label,
+  idleGbSeconds: () =>
+    (MONTH_MS / ATTENTION.reconcilerPeriodMs) * (reconcilerIdleRunMs() / 1000) * ATTENTION.reconcilerMemoryGb,
   idleMonth: () => {
     const req = new Requests();
     const runs = MONTH_MS / ATTENTION.reconcilerPeriodMs;
@@ -83,6 +98,7 @@ const attentionDesign = (
   attach: (world, workers) => {
     const { w, eng, req } = world;
     const slots = new Int32Array(w.stores);
+    const enqSeq = new Int32Array(w.stores);
     const attention = new IntQueue(1024);
     const waiters: ((() => void)[] | undefined)[] = new Array(w.stores);
     let free = workers;
@@ -112,12 +128,14 @@ const attentionDesign = (
     };
 
     world.onArrival = (s) => {
+      enqSeq[s] = (enqSeq[s] as number) + 1;
       if (slots[s] === 0) {
-        // Ingest step 4: no slot → issueSlot(limit 1) wins → one attention.
+        // Ingest step 4: no slot → issueSlot(limit 1) wins → one attention, published after the
+        // enqSeq bump and the slot write (ingest.ts signalAfterEnqueue).
         slots[s] = 1;
         active++;
         req.add('ddbWrite', 'attention');
-        publish(s);
+        eng.after(3 * AWS, () => publish(s));
         return;
       }
       const ws = waiters[s];
@@ -131,16 +149,22 @@ const attentionDesign = (
       // Event-source receive + delete, one invocation, Stores read, acquire (conditional write).
       req.add('sqs', 'attention', 2);
       req.add('lambda', 'attention');
+      world.activations++;
       req.add('ddbRead', 'attention');
       req.add('ddbWrite', 'attention');
       const t0 = eng.now + ATTENTION.invokeMs + 2 * AWS;
       const deadline = t0 + policy.maxSliceSeconds * 1000;
       const single = policy.maxConcurrentConsumers === 1;
-      const shareMs = (1000 / policy.ratePerSecond) * policy.maxConcurrentConsumers;
+      const interval = world.interval[s] as number;
+      const shareMs = interval * policy.maxConcurrentConsumers;
       let fanned = (slots[s] as number) >= policy.maxConcurrentConsumers;
       let handled = 0;
+      /** enqSeq as the lease read it: "mark idle" is conditioned on it (slice.ts tryIdle). */
+      let seenSeq = enqSeq[s] as number;
       /** As slice.ts: tasks that arrived during the empty check are delivered, then the slice yields. */
       let trickled = false;
+      /** As rate.ts sharedPacer: whether the store's schedule lagged the clock at this lease's last call. */
+      let lagging = true;
 
       const requeue = (): void => {
         // requeue write + attention publish, then the store goes to the back of the attention queue.
@@ -150,52 +174,129 @@ const attentionDesign = (
         releaseWorker(startedAt, at);
       };
 
+      /**
+       * As rate.ts sharedPacer.acquire for a multi-consumer store: each take is a restartTat and/or advanceTat
+       * conditional write on the store's `tat` (each an AWS call on the worker's path); a wake-up later than
+       * half an interval after its instant takes a new one, up to 5 tries. Answers the call's start, or
+       * undefined when the instant lies at or past the deadline (or the store is held).
+       */
+      const sharedPace = (then: (start: number | undefined) => void): void => {
+        const lateness = Math.max(interval / 2, 5);
+        const maxWaitMs = Math.max(1000, 2 * interval * policy.maxConcurrentConsumers);
+        let tries = 0;
+        const write = <T>(apply: () => T, after: (value: T) => void): void => {
+          req.add('ddbWrite', 'rate');
+          const value = apply();
+          eng.after(AWS, () => after(value));
+        };
+        const advance = (): number => {
+          world.tat[s] = (world.tat[s] as number) + interval;
+          return world.tat[s] as number;
+        };
+        const take = (done: (instant: number) => void): void => {
+          const now0 = eng.now;
+          const restart = (): boolean => {
+            if ((world.tat[s] as number) > now0) return false;
+            world.tat[s] = now0 + interval;
+            return true;
+          };
+          const settle = (tat: number): void => {
+            lagging = tat - interval <= eng.now;
+            done(Math.max(tat - interval, now0));
+          };
+          const afterAdvance = (tat: number): void => {
+            if (tat > now0) return settle(tat);
+            write(restart, (ok) => (ok ? done(now0) : write(advance, settle)));
+          };
+          if (lagging) write(restart, (ok) => (ok ? done(now0) : write(advance, afterAdvance)));
+          else write(advance, afterAdvance);
+        };
+        const attempt = (): void =>
+          take((instant) => {
+            if (instant - eng.now > maxWaitMs || instant >= deadline) return then(undefined);
+            eng.at(instant, () => {
+              if (eng.now - instant <= lateness) return then(eng.now);
+              if (++tries < 5) return attempt();
+              then(eng.now >= deadline ? undefined : eng.now);
+            });
+          });
+        attempt();
+      };
+      /** A single-consumer store paces locally (rate.ts localPacer): no write. */
+      const localPace = (then: (start: number | undefined) => void): void => {
+        if (world.nextStart(s) >= deadline) return then(undefined);
+        then(world.reserve(s));
+      };
+      const pace = single ? localPace : sharedPace;
+
       const loop = (): void => {
         const now = eng.now;
         if (handled >= policy.maxMessagesPerSlice || now >= deadline) return requeue();
         const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
         const want = Math.min(SQS_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
-        if (world.visible(s) === 0) return longPoll();
+        if (world.visible(s) === 0) {
+          // slice.ts: a short poll first (a backlog answers at once), then the long poll that decides "empty".
+          if (!trickled) {
+            req.add('sqs', 'attention');
+            eng.after(AWS, longPoll);
+            return;
+          }
+          return longPoll();
+        }
         const k = Math.min(want, world.visible(s));
         req.add('sqs', 'data'); // ReceiveMessage with tasks
         const batch: number[] = [];
         for (let i = 0; i < k; i++) batch.push(world.take(s));
-        if (!fanned && k === SQS_BATCH) {
-          fanned = true;
-          // As slice.ts: only as many consumers as the store's rate can keep busy (rate × call time + 1).
-          const meanCallMs = (MODEL.marketplaceMinMs + MODEL.marketplaceMaxMs) / 2;
-          const useful = Math.ceil((policy.ratePerSecond * meanCallMs) / 1000) + 1;
-          if ((slots[s] as number) < Math.min(policy.maxConcurrentConsumers, useful)) {
-            slots[s] = (slots[s] as number) + 1;
-            req.add('ddbWrite', 'attention'); // issueSlot(limit = maxConcurrentConsumers)
-            publish(s);
-          }
-        }
         let i = 0;
-        const next = (): void => {
-          if (i === batch.length) {
-            req.add('sqs', 'data'); // DeleteMessageBatch
-            eng.after(AWS, trickled ? requeue : loop);
-            return;
-          }
-          if (world.nextStart(s) >= deadline) {
-            // No call starts after the slice deadline: hand the rest back (visibility 0).
-            world.handBack(s, batch.slice(i));
-            req.add('sqs', 'data', 2); // delete what succeeded + ChangeMessageVisibilityBatch
-            eng.after(2 * AWS, requeue);
-            return;
-          }
-          const start = world.reserve(s);
-          // A multi-consumer store reserves each call with a conditional write on `tat`; a single-consumer store paces locally.
-          if (!single) req.add('ddbWrite', 'rate');
-          const lat = world.callLatency();
-          const arrived = batch[i] as number;
-          eng.at(start + lat, () => {
-            world.deliver(s, arrived, lat);
-            handled++;
-            i++;
-            next();
+        /** The rest of the batch goes back (visibility 0): delete what succeeded + ChangeMessageVisibilityBatch. */
+        const handBack = (): void => {
+          world.handBack(s, batch.slice(i));
+          req.add('sqs', 'data', i > 0 ? 2 : 1);
+          eng.after((i > 0 ? 2 : 1) * AWS, requeue);
+        };
+        const endBatch = (): void => {
+          req.add('sqs', 'data'); // DeleteMessageBatch
+          eng.after(AWS, () => {
+            if (trickled) return requeue();
+            if (fanned || k < SQS_BATCH) return loop();
+            fanned = true;
+            // As slice.ts, after a full batch: one more slot, as far as the store's rate can keep consumers
+            // busy (rate × measured call time, settle included, + 1); a refused issueSlot publishes nothing.
+            const meanCallMs = (MODEL.marketplaceMinMs + MODEL.marketplaceMaxMs) / 2 + AWS;
+            const useful = Math.ceil((policy.ratePerSecond * meanCallMs) / 1000) + 1;
+            req.add('ddbWrite', 'attention'); // issueSlot(limit = min(maxConcurrentConsumers, useful))
+            if ((slots[s] as number) >= Math.min(policy.maxConcurrentConsumers, useful))
+              return eng.after(AWS, loop);
+            slots[s] = (slots[s] as number) + 1;
+            eng.after(AWS, () => {
+              publish(s);
+              eng.after(AWS, loop);
+            });
           });
+        };
+        const next = (): void => {
+          if (i === batch.length) return endBatch();
+          if (eng.now >= deadline) return handBack();
+          // deliver-task.ts: the claim, the pace, the call, the settle.
+          eng.after(AWS, () =>
+            pace((start) => {
+              if (start === undefined) {
+                // Not started: the claim is settled back to pending, the rest handed back.
+                req.add('ddbWrite', 'data', 2);
+                eng.after(AWS, handBack);
+                return;
+              }
+              if (!single) world.callStarting(s);
+              const lat = world.callLatency();
+              const arrived = batch[i] as number;
+              eng.at(start + lat, () => {
+                world.deliver(s, arrived, lat);
+                handled++;
+                i++;
+                eng.after(AWS, next);
+              });
+            }),
+          );
         };
         eng.after(AWS, next); // the receive itself
       };
@@ -206,8 +307,9 @@ const attentionDesign = (
           if (done) return;
           done = true;
           trickled = true;
-          eng.after(AWS, loop);
+          loop();
         };
+        if (world.visible(s) > 0) return wake();
         const list = waiters[s] ?? (waiters[s] = []);
         list.push(wake);
         eng.after(emptyPollMs, () => {
@@ -216,10 +318,35 @@ const attentionDesign = (
           const idx = list.indexOf(wake);
           if (idx >= 0) list.splice(idx, 1);
           req.add('sqs', 'attention'); // the empty long poll
-          req.add('ddbWrite', 'attention'); // markIdle, or release when other slots exist
-          slots[s] = (slots[s] as number) - 1;
-          if (slots[s] === 0) active--;
-          releaseWorker(startedAt, eng.now + AWS);
+          tryIdle(0);
+        });
+      };
+
+      /**
+       * slice.ts tryIdle: markIdle succeeds only for the store's last slot with enqSeq unchanged since the
+       * lease read it; new tasks meanwhile send the slice round again (another short + long poll); other
+       * slots left mean a release write instead.
+       */
+      const tryIdle = (attempt: number): void => {
+        req.add('ddbWrite', 'attention'); // markIdle
+        if (enqSeq[s] === seenSeq && slots[s] === 1) {
+          slots[s] = 0;
+          active--;
+          return releaseWorker(startedAt, eng.now + AWS);
+        }
+        if (enqSeq[s] !== seenSeq) {
+          seenSeq = enqSeq[s] as number;
+          eng.after(AWS, loop);
+          return;
+        }
+        eng.after(AWS, () => {
+          req.add('ddbWrite', 'attention'); // release
+          if ((slots[s] as number) > 1) {
+            slots[s] = (slots[s] as number) - 1;
+            return releaseWorker(startedAt, eng.now + AWS);
+          }
+          if (attempt === 0) eng.after(AWS, () => tryIdle(1));
+          else releaseWorker(startedAt, eng.now + AWS);
         });
       };
 
@@ -232,11 +359,12 @@ const attentionDesign = (
       if (world.remaining() > 0 || eng.now < w.arrivalsEnd)
         eng.after(ATTENTION.reconcilerPeriodMs, reconcile);
     };
-    eng.at(ATTENTION.reconcilerPeriodMs, reconcile);
+    if (background) eng.at(ATTENTION.reconcilerPeriodMs, reconcile);
 
     return {
       workers,
       finish: (spanMs) => {
+        if (!background) return;
         req.add('sqs', 'attention', (ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs);
       },
     };
@@ -266,6 +394,7 @@ const perStoreDesign: Design = {
         return; // back to its long poll (counted analytically)
       }
       req.add('sqs', 'data');
+      world.invoke(); // as a Lambda event source: one invocation per batch
       const k = Math.min(SQS_BATCH, vis);
       const batch: number[] = [];
       for (let i = 0; i < k; i++) batch.push(world.take(s));
@@ -276,16 +405,18 @@ const perStoreDesign: Design = {
         while (inflight < (world.conc[s] as number) && next < k) {
           const arrived = batch[next++] as number;
           inflight++;
-          const start = world.reserve(s);
-          const lat = world.callLatency();
-          eng.at(start + lat, () => {
-            world.deliver(s, arrived, lat);
-            inflight--;
-            if (next === k && inflight === 0) {
-              req.add('sqs', 'data'); // DeleteMessageBatch
-              eng.after(2 * AWS, () => receive(s));
-            } else launch();
-          });
+          world.deliverOne(
+            s,
+            arrived,
+            () => world.reserve(s),
+            () => {
+              inflight--;
+              if (next === k && inflight === 0) {
+                req.add('sqs', 'data'); // DeleteMessageBatch
+                eng.after(2 * AWS, () => receive(s));
+              } else launch();
+            },
+          );
         }
       };
       eng.after(AWS, launch);
@@ -353,6 +484,7 @@ const fifoDesign: Design = {
       // and nothing more of the group until they are deleted.
       locked[s] = 1;
       req.add('sqsFifo', 'data');
+      world.invoke(); // a Lambda FIFO event source: one invocation per message-group batch
       const k = Math.min(SQS_BATCH, world.visible(s));
       const batch: number[] = [];
       for (let i = 0; i < k; i++) batch.push(world.take(s));
@@ -372,14 +504,15 @@ const fifoDesign: Design = {
           });
           return;
         }
-        const start = world.reserve(s);
-        const lat = world.callLatency();
-        const arrived = batch[i] as number;
-        eng.at(start + lat, () => {
-          world.deliver(s, arrived, lat);
-          i++;
-          next();
-        });
+        world.deliverOne(
+          s,
+          batch[i] as number,
+          () => world.reserve(s),
+          () => {
+            i++;
+            next();
+          },
+        );
       };
       eng.after(AWS, next);
     };
@@ -432,6 +565,7 @@ const groupedDesign = (groups: number | 'workers'): Design => ({
         return;
       }
       req.add('sqs', 'data');
+      world.invoke(); // as a Lambda event source: one invocation per batch
       const k = Math.min(SQS_BATCH, queue.length);
       const stores: number[] = [];
       const arrivals: number[] = [];
@@ -449,14 +583,15 @@ const groupedDesign = (groups: number | 'workers'): Design => ({
         }
         const s = stores[i] as number;
         // One consumer per group, so a store's pace is local to it: no shared write.
-        const start = world.reserve(s);
-        const lat = world.callLatency();
-        const arrived = arrivals[i] as number;
-        eng.at(start + lat, () => {
-          world.deliver(s, arrived, lat);
-          i++;
-          next();
-        });
+        world.deliverOne(
+          s,
+          arrivals[i] as number,
+          () => world.reserve(s),
+          () => {
+            i++;
+            next();
+          },
+        );
       };
       eng.after(AWS, next);
     };
@@ -503,6 +638,7 @@ const schedulerDesign = (periodSeconds: number): Design => ({
         free--;
         const s = jobs.shift();
         const startedAt = eng.now;
+        world.invoke(); // one invocation per job
         req.add('ddbWrite', 'rate'); // the store's pace, carried through shared state once per job
         drain(s, startedAt);
       }
@@ -530,14 +666,15 @@ const schedulerDesign = (periodSeconds: number): Design => ({
           eng.after(AWS, () => drain(s, startedAt));
           return;
         }
-        const start = world.reserve(s);
-        const lat = world.callLatency();
-        const arrived = batch[i] as number;
-        eng.at(start + lat, () => {
-          world.deliver(s, arrived, lat);
-          i++;
-          next();
-        });
+        world.deliverOne(
+          s,
+          batch[i] as number,
+          () => world.reserve(s),
+          () => {
+            i++;
+            next();
+          },
+        );
       };
       eng.after(AWS, next);
     };
@@ -630,6 +767,7 @@ const fairDesign: Design = {
         return;
       }
       req.add('sqs', 'data');
+      world.invoke(); // as a Lambda event source: one invocation per batch
       const { stores, arrivals } = receive();
       let i = 0;
       const next = (): void => {
@@ -639,17 +777,18 @@ const fairDesign: Design = {
           return;
         }
         const s = stores[i] as number;
-        const start = world.reserve(s);
         req.add('ddbWrite', 'rate'); // any worker may hold any store's task: shared limiter write per call
-        const lat = world.callLatency();
-        const arrived = arrivals[i] as number;
-        eng.at(start + lat, () => {
-          world.deliver(s, arrived, lat);
-          inflight[s] = (inflight[s] as number) - 1;
-          totalInflight--;
-          i++;
-          next();
-        });
+        world.deliverOne(
+          s,
+          arrivals[i] as number,
+          () => Math.max(world.reserve(s), eng.now + AWS),
+          () => {
+            inflight[s] = (inflight[s] as number) - 1;
+            totalInflight--;
+            i++;
+            next();
+          },
+        );
       };
       eng.after(AWS, next);
     };

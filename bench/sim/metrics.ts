@@ -1,3 +1,4 @@
+import { FUNCTIONS } from '../../lambdas/config/topology.js';
 import { PLAN_NAMES } from '../../lambdas/core/plans.js';
 import type { Bucket, Category, Requests, World } from './world.js';
 import { MODEL } from './world.js';
@@ -11,8 +12,17 @@ export const PRICES: Readonly<Record<Bucket, number>> = {
   lambda: 0.2e-6,
   scheduler: 1.0e-6,
 };
-/** Lambda compute, x86, per GB-second (only the attention design runs its workers on Lambda here). */
+/**
+ * Lambda compute, x86, per GB-second (us-east-1 list price). Every design's workers are priced as Lambda
+ * functions for the time they are held (issue #11: compute counted whole, on the same basis), at the
+ * project's worker memory (lambdas/config/topology.ts).
+ */
 export const LAMBDA_GB_SECOND = 0.0000166667;
+export const WORKER_MEMORY_GB = FUNCTIONS.worker.memoryMb / 1024;
+/** Fargate, Linux/x86, us-east-1 list prices: the always-on alternative for a pool of W consumers. */
+export const FARGATE = { vcpuHour: 0.04048, gbHour: 0.004445, vcpu: 0.25, memoryGb: 0.5 } as const;
+export const fargateMonthDollars = (tasks: number): number =>
+  tasks * (FARGATE.vcpu * FARGATE.vcpuHour + FARGATE.memoryGb * FARGATE.gbHour) * 24 * 30;
 export const MONTH_SECONDS = 30 * 86_400;
 
 export const dollars = (req: Requests): number =>
@@ -103,9 +113,14 @@ export interface DesignResult {
   runDollars: number;
   lambdaGbSeconds: number;
   idle: Requests;
+  /** Compute in an idle month (the attention design's reconciler runs), GB-s. */
+  idleGbSeconds: number;
+  /** Requests and compute of an idle month. */
   idleMonthDollars: number;
-  /** One such run a day, idle the rest of the month. */
+  /** One such run a day, idle the rest of the month: requests and compute. */
   loadMonthDollars: number;
+  /** Of loadMonthDollars: the compute (Lambda GB-s) part. */
+  computeMonthDollars: number;
   events: number;
   wallMs: number;
   /** Times a store had more calls in flight than its maxConcurrentConsumers. */
@@ -119,18 +134,20 @@ export const summarise = (
     label: string;
     workers: number;
     idle: Requests;
+    idleGbSeconds: number;
     wallMs: number;
-    lambdaGbPerWorker: number;
   },
 ): DesignResult => {
   const lat = Float64Array.from(world.smallLat.view()).sort();
   const spanMs = world.lastDelivery;
   const capacity = meta.workers * Math.max(1, spanMs, world.lastActivity);
   const runDollars = dollars(world.req);
-  const lambdaGbSeconds = (world.workerBusyMs / 1000) * meta.lambdaGbPerWorker;
-  const idleMonthDollars = dollars(meta.idle);
+  const lambdaGbSeconds = (world.workerBusyMs / 1000) * WORKER_MEMORY_GB;
+  const idleMonthDollars = dollars(meta.idle) + meta.idleGbSeconds * LAMBDA_GB_SECOND;
   const runsPerMonth = 30;
   const idleShare = Math.max(0, 1 - (runsPerMonth * spanMs) / 1000 / MONTH_SECONDS);
+  const computeMonthDollars =
+    runsPerMonth * lambdaGbSeconds * LAMBDA_GB_SECOND + idleShare * meta.idleGbSeconds * LAMBDA_GB_SECOND;
   return {
     id: meta.id,
     label: meta.label,
@@ -149,7 +166,9 @@ export const summarise = (
     runDollars,
     lambdaGbSeconds,
     idle: meta.idle,
+    idleGbSeconds: meta.idleGbSeconds,
     idleMonthDollars,
+    computeMonthDollars,
     loadMonthDollars:
       runsPerMonth * (runDollars + lambdaGbSeconds * LAMBDA_GB_SECOND) + idleMonthDollars * idleShare,
     events: world.eng.events,

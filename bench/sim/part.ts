@@ -1,4 +1,4 @@
-import { attentionNoEmptyPoll, designs, ATTENTION, type Design } from './designs.js';
+import { attentionNoEmptyPoll, designs, type Design } from './designs.js';
 import { jain, latencyDuringDrain, summarise, type DesignResult } from './metrics.js';
 import { PLAN_NAMES } from '../../lambdas/core/plans.js';
 import {
@@ -24,6 +24,9 @@ export interface SimConfig {
   fairness: FairnessParams;
   /** Also run the hypothetical no-end-of-slice-poll attention variant in the scale runs. */
   sensitivity: boolean;
+  /** Worker pools tried, in ascending order, for the smallest W giving the attention design's small-store p99 ≤ wSearchTargetMs. */
+  wSearch: number[];
+  wSearchTargetMs: number;
 }
 
 export const FULL_CONFIG: SimConfig = {
@@ -43,6 +46,8 @@ export const FULL_CONFIG: SimConfig = {
     seed: 11,
   },
   sensitivity: true,
+  wSearch: [100, 150, 200, 300, 400, 600, 800, 1200, 1600],
+  wSearchTargetMs: 200,
 };
 
 export const QUICK_CONFIG: SimConfig = {
@@ -70,6 +75,8 @@ export const QUICK_CONFIG: SimConfig = {
     seed: 11,
   },
   sensitivity: true,
+  wSearch: [20, 40, 80, 160],
+  wSearchTargetMs: 200,
 };
 
 export interface BacklogPoint {
@@ -98,6 +105,8 @@ export interface SimOutcome {
   };
   /** The backlog target re-run with other pools / the sensitivity variant: small-store p99 idle vs during a 10,000 backlog. */
   backlogTargetChecks: { label: string; workers: number; idleP99: number; tenKP99: number }[];
+  /** The attention design's small-store p99 at each W tried (ascending, until one met wSearchTargetMs). */
+  wSearch: { workers: number; smallP99Ms: number; smallP50Ms: number; utilHeld: number }[];
   config: SimConfig;
   scale: { workers: number; results: DesignResult[] }[];
   backlog: BacklogPoint[];
@@ -134,8 +143,8 @@ const runDesign = (
     label: design.label,
     workers: run.workers,
     idle: design.idleMonth(workload.stores, workers),
+    idleGbSeconds: design.idleGbSeconds?.() ?? 0,
     wallMs: Date.now() - started,
-    lambdaGbPerWorker: design.id.startsWith('attention') ? ATTENTION.workerMemoryGb : 0,
   });
   return { world, result };
 };
@@ -230,12 +239,21 @@ export const runSimulation = (config: SimConfig, onProgress?: Progress): SimOutc
     backlogTargetChecks.push({ label: design.label, workers, idleP99: p99(0), tenKP99: p99(10_000) });
   }
   onProgress?.('[sim] backlog target checks: done');
+  const wSearch: SimOutcome['wSearch'] = [];
+  for (const workers of config.wSearch) {
+    const known = scale.find((b) => b.workers === workers)?.results.find((r) => r.id === 'attention');
+    const r = known ?? runDesign(list[0] as Design, workload, workers, undefined, '').result;
+    wSearch.push({ workers, smallP99Ms: r.smallP99Ms, smallP50Ms: r.smallP50Ms, utilHeld: r.utilHeld });
+    onProgress?.(`[sim] W search: W = ${workers}, small-store p99 ${Math.round(r.smallP99Ms)} ms`);
+    if (r.smallP99Ms <= config.wSearchTargetMs) break;
+  }
   return {
     config,
     scale,
     backlog,
     fairness,
     backlogTargetChecks,
+    wSearch,
     designs: scaleList.map((d) => ({ id: d.id, label: d.label })),
     wallMs: Date.now() - started,
     workload: workload.name,

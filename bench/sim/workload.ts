@@ -39,7 +39,7 @@ export const PLAN_INDEX: Readonly<Record<PlanName, number>> = { basic: 0, pro: 1
 /** The project's plan policies, straight from lambdas/core/plans.ts. */
 export const POLICIES: readonly Policy[] = PLAN_NAMES.map((p) => resolvePolicy(p, undefined));
 
-interface Draft {
+export interface Draft {
   stores: number;
   plan: Uint8Array;
   small: Uint8Array;
@@ -48,7 +48,8 @@ interface Draft {
   ingestRequests: number;
 }
 
-const finish = (name: string, d: Draft, focusStore: number, focusStart: number): Workload => {
+/** Builds a workload from its tasks' arrival times and owners (a calibration run builds its own). */
+export const finish = (name: string, d: Draft, focusStore: number, focusStart: number): Workload => {
   const n = d.times.length;
   const order = new Uint32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;

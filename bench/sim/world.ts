@@ -84,6 +84,8 @@ export class World {
   lastDelivery = 0;
   focusLast = 0;
   workerBusyMs = 0;
+  /** Worker activations (slices, batches, jobs): Lambda invocations where the workers run on Lambda. */
+  activations = 0;
   /** Calls reserved but not finished, per store, and how often a store went over maxConcurrentConsumers. */
   readonly callsInFlight: Int32Array;
   overConcurrency = 0;
@@ -130,6 +132,8 @@ export class World {
     }
     this.rand = rng(seed);
     this.req.add('sqs', 'data', w.ingestRequests);
+    // Ingest looks the store up (its tenant, its queue) once per request, whatever the dispatch design.
+    this.req.add('ddbRead', 'data', w.ingestRequests);
   }
 
   get now(): number {
@@ -168,11 +172,22 @@ export class World {
     this.returned.set(s, r);
   }
 
-  /** The shared per-store rate limit (GCRA): the earliest start of this store's next call, reserved now. */
-  reserve(s: number): number {
+  /** A worker activation that runs as one Lambda invocation (its duration is the held time, in workerBusyMs). */
+  invoke(): void {
+    this.activations++;
+    this.req.add('lambda', 'data');
+  }
+
+  /** A call of store s is about to be made: counts it in flight (and whether that exceeds the plan's limit). */
+  callStarting(s: number): void {
     const calls = (this.callsInFlight[s] as number) + 1;
     this.callsInFlight[s] = calls;
     if (calls > (this.conc[s] as number)) this.overConcurrency++;
+  }
+
+  /** The shared per-store rate limit (GCRA): the earliest start of this store's next call, reserved now. */
+  reserve(s: number): number {
+    this.callStarting(s);
     const start = Math.max(this.eng.now, this.tat[s] as number);
     this.tat[s] = start + (this.interval[s] as number);
     return start;
@@ -197,6 +212,22 @@ export class World {
     if (this.outstanding[s] === 0) this.backlogSince[s] = this.eng.now;
     this.outstanding[s] = (this.outstanding[s] as number) + 1;
     this.onArrival(s);
+  }
+
+  /**
+   * One task's delivery as every design makes it (deliver-task.ts): the effect-once claim write, the
+   * store's instant (`instant` reserves it and answers when the call may start), the marketplace call,
+   * the settle write; then `after`. The two writes are counted in `deliver`.
+   */
+  deliverOne(s: number, arrivedAt: number, instant: () => number, after: () => void): void {
+    this.eng.after(MODEL.awsCallMs, () => {
+      const start = instant();
+      const lat = this.callLatency();
+      this.eng.at(start + lat, () => {
+        this.deliver(s, arrivedAt, lat);
+        this.eng.after(MODEL.awsCallMs, after);
+      });
+    });
   }
 
   /** A marketplace call for a task of store s that arrived at `arrivedAt` just succeeded. */

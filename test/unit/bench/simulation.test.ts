@@ -1,7 +1,11 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runSimulationPart, type SimulationPartResult } from '../../../bench/sim-main.js';
 import { QUICK_CONFIG, type SimConfig } from '../../../bench/sim/part.js';
 import { totalRequests } from '../../../bench/sim/metrics.js';
+import { writeSummary, type Summary } from '../../../bench/summary.js';
 
 /** A tiny workload: every part of the quick mode, in well under a second of CPU. */
 const TINY: SimConfig = {
@@ -28,6 +32,7 @@ const TINY: SimConfig = {
     arriveWithinSeconds: 2,
     seed: 5,
   },
+  wSearch: [10, 40],
 };
 
 describe('simulation at scale (quick, tiny workload)', () => {
@@ -94,6 +99,51 @@ describe('simulation at scale (quick, tiny workload)', () => {
     const grouped = point?.byDesign.grouped?.p99 ?? 0;
     expect(aq).toBeLessThan(2_000);
     expect(grouped).toBeGreaterThan(10 * aq);
+  });
+
+  it("prices every design's compute, not only the attention queue's (issue #11)", () => {
+    for (const r of results()) {
+      expect(r.lambdaGbSeconds, r.id).toBeGreaterThan(0);
+      expect(r.computeMonthDollars, r.id).toBeGreaterThan(0);
+      expect(r.loadMonthDollars, r.id).toBeGreaterThan(r.computeMonthDollars);
+      expect(r.run.bucket.lambda, `${r.id} invocations`).toBeGreaterThan(0);
+    }
+  });
+
+  it('searches W upward and stops at the first pool meeting the p99 target', () => {
+    const tried = part.outcome.wSearch;
+    expect(tried.length).toBeGreaterThan(0);
+    const met = tried.findIndex((x) => x.smallP99Ms <= TINY.wSearchTargetMs);
+    if (met >= 0) expect(met).toBe(tried.length - 1);
+    expect(tried.map((x) => x.workers)).toEqual(TINY.wSearch.slice(0, tried.length));
+  });
+
+  it('writes summary.json with the issue #11 shape, and --sim-only keeps the previous pipeline part', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'aq-summary-')), 'summary.json');
+    const pipeline = { requestsPerTask: 3.5, tasksPerSecond: 200 };
+    writeFileSync(
+      path,
+      JSON.stringify({
+        pipeline,
+        targets: [{ id: 'requestsPerTask', target: 't', result: 'r', met: false, value: 3.5 }],
+      }),
+    );
+    await writeSummary(path, { quick: true, outcome: part.outcome });
+    const summary = JSON.parse(readFileSync(path, 'utf8')) as Summary;
+    const w10 = summary.scale.W10 ?? {};
+    for (const id of ['attention', 'fifo', 'per-store', 'grouped', 'scheduler', 'fair']) {
+      expect(typeof w10[id]?.smallP99Ms, id).toBe('number');
+      expect(w10[id]?.monthlyUsd, id).toBeCloseTo(byId(id).loadMonthDollars, 4);
+    }
+    expect(summary.pipeline).toEqual(pipeline);
+    expect(summary.targets.map((t) => t.id)).toEqual(
+      expect.arrayContaining([
+        'smallP99VsFifo',
+        'monthlyVsCheapestCapped',
+        'attentionOverhead',
+        'requestsPerTask',
+      ]),
+    );
   });
 
   it('renders the markdown tables and the SVG plot', () => {
