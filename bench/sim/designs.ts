@@ -104,8 +104,8 @@ export const attentionDesign = (
     let free = workers;
     let active = 0;
 
-    // The per-request enqSeq bump (ingest step 3).
-    req.add('ddbWrite', 'enqSeq', w.ingestRequests);
+    // Per request: the write-ahead before the send and its end after it (ingest steps 3 and 5).
+    req.add('ddbWrite', 'enqSeq', 2 * w.ingestRequests);
 
     const dispatch = (): void => {
       while (free > 0 && attention.length > 0) {
@@ -130,8 +130,8 @@ export const attentionDesign = (
     world.onArrival = (s) => {
       enqSeq[s] = (enqSeq[s] as number) + 1;
       if (slots[s] === 0) {
-        // Ingest step 4: no slot → issueSlot(limit 1) wins → one attention, published after the
-        // enqSeq bump and the slot write (ingest.ts signalAfterEnqueue).
+        // Ingest step 6: no slot → issueSlot(limit 1) wins → one attention, published after the send,
+        // the write-ahead's end and the slot write (ingest.ts signalAfterEnqueue).
         slots[s] = 1;
         active++;
         req.add('ddbWrite', 'attention');
