@@ -23,7 +23,8 @@ import { MetricNames } from './names.js';
 import type { DeliveryLog, SendFailure, StoreRegistry, TaskQueues } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { acceptsTasks, isConsumable, type StoreRecord } from './store-model.js';
-import { BatchBodySchema, EVENT_ID_PATTERN, TaskSchema, type Task } from './task-schemas.js';
+import { queueForPriority, workQueuesOf } from './store-queues.js';
+import { BatchBodySchema, EVENT_ID_PATTERN, TaskSchema, taskPriorityOf, type Task } from './task-schemas.js';
 
 export interface IngestDeps extends SignalDeps {
   stores: StoreRegistry;
@@ -63,7 +64,17 @@ const accepting = (store: StoreRecord): StoreRecord => {
 };
 
 const toWorkMessage = (store: StoreRecord, task: Task, now: number, correlationId: string): string =>
-  encodeWorkMessage({ v: 1, storeId: store.storeId, ...task, acceptedAt: now, correlationId });
+  encodeWorkMessage({
+    v: 1,
+    storeId: store.storeId,
+    ...task,
+    priority: taskPriorityOf(task),
+    acceptedAt: now,
+    correlationId,
+  });
+
+/** The store queue a task goes to: its high queue for a `high` task, else its work queue (store-queues.ts). */
+const queueOf = (store: StoreRecord, task: Task): string => queueForPriority(store, taskPriorityOf(task));
 
 /** A task's size as it travels (escapes included), held to the contract's 64 KiB per task. */
 const encodedTaskBytes = (task: Task): number => {
@@ -115,7 +126,7 @@ export const submitTask = async (deps: IngestDeps, request: HttpRequest): Promis
   encodedTaskBytes(task);
   const now = deps.clock.now();
   await wrapDependency('the store queue', () =>
-    deps.tasks.send(store.queueUrl, toWorkMessage(store, task, now, request.requestId)),
+    deps.tasks.send(queueOf(store, task), toWorkMessage(store, task, now, request.requestId)),
   );
   deps.telemetry.count(MetricNames.tasksAccepted, 1);
   await signalAfterEnqueue(deps, store, 1, request.requestId);
@@ -175,13 +186,24 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
   }
   let accepted: string[] = [];
   if (valid.length > 0) {
-    const entries = valid.map(({ task, index }) => ({
-      id: String(index),
-      body: toWorkMessage(store, task, now, request.requestId),
-    }));
-    const { failed } = await wrapDependency('the store queue', () =>
-      deps.tasks.sendBatch(store.queueUrl, entries),
+    // One send per queue the batch touches (high first), then one enqSeq bump below for all of it: the bump
+    // comes after every send that was accepted, whichever queue took it, so "mark idle" fails over both.
+    const byQueue = new Map<string, { id: string; body: string }[]>(
+      workQueuesOf(store).map((url) => [url, []]),
     );
+    for (const { task, index } of valid) {
+      const entry = { id: String(index), body: toWorkMessage(store, task, now, request.requestId) };
+      byQueue.get(queueOf(store, task))?.push(entry);
+    }
+    const sends = [...byQueue].filter(([, entries]) => entries.length > 0);
+    const failed: SendFailure[] = [];
+    for (const [url, entries] of sends) {
+      // A queue that throws after an earlier one took its tasks must not hide those: they are accepted.
+      const out = await deps.tasks.sendBatch(url, entries).catch((error: unknown) => ({
+        failed: entries.map((e) => ({ id: e.id, message: String(error) })),
+      }));
+      failed.push(...out.failed);
+    }
     const failures = new Map(failed.map((f) => [f.id, f]));
     for (const { task, index } of valid) {
       const failure = failures.get(String(index));

@@ -58,6 +58,8 @@ export interface SliceResult {
 }
 
 const SQS_MAX_BATCH = 10;
+/** The high queue's part of the "empty" decision: SQS's shortest long poll, which queries all its servers. */
+const HIGH_EMPTY_POLL_SECONDS = 1;
 /** A store whose only pending work is hidden for a retry is looked at again at least this often. */
 const DEFERRED_LOOK_MS = 20_000;
 /** A slice that ended on an operational error is looked at again after this, doubling with each error in a row. */
@@ -143,6 +145,8 @@ export const runSlice = async (
     : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock, maxWaitMs);
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = interval * policy.maxConcurrentConsumers;
+  /** The store's high-priority queue, drained first; absent on a store created before task priority. */
+  const high = store.priorityQueueUrl;
   let seenSeq = lease.seenSeq;
   let handled = 0;
   let delivered = 0;
@@ -170,21 +174,35 @@ export const runSlice = async (
     // Receive no more than this lease can deliver before its deadline at its share of the rate.
     const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
     const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
-    const receive = (waitSeconds: number): Promise<ReceivedMessage[]> =>
-      deps.tasks.receive(store.queueUrl, {
+    const receive = (url: string, waitSeconds: number): Promise<ReceivedMessage[]> =>
+      deps.tasks.receive(url, {
         maxMessages: want,
         waitSeconds,
-        visibilitySeconds: Math.ceil((lease.expiresAt - now) / 1000) + VISIBILITY_MARGIN_SECONDS,
+        // From the clock at this call: the receives before it (up to one second of long poll) move it on.
+        visibilitySeconds: Math.ceil((lease.expiresAt - deps.clock.now()) / 1000) + VISIBILITY_MARGIN_SECONDS,
       });
-    let batch: ReceivedMessage[];
+    let batch: ReceivedMessage[] = [];
+    /** The queue this batch came from: its deletes, re-timings and re-sends go back to it. */
+    let from = store.queueUrl;
     /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
     let trickled = false;
     try {
+      // Task priority: the high queue first, before every batch (one short poll more per batch of up to 10).
+      if (high !== undefined) {
+        batch = await receive(high, 0);
+        if (batch.length > 0) from = high;
+      }
       // A short poll first: a backlog answers at once.
-      batch = await receive(0);
+      if (batch.length === 0) batch = await receive(store.queueUrl, 0);
+      if (batch.length === 0 && high !== undefined) {
+        // Deciding "empty" needs a long poll on each queue: a short one samples SQS's servers and can miss
+        // messages that exist. One second queries them all; the normal queue's long poll follows.
+        batch = await receive(high, HIGH_EMPTY_POLL_SECONDS);
+        if (batch.length > 0) from = high;
+      }
       if (batch.length === 0) {
         // Deciding "empty" needs a long poll: a short one can miss messages that exist.
-        batch = await receive(deps.settings.emptyPollSeconds);
+        batch = await receive(store.queueUrl, deps.settings.emptyPollSeconds);
         trickled = batch.length > 0;
       }
     } catch (error) {
@@ -224,23 +242,23 @@ export const runSlice = async (
 
     const finished: string[] = [];
     const flush = async (): Promise<void> => {
-      if (finished.length > 0) await deps.tasks.deleteBatch(store.queueUrl, finished.splice(0));
+      if (finished.length > 0) await deps.tasks.deleteBatch(from, finished.splice(0));
     };
-    const handBack = async (from: number): Promise<void> => {
+    const handBack = async (start: number): Promise<void> => {
       await flush();
       await deps.tasks.changeVisibility(
-        store.queueUrl,
-        batch.slice(from).map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
+        from,
+        batch.slice(start).map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
       );
     };
-    /** The messages from `from` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
-    const resendRest = async (from: number, delaySeconds: number, plannedAt: number): Promise<void> => {
+    /** The messages from `start` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
+    const resendRest = async (start: number, delaySeconds: number, plannedAt: number): Promise<void> => {
       await flush();
-      const rest = batch.slice(from);
+      const rest = batch.slice(start);
       // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
       // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
       await deps.dispatch.recordEnqueued(store.storeId, rest.length, deps.clock.now());
-      await deps.tasks.resend(store.queueUrl, rest, delaySeconds);
+      await deps.tasks.resend(from, rest, delaySeconds);
       deps.telemetry.count(MetricNames.tasksResent, rest.length);
       await afterHiding(deps, store.storeId, { plannedAt, seconds: delaySeconds, enqueued: rest.length });
     };
@@ -301,7 +319,7 @@ export const runSlice = async (
       const until = plannedAt + outcome.afterSeconds * 1000;
       await guardUntilVisible(deps.dispatch, store.storeId, until);
       if (outcome.kind === 'retry') {
-        await deps.tasks.changeVisibility(store.queueUrl, [
+        await deps.tasks.changeVisibility(from, [
           { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
         ]);
         await afterHiding(deps, store.storeId, { plannedAt, seconds: outcome.afterSeconds });
