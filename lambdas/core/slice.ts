@@ -1,9 +1,10 @@
 import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
 import { MetricNames } from './names.js';
-import type { DispatchState, ReceivedMessage } from './ports.js';
+import type { DispatchState } from './ports.js';
 import type { Policy } from './plans.js';
 import { intervalMs, localPacer, maxPaceWaitMs, sharedPacer, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
+import { bySource, receiveBatch, type SourcedMessage } from './slice-receive.js';
 import type { StoreRecord } from './store-model.js';
 import { MAX_DELAY_SECONDS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
 import { afterHiding, guardUntilVisible } from './wake.js';
@@ -58,8 +59,6 @@ export interface SliceResult {
 }
 
 const SQS_MAX_BATCH = 10;
-/** The high queue's part of the "empty" decision: SQS's shortest long poll, which queries all its servers. */
-const HIGH_EMPTY_POLL_SECONDS = 1;
 /** A store whose only pending work is hidden for a retry is looked at again at least this often. */
 const DEFERRED_LOOK_MS = 20_000;
 /** A slice that ended on an operational error is looked at again after this, doubling with each error in a row. */
@@ -145,8 +144,6 @@ export const runSlice = async (
     : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock, maxWaitMs);
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = interval * policy.maxConcurrentConsumers;
-  /** The store's high-priority queue, drained first; absent on a store created before task priority. */
-  const high = store.priorityQueueUrl;
   let seenSeq = lease.seenSeq;
   let handled = 0;
   let delivered = 0;
@@ -174,37 +171,17 @@ export const runSlice = async (
     // Receive no more than this lease can deliver before its deadline at its share of the rate.
     const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
     const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
-    const receive = (url: string, waitSeconds: number): Promise<ReceivedMessage[]> =>
-      deps.tasks.receive(url, {
-        maxMessages: want,
-        waitSeconds,
-        // From the clock at this call: the receives before it (up to one second of long poll) move it on.
-        visibilitySeconds: Math.ceil((lease.expiresAt - deps.clock.now()) / 1000) + VISIBILITY_MARGIN_SECONDS,
-      });
-    let batch: ReceivedMessage[] = [];
-    /** The queue this batch came from: its deletes, re-timings and re-sends go back to it. */
-    let from = store.queueUrl;
+    let batch: SourcedMessage[];
     /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
-    let trickled = false;
+    let trickled: boolean;
     try {
-      // Task priority: the high queue first, before every batch (one short poll more per batch of up to 10).
-      if (high !== undefined) {
-        batch = await receive(high, 0);
-        if (batch.length > 0) from = high;
-      }
-      // A short poll first: a backlog answers at once.
-      if (batch.length === 0) batch = await receive(store.queueUrl, 0);
-      if (batch.length === 0 && high !== undefined) {
-        // Deciding "empty" needs a long poll on each queue: a short one samples SQS's servers and can miss
-        // messages that exist. One second queries them all; the normal queue's long poll follows.
-        batch = await receive(high, HIGH_EMPTY_POLL_SECONDS);
-        if (batch.length > 0) from = high;
-      }
-      if (batch.length === 0) {
-        // Deciding "empty" needs a long poll: a short one can miss messages that exist.
-        batch = await receive(store.queueUrl, deps.settings.emptyPollSeconds);
-        trickled = batch.length > 0;
-      }
+      ({ batch, trickled } = await receiveBatch(deps.tasks, store, {
+        want,
+        emptyPollSeconds: deps.settings.emptyPollSeconds,
+        // From the clock at each receive: the polls before it move it on.
+        visibilitySeconds: () =>
+          Math.ceil((lease.expiresAt - deps.clock.now()) / 1000) + VISIBILITY_MARGIN_SECONDS,
+      }));
     } catch (error) {
       deps.telemetry.error('receive failed', { error: String(error) });
       return result('error', { resumeAt: now + ERROR_RETRY_MS });
@@ -240,16 +217,22 @@ export const runSlice = async (
     headSentAt = oldest;
     const fullBatch = batch.length === SQS_MAX_BATCH;
 
-    const finished: string[] = [];
+    // Each message goes back to the queue it came from (the high-priority queue or the work queue).
+    const finished: SourcedMessage[] = [];
     const flush = async (): Promise<void> => {
-      if (finished.length > 0) await deps.tasks.deleteBatch(from, finished.splice(0));
+      for (const [url, done] of bySource(finished.splice(0)))
+        await deps.tasks.deleteBatch(
+          url,
+          done.map((m) => m.receiptHandle),
+        );
     };
     const handBack = async (start: number): Promise<void> => {
       await flush();
-      await deps.tasks.changeVisibility(
-        from,
-        batch.slice(start).map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
-      );
+      for (const [url, rest] of bySource(batch.slice(start)))
+        await deps.tasks.changeVisibility(
+          url,
+          rest.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
+        );
     };
     /** The messages from `start` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
     const resendRest = async (start: number, delaySeconds: number, plannedAt: number): Promise<void> => {
@@ -258,12 +241,12 @@ export const runSlice = async (
       // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
       // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
       await deps.dispatch.recordEnqueued(store.storeId, rest.length, deps.clock.now());
-      await deps.tasks.resend(from, rest, delaySeconds);
+      for (const [url, copies] of bySource(rest)) await deps.tasks.resend(url, copies, delaySeconds);
       deps.telemetry.count(MetricNames.tasksResent, rest.length);
       await afterHiding(deps, store.storeId, { plannedAt, seconds: delaySeconds, enqueued: rest.length });
     };
     for (let i = 0; i < batch.length; i++) {
-      const message = batch[i] as ReceivedMessage;
+      const message = batch[i] as SourcedMessage;
       let outcome: TaskResult;
       // No call starts at or after the slice deadline, so the last one ends before the lease expires.
       const pace = async (): Promise<boolean> => {
@@ -311,7 +294,7 @@ export const runSlice = async (
       if (outcome.kind === 'done') {
         if (outcome.as === 'delivered') delivered++;
         if (outcome.as === 'dead_lettered') deadLettered++;
-        finished.push(message.receiptHandle);
+        finished.push(message);
         continue;
       }
       // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
@@ -319,7 +302,7 @@ export const runSlice = async (
       const until = plannedAt + outcome.afterSeconds * 1000;
       await guardUntilVisible(deps.dispatch, store.storeId, until);
       if (outcome.kind === 'retry') {
-        await deps.tasks.changeVisibility(from, [
+        await deps.tasks.changeVisibility(message.queueUrl, [
           { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
         ]);
         await afterHiding(deps, store.storeId, { plannedAt, seconds: outcome.afterSeconds });

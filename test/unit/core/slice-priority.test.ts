@@ -71,7 +71,7 @@ const setup = (
     Object.entries({ [HIGH]: [], [NORMAL]: [], ...queues }).map(([url, ids]) => [url, ids.map(message)]),
   );
   let now = T0;
-  const receives: [string, number][] = [];
+  const receives: [string, number, number][] = [];
   const deleted: [string, string][] = [];
   const hidden: [string, string][] = [];
   const resent: [string, string][] = [];
@@ -80,7 +80,7 @@ const setup = (
     send: vi.fn(),
     sendBatch: vi.fn(),
     receive: vi.fn(async (url: string, { maxMessages, waitSeconds }) => {
-      receives.push([url, waitSeconds]);
+      receives.push([url, waitSeconds, maxMessages]);
       return (held[url] ?? []).splice(0, maxMessages);
     }),
     deleteBatch: vi.fn(async (url: string, handles: string[]) => {
@@ -142,23 +142,24 @@ describe('runSlice with a high-priority queue', () => {
     expect(world.calls.indexOf('h1')).toBe(10);
   });
 
-  it('checks the high queue once per batch with a short poll, and decides "empty" with a long poll on each', async () => {
+  it('checks the high queue once per batch with a short poll, and decides "empty" with long polls of both side by side', async () => {
     const world = setup({ [NORMAL]: ['n1'] });
     const result = await runSlice(world.deps, store, policy, lease);
+    // [queue, waitSeconds, maxMessages]: the empty check shares the batch size between the two long polls.
     expect({ end: result.end, receives: world.receives }).toEqual({
       end: 'empty',
       receives: [
-        [HIGH, 0],
-        [NORMAL, 0],
-        [HIGH, 0],
-        [NORMAL, 0],
-        [HIGH, 1],
-        [NORMAL, 1],
+        [HIGH, 0, 10],
+        [NORMAL, 0, 10],
+        [HIGH, 0, 10],
+        [NORMAL, 0, 10],
+        [HIGH, 1, 5],
+        [NORMAL, 1, 5],
       ],
     });
   });
 
-  it('finds high tasks in the empty check and delivers them before going idle', async () => {
+  it('finds high tasks in the empty check and delivers them instead of going idle', async () => {
     const world = setup({ [NORMAL]: [] });
     let highChecks = 0;
     const receive = world.deps.tasks.receive;
@@ -171,7 +172,9 @@ describe('runSlice with a high-priority queue', () => {
       return receive(url, opts);
     };
     const result = await runSlice(world.deps, store, policy, lease);
-    expect({ end: result.end, calls: world.calls }).toEqual({ end: 'empty', calls: ['h1'] });
+    // Found by the empty check's long polls, like a trickle: delivered, then the slice yields its worker.
+    expect({ end: result.end, calls: world.calls }).toEqual({ end: 'yielded', calls: ['h1'] });
+    expect(world.deps.dispatch.markIdle).not.toHaveBeenCalled();
   });
 
   it('deletes each message from the queue it came from', async () => {
@@ -201,6 +204,10 @@ describe('runSlice with a high-priority queue', () => {
     const world = setup({ [NORMAL]: ['n1'] });
     const { priorityQueueUrl: _none, ...legacy } = store;
     await runSlice(world.deps, legacy, policy, lease);
-    expect(world.receives.every(([url]) => url === NORMAL)).toBe(true);
+    expect(world.receives).toEqual([
+      [NORMAL, 0, 10],
+      [NORMAL, 0, 10],
+      [NORMAL, 1, 10],
+    ]);
   });
 });
