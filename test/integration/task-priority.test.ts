@@ -66,7 +66,6 @@ describe('task priority within a store', () => {
     await waitFor('the order sync delivered', () => callOrder('draining').includes('ord-2'), 30_000);
     const overtaken = callOrder('draining').indexOf('ord-2') - startedBefore;
     // Only the batches in hand when it was accepted (≤ 10 per consumer) may go first; never a whole slice.
-    console.log(`task-priority: ${overtaken} normal calls started between the high task's 202 and its call`);
     expect(overtaken).toBeLessThanOrEqual(SLICE);
   });
 
