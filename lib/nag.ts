@@ -43,10 +43,10 @@ const roleSuppressions = (stack: AttentionQueueStack, fn: FunctionName, target: 
     wildcards.push('Resource::*');
   }
   const queues = StoreQueueActions[fn];
-  const [work, deadLetter] = QueueNames.storeQueuePatterns(stack.queuePrefix);
+  const [work, deadLetter, priority] = QueueNames.storeQueuePatterns(stack.queuePrefix);
   const sqsArn = (pattern: string | undefined) =>
     `Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${pattern}`;
-  if (queues.work.length > 0) wildcards.push(sqsArn(work));
+  if (queues.work.length > 0) wildcards.push(sqsArn(work), sqsArn(priority));
   if (queues.deadLetter.length > 0) wildcards.push(sqsArn(deadLetter));
   const tables: Partial<Record<TableKey, TableActions>> = TableAccess[fn];
   const indexed = (Object.entries(tables) as [TableKey, TableActions][])
@@ -62,7 +62,7 @@ const roleSuppressions = (stack: AttentionQueueStack, fn: FunctionName, target: 
           : '',
         indexed.length > 0 ? "'/index/*' only for Query on the table's own secondary indexes" : '',
         queues.work.length + queues.deadLetter.length > 0
-          ? `store queues and DLQs are created at run time, so their name patterns (${work}, ${deadLetter}) are the narrowest ARNs possible; each kind gets only the actions this function calls on it`
+          ? `store queues and DLQs are created at run time, so their name patterns (${work}, ${priority}, ${deadLetter}) are the narrowest ARNs possible; each kind gets only the actions this function calls on it`
           : '',
       ]
         .filter((part) => part !== '')

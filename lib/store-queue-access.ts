@@ -6,20 +6,19 @@ import { QueueNames } from '../lambdas/core/names.js';
 
 /**
  * Store queues (and their DLQs) are created at run time by the admin function, so no template can
- * name them. IAM names their patterns instead — `arn:…:sqs:<region>:<account>:<prefix>-s-*` (work queues)
- * and `…-d-*` (dead-letter queues) — which cover every store's queue or DLQ of this deployment and
- * nothing else. The two kinds are granted separately: a function gets on each kind only what it calls
- * there.
+ * name them. IAM names their patterns instead — `arn:…:sqs:<region>:<account>:<prefix>-s-*` (work queues),
+ * `…-h-*` (high-priority work queues, granted exactly what work queues are) and `…-d-*` (dead-letter
+ * queues) — which cover every store's queue or DLQ of this deployment and nothing else. Work and
+ * dead-letter queues are granted separately: a function gets on each kind only what it calls there.
  */
 export type StoreQueueKind = 'work' | 'deadLetter';
 
-export const storeQueueArn = (scope: IConstruct, queuePrefix: string, kind: StoreQueueKind): string => {
-  const [work, deadLetter] = QueueNames.storeQueuePatterns(queuePrefix) as [string, string];
-  return Stack.of(scope).formatArn({
-    service: 'sqs',
-    resource: kind === 'work' ? work : deadLetter,
-    arnFormat: ArnFormat.NO_RESOURCE_NAME,
-  });
+/** The ARN patterns of one kind of store queue: the work kind covers the work and the high-priority queues. */
+export const storeQueueArns = (scope: IConstruct, queuePrefix: string, kind: StoreQueueKind): string[] => {
+  const [work, deadLetter, priority] = QueueNames.storeQueuePatterns(queuePrefix) as [string, string, string];
+  return (kind === 'work' ? [work, priority] : [deadLetter]).map((resource) =>
+    Stack.of(scope).formatArn({ service: 'sqs', resource, arnFormat: ArnFormat.NO_RESOURCE_NAME }),
+  );
 };
 
 /**
@@ -86,6 +85,6 @@ export const grantStoreQueues = (
       Grant.addToPrincipal({
         grantee,
         actions: [...StoreQueueActions[role][kind]],
-        resourceArns: [storeQueueArn(scope, queuePrefix, kind)],
+        resourceArns: storeQueueArns(scope, queuePrefix, kind),
       }),
     );

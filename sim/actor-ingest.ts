@@ -55,10 +55,14 @@ export class IngestActors {
     const versioned = state.spec.versioned;
     const task = (eventId: string) => {
       const n = Number(eventId.slice(1));
+      // Every fourth task is an order sync (high priority by its type's default): it overtakes the waiting
+      // inventory updates (invariant 11).
+      const high = n % 4 === 3;
       return {
         eventId,
-        type: 'inventory.update',
-        payload: { sku: `sku-${eventId}`, quantity: 1 },
+        ...(high
+          ? { type: 'orders.sync', payload: { orderId: `o-${eventId}` } }
+          : { type: 'inventory.update', payload: { sku: `sku-${eventId}`, quantity: 1 } }),
         ...(versioned ? { entityId: `ent-${n % 3}`, version: n } : {}),
       };
     };

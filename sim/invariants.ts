@@ -1,6 +1,7 @@
 import { CLOCK_SKEW_MS, leaseTtlMs } from '../lambdas/core/timing.js';
 import { ENSURE_SLOT } from '../lambdas/core/signal.js';
 import type { Actor } from './scheduler.js';
+import { PriorityCheck } from './priority-check.js';
 import { RateCheck } from './rate-check.js';
 import { APPROXIMATE_LAG_MS } from './sim-sqs.js';
 import {
@@ -21,6 +22,7 @@ import type {
   TaskTrack,
   WorldView,
 } from './world-view.js';
+import { hasVisibleWork, heldMessages } from './world-view.js';
 
 export interface Violation {
   invariant: number;
@@ -81,11 +83,30 @@ export class Invariants implements Checks {
   >();
 
   private readonly rate: RateCheck;
+  private readonly priority: PriorityCheck;
   /** Highest version the marketplace applied per store/entity. */
   private readonly versions = new Map<string, number>();
 
   constructor(private readonly world: WorldView) {
     this.rate = new RateCheck(world, (invariant, message) => this.fail(invariant, message));
+    this.priority = new PriorityCheck(world, (invariant, message) => this.fail(invariant, message));
+  }
+
+  /* ---- 11. task priority within a store (priority-check.ts) */
+  highSent(state: StoreState, eventId: string): void {
+    this.priority.highSent(state, eventId);
+  }
+
+  highReached(storeId: string, eventId: string): void {
+    this.priority.highReached(storeId, eventId);
+  }
+
+  highMissed(storeId: string): void {
+    this.priority.highMissed(storeId);
+  }
+
+  taskCallStarted(storeId: string, eventId: string): void {
+    this.priority.taskCallStarted(storeId, eventId);
   }
 
   throttled(actor: Actor, storeId: string, until: number): void {
@@ -235,7 +256,7 @@ export class Invariants implements Checks {
   /* ---- 2. a sweep that finds an untracked backlog must have a reason the protocol allows */
   sweepRescue(state: StoreState): void {
     const item = this.world.dispatchItem(state.spec.storeId);
-    if (item?.activeShard !== undefined || state.queue.messages.size === 0) return;
+    if (item?.activeShard !== undefined || heldMessages(state) === 0) return;
     this.world.stats.sweepRescues++;
     if (sweepExcused(state)) {
       state.falseEmpty = false;
@@ -317,17 +338,17 @@ export class Invariants implements Checks {
       // false-empty receive let a worker mark it idle. This catches a lost wake-up when it happens, even if
       // a later task would have hidden it.
       if (
-        state.queue.messages.size > 0 &&
+        heldMessages(state) > 0 &&
         this.world.dispatchItem(storeId)?.activeShard === undefined &&
         !sweepExcused(state)
       )
         this.fail(
           2,
-          `${storeId} holds ${state.queue.messages.size} message(s) but is not in the active index (lost wake-up)`,
+          `${storeId} holds ${heldMessages(state)} message(s) but is not in the active index (lost wake-up)`,
         );
 
       // 2b. no stranded backlog: visible messages and no live lease only for a bounded time.
-      const visible = state.queue.hasVisible(now);
+      const visible = hasVisibleWork(state, now);
       let leased = false;
       for (const lease of this.world.leases().values())
         if (lease.storeId === storeId) {
@@ -398,7 +419,7 @@ export class Invariants implements Checks {
 
   notDrained(): void {
     const left = [...this.world.tasks()].filter((t) => !this.world.settled(t));
-    const queued = [...this.world.stores()].map((s) => `${s.spec.storeId}:${s.queue.messages.size}`);
+    const queued = [...this.world.stores()].map((s) => `${s.spec.storeId}:${heldMessages(s)}`);
     this.fail(
       1,
       `not drained within the horizon: ${left.length} task(s) neither delivered nor dead-lettered; queues ${queued.join(' ')}`,

@@ -31,6 +31,7 @@ export class MarketplaceModel {
         keyCalls.push(call);
         const inFlight = this.server.start(storeId);
         ctx.checks.callStarted(actor, storeId, inFlight, keyCalls);
+        ctx.checks.taskCallStarted(storeId, request.body.eventId);
         let ended = false;
         const end = () => {
           if (ended) return;

@@ -20,6 +20,8 @@ export class SqsModel {
   readonly stores = new Map<string, StoreState>();
   readonly tasks = new Map<string, TaskTrack>();
   private readonly byQueueUrl = new Map<string, StoreState>();
+  /** Every store queue by its URL: work, high-priority and dead-letter queues. */
+  private readonly queues = new Map<string, SimQueue>();
   private readonly attentionMeta = new WeakMap<SimMessage, { storeId: string; slotId: string }>();
 
   constructor(
@@ -36,6 +38,11 @@ export class SqsModel {
     const queue = new SimQueue(`sim://s/${spec.storeId}`, this.ctx.rng, MAX_RECEIVE_COUNT, (m) =>
       this.redriven(state, m),
     );
+    // The high-priority queue redrives into the same DLQ.
+    const high = new SimQueue(`sim://h/${spec.storeId}`, this.ctx.rng, MAX_RECEIVE_COUNT, (m) => {
+      this.reachedHigh(state, m);
+      this.redriven(state, m);
+    });
     const state: StoreState = {
       spec,
       record: {
@@ -46,20 +53,29 @@ export class SqsModel {
         status: 'active',
         overrides: spec.overrides,
         queueUrl: queue.url,
+        priorityQueueUrl: high.url,
         deadLetterQueueUrl: `sim://d/${spec.storeId}`,
         createdAt: T0,
         updatedAt: T0,
       },
       queue,
+      high,
       dlq: new SimQueue(`sim://d/${spec.storeId}`, this.ctx.rng, undefined),
       untracked: new Set(),
       orphans: new Set(),
       falseEmpty: false,
     };
     this.stores.set(spec.storeId, state);
-    this.byQueueUrl.set(queue.url, state);
-    this.byQueueUrl.set(state.dlq.url, state);
+    for (const q of [queue, high, state.dlq]) {
+      this.byQueueUrl.set(q.url, state);
+      this.queues.set(q.url, q);
+    }
     return state;
+  }
+
+  private reachedHigh(state: StoreState, message: SimMessage): void {
+    const track = this.taskOf(message.body);
+    if (track) this.ctx.checks.highReached(state.spec.storeId, track.eventId);
   }
 
   attentionOf(message: SimMessage): { storeId: string; slotId: string } | undefined {
@@ -91,11 +107,12 @@ export class SqsModel {
     }
   }
 
-  private taskSent(state: StoreState, body: string, actor: Actor): void {
+  private taskSent(state: StoreState, queue: SimQueue, body: string, actor: Actor): void {
     const { ctx } = this;
-    const message = state.queue.send(body, ctx.now);
+    const message = queue.send(body, ctx.now);
     const track = this.taskOf(body);
     if (track) track.copies++;
+    if (track && queue === state.high) ctx.checks.highSent(state, track.eventId);
     state.untracked.add(actor.id);
     if (!ctx.faultsOn) return;
     if (ctx.rng.chance(ctx.scenario.faults.nearReceiveLimit))
@@ -103,7 +120,7 @@ export class SqsModel {
     if (ctx.rng.chance(ctx.scenario.faults.duplicateTask)) {
       // SQS at-least-once: the same message (same MessageId) can be received twice while it is in the queue.
       // (A copy revived after its delete, which only the sweep would find, is not modelled.)
-      state.queue.send(body, ctx.now, 0, false, message.messageId);
+      queue.send(body, ctx.now, 0, false, message.messageId);
       if (track) track.copies++;
       ctx.stats.duplicateTasks++;
     }
@@ -131,6 +148,12 @@ export class SqsModel {
     return state;
   }
 
+  private queueAt(url: string): SimQueue {
+    const queue = this.queues.get(url);
+    if (!queue) throw new Error(`no such queue ${url}`);
+    return queue;
+  }
+
   /* ---------------------------------------------------------------- ports */
 
   tasksFor(actor: Actor): TaskQueues {
@@ -138,7 +161,7 @@ export class SqsModel {
     const port: TaskQueues = {
       send: (url, body) =>
         ctx.sched.call(actor, 'sqs.send', ctx.awsLatency(actor, 'sqs.send'), () => {
-          this.taskSent(this.queueState(url), body, actor);
+          this.taskSent(this.queueState(url), this.queueAt(url), body, actor);
         }),
       sendBatch: (url, entries) =>
         ctx.sched.call(
@@ -147,7 +170,7 @@ export class SqsModel {
           ctx.awsLatency(actor, 'sqs.sendBatch'),
           () => {
             const state = this.queueState(url);
-            for (const entry of entries) this.taskSent(state, entry.body, actor);
+            for (const entry of entries) this.taskSent(state, this.queueAt(url), entry.body, actor);
             return { failed: [] };
           },
         ),
@@ -158,14 +181,28 @@ export class SqsModel {
           ctx.awsLatency(actor, 'sqs.receive'),
           () => {
             const state = this.queueState(url);
+            const queue = this.queueAt(url);
             if (ctx.faultsOn && ctx.rng.chance(ctx.scenario.faults.falseEmpty)) {
-              if (state.queue.hasVisible(ctx.now)) {
+              if (queue.hasVisible(ctx.now)) {
                 state.falseEmpty = true;
+                if (queue === state.high) ctx.checks.highMissed(state.spec.storeId);
                 ctx.sched.log(`${actor.name}   ↳ false-empty receive injected`);
               }
               return [];
             }
-            const take = () => this.receive(actor, state, opts.maxMessages, opts.visibilitySeconds);
+            // A short poll samples SQS's servers and can miss what a small queue holds: the protocol must
+            // not rely on one (its "empty" decision uses long polls), so this is no excuse for invariant 2.
+            if (
+              opts.waitSeconds <= 0 &&
+              ctx.faultsOn &&
+              queue.hasVisible(ctx.now) &&
+              ctx.rng.chance(ctx.scenario.faults.shortPollMiss)
+            ) {
+              if (queue === state.high) ctx.checks.highMissed(state.spec.storeId);
+              ctx.sched.log(`${actor.name}   ↳ short poll missed the queue's messages (injected)`);
+              return [];
+            }
+            const take = () => this.receive(actor, state, queue, opts.maxMessages, opts.visibilitySeconds);
             const first = take();
             if (first.length > 0 || opts.waitSeconds <= 0) return first;
             return defer(opts.waitSeconds * 1000, take);
@@ -177,15 +214,15 @@ export class SqsModel {
           `sqs.deleteBatch(${handles.length})`,
           ctx.awsLatency(actor, 'sqs.deleteBatch'),
           () => {
-            const state = this.queueState(url);
+            const queue = this.queueAt(url);
             let stale = 0;
             for (const handle of handles) {
-              const message = state.queue.byReceipt(handle);
+              const message = queue.byReceipt(handle);
               if (!message) {
                 stale++;
                 continue;
               }
-              state.queue.remove(message, ctx.now);
+              queue.remove(message, ctx.now);
               this.taskRemoved(message);
             }
             if (stale > 0) throw new Error(`DeleteMessageBatch: ${stale} receipt handle(s) no longer valid`);
@@ -198,10 +235,10 @@ export class SqsModel {
           ctx.awsLatency(actor, 'sqs.changeVisibility'),
           () => {
             actor.guardOpen = false;
-            const state = this.queueState(url);
+            const queue = this.queueAt(url);
             // The adapter ignores per-entry failures (a stale handle): so does SQS's batch answer.
             for (const entry of entries) {
-              const message = state.queue.byReceipt(entry.receiptHandle);
+              const message = queue.byReceipt(entry.receiptHandle);
               if (message) message.visibleAt = ctx.now + entry.seconds * 1000;
             }
           },
@@ -214,9 +251,9 @@ export class SqsModel {
           ctx.awsLatency(actor, 'sqs.resend'),
           () => {
             actor.guardOpen = false;
-            const state = this.queueState(url);
+            const queue = this.queueAt(url);
             for (const m of messages) {
-              state.queue.send(m.body, ctx.now, delaySeconds * 1000);
+              queue.send(m.body, ctx.now, delaySeconds * 1000);
               const track = this.taskOf(m.body);
               if (track) track.copies++;
             }
@@ -241,12 +278,14 @@ export class SqsModel {
   private receive(
     actor: Actor,
     state: StoreState,
+    queue: SimQueue,
     max: number,
     visibilitySeconds: number,
   ): ReceivedMessage[] {
     const { ctx } = this;
     const want = ctx.rng.chance(ctx.scenario.faults.partialReceive) ? ctx.rng.int(1, max) : max;
-    const messages = state.queue.receive(ctx.now, want, visibilitySeconds * 1000);
+    const messages = queue.receive(ctx.now, want, visibilitySeconds * 1000);
+    if (queue === state.high) for (const m of messages) this.reachedHigh(state, m);
     const lease = this.leaseOf(actor.id);
     if (lease && lease.storeId === state.spec.storeId) {
       lease.received += messages.length;
@@ -298,7 +337,7 @@ export class SqsModel {
     return {
       pending: (url) =>
         ctx.sched.call(actor, 'sqs.approximateCount', ctx.awsLatency(actor, 'sqs.approximateCount'), () =>
-          this.queueState(url).queue.approximateSize(ctx.now),
+          this.queueAt(url).approximateSize(ctx.now),
         ),
       counts: () => Promise.reject(new Error('not simulated')),
       createStoreQueues: () => Promise.reject(new Error('not simulated')),

@@ -8,6 +8,8 @@ export interface Faults {
   attentionDuplicate: number;
   /** A receive that comes back empty although messages are visible (beyond SQS's long-poll promise). */
   falseEmpty: number;
+  /** A short poll (WaitTimeSeconds 0) that misses what the queue holds: SQS samples its servers. */
+  shortPollMiss: number;
   partialReceive: number;
   crashProbability: number;
   maxCrashes: number;
@@ -99,6 +101,7 @@ export const scenarioFor = (seed: number): Scenario => {
     attentionLoss: [0, 0.03, 0.1, 0.25][level] as number,
     attentionDuplicate: [0, 0.03, 0.1, 0.2][level] as number,
     falseEmpty: [0, 0.005, 0.02, 0.05][level] as number,
+    shortPollMiss: [0, 0.02, 0.05, 0.1][level] as number,
     partialReceive: 0.2,
     crashProbability: [0, 0.003, 0.01, 0.02][level] as number,
     maxCrashes: [0, 3, 6, 10][level] as number,

@@ -63,9 +63,20 @@ export interface Excuses {
 export interface StoreState extends Excuses {
   spec: StoreSpec;
   record: StoreRecord;
+  /** The store's work queue (normal tasks). */
   queue: SimQueue;
+  /** The store's high-priority work queue (task priority within a store), drained first. */
+  high: SimQueue;
   dlq: SimQueue;
 }
+
+/** Messages in both of the store's work queues (visible, in flight or delayed). */
+export const heldMessages = (state: StoreState): number =>
+  state.queue.messages.size + state.high.messages.size;
+
+/** Whether either of the store's work queues has a visible message. */
+export const hasVisibleWork = (state: StoreState, now: number): boolean =>
+  state.queue.hasVisible(now) || state.high.hasVisible(now);
 
 export interface SimStats {
   steps: number;
@@ -155,6 +166,14 @@ export interface Checks {
   /** The marketplace succeeded on a call (`keyCalls`: every call with its key so far, this one last). */
   callSucceeded(key: string, keyCalls: readonly KeyCall[]): void;
   received(state: StoreState, lease: LeaseTrack): void;
+  /** Task priority (invariant 11): a high task's first copy landed in the store's high queue. */
+  highSent(state: StoreState, eventId: string): void;
+  /** A high task left the high queue's visible set for the first time (received, or moved to the DLQ). */
+  highReached(storeId: string, eventId: string): void;
+  /** A receive of the store's high queue came back empty although it held a visible message (injected). */
+  highMissed(storeId: string): void;
+  /** A marketplace call starts for this task of the store. */
+  taskCallStarted(storeId: string, eventId: string): void;
   /** A marketplace 429 answered a call of the store; `until`: its Retry-After end, true time. */
   throttled(actor: Actor, storeId: string, until: number): void;
   /** A holdTat write landed for the store; `until` in true time. */

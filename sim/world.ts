@@ -4,6 +4,7 @@ import { IngestActors } from './actor-ingest.js';
 import { ReconcilerSchedule } from './actor-reconciler.js';
 import { WorkerPool } from './actor-workers.js';
 import { T0 } from './constants.js';
+import { heldMessages } from './world-view.js';
 import { SimContext } from './context.js';
 import { Invariants, type Violation } from './invariants.js';
 import { DispatchModel } from './model-dispatch.js';
@@ -162,7 +163,7 @@ export class World implements WorldView {
 
   private drained(): boolean {
     if (!this.ingest.done()) return false;
-    for (const state of this.sqs.stores.values()) if (state.queue.messages.size > 0) return false;
+    for (const state of this.sqs.stores.values()) if (heldMessages(state) > 0) return false;
     for (const track of this.sqs.tasks.values()) if (!this.settled(track)) return false;
     return true;
   }

@@ -116,7 +116,11 @@ const restoreStoreQueues = async (
         maxReceiveCount: MAX_RECEIVE_COUNT,
         tags: { storeId: store.storeId, tenantId: store.tenantId },
       });
-      if (urls.queueUrl !== store.queueUrl || urls.deadLetterQueueUrl !== store.deadLetterQueueUrl) {
+      if (
+        urls.queueUrl !== store.queueUrl ||
+        urls.deadLetterQueueUrl !== store.deadLetterQueueUrl ||
+        urls.priorityQueueUrl !== store.priorityQueueUrl
+      ) {
         await registry.put({ ...store, ...urls });
       }
       restored++;

@@ -4,7 +4,7 @@ import { DEPLOYMENT_TAG_KEY, QueueNames, usageKeyName } from '../../lambdas/core
 
 /**
  * What a deployment creates at run time, outside CloudFormation, and `cdk destroy` therefore leaves:
- * every store's work queue and DLQ (`{prefix}-s-*`, `{prefix}-d-*`) and every tenant's API key.
+ * every store's work queues and DLQ (`{prefix}-s-*`, `{prefix}-h-*`, `{prefix}-d-*`) and every tenant's API key.
  */
 export interface Leftovers {
   readonly queueUrls: readonly string[];
@@ -59,12 +59,10 @@ const keysOf = async (apiGateway: APIGatewayClient, prefix: string): Promise<Lef
 
 /** Lists what the deployment with this queue prefix left behind; changes nothing. */
 export const findLeftovers = async (clients: LeftoverClients, prefix: string): Promise<Leftovers> => {
-  // `{prefix}-s-` and `{prefix}-d-`: the two markers of QueueNames, nothing else of the account.
-  const [work, deadLetter] = QueueNames.storeQueuePatterns(prefix).map((pattern) => pattern.slice(0, -1));
-  const queueUrls = [
-    ...(await queuesNamed(clients.sqs, work ?? '')),
-    ...(await queuesNamed(clients.sqs, deadLetter ?? '')),
-  ];
+  // `{prefix}-s-`, `{prefix}-d-` and `{prefix}-h-`: the markers of QueueNames, nothing else of the account.
+  const queueUrls: string[] = [];
+  for (const pattern of QueueNames.storeQueuePatterns(prefix))
+    queueUrls.push(...(await queuesNamed(clients.sqs, pattern.slice(0, -1))));
   const apiKeys = clients.apiGateway ? await keysOf(clients.apiGateway, prefix) : [];
   return { queueUrls, apiKeys };
 };

@@ -18,6 +18,7 @@ import type { StoreRecord } from '../core/store-model.js';
 import { STORE_QUEUE } from '../config/topology.js';
 
 type QueuePair = Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl'>;
+type StoreQueueSet = QueuePair & Pick<StoreRecord, 'priorityQueueUrl'>;
 
 const count = (value: string | undefined): number => Number(value ?? '0');
 
@@ -48,11 +49,12 @@ export const tlsOnlyPolicy = (queueArn: string): string =>
   });
 
 /**
- * A store DLQ accepts dead letters from its own work queue only (SQS's RedriveAllowPolicy): no other
- * queue, of this deployment or another, can redrive into it by mistake.
+ * A store DLQ accepts dead letters from its own work queues only — the work queue and the high-priority
+ * queue (SQS's RedriveAllowPolicy, up to 10 sources): no other queue, of this deployment or another, can
+ * redrive into it by mistake.
  */
-export const redriveAllowPolicy = (sourceQueueArn: string): string =>
-  JSON.stringify({ redrivePermission: 'byQueue', sourceQueueArns: [sourceQueueArn] });
+export const redriveAllowPolicy = (...sourceQueueArns: string[]): string =>
+  JSON.stringify({ redrivePermission: 'byQueue', sourceQueueArns });
 
 export class SqsQueueAdmin implements QueueAdmin {
   constructor(
@@ -106,31 +108,35 @@ export class SqsQueueAdmin implements QueueAdmin {
     );
     const deadLetterTargetArn = await this.arnOf(deadLetterQueueUrl);
     const queueName = QueueNames.storeQueue(this.prefix, storeId);
-    const queueArn = `${deadLetterTargetArn.slice(0, deadLetterTargetArn.lastIndexOf(':') + 1)}${queueName}`;
-    // The DLQ's ARN only exists once it does; its policies follow (before the work queue names it as its
-    // DLQ, which SQS checks against the RedriveAllowPolicy), and the work queue's ARN is known up front.
+    const priorityName = QueueNames.storePriorityQueue(this.prefix, storeId);
+    const arnPrefix = deadLetterTargetArn.slice(0, deadLetterTargetArn.lastIndexOf(':') + 1);
+    const queueArn = `${arnPrefix}${queueName}`;
+    const priorityArn = `${arnPrefix}${priorityName}`;
+    // The DLQ's ARN only exists once it does; its policies follow (before the work queues name it as their
+    // DLQ, which SQS checks against the RedriveAllowPolicy), and the work queues' ARNs are known up front.
     await this.sqs.send(
       new SetQueueAttributesCommand({
         QueueUrl: deadLetterQueueUrl,
         Attributes: {
           Policy: tlsOnlyPolicy(deadLetterTargetArn),
           // The emulator (manual redrive mode) knows neither move tasks nor this attribute.
-          ...(this.redriveMode === 'move-task' ? { RedriveAllowPolicy: redriveAllowPolicy(queueArn) } : {}),
+          ...(this.redriveMode === 'move-task'
+            ? { RedriveAllowPolicy: redriveAllowPolicy(queueArn, priorityArn) }
+            : {}),
         },
       }),
     );
-    const queueUrl = await this.createOrUpdate(
-      queueName,
-      {
-        MessageRetentionPeriod: String(STORE_QUEUE.retentionSeconds),
-        VisibilityTimeout: String(STORE_QUEUE.visibilityTimeoutSeconds),
-        SqsManagedSseEnabled: 'true',
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn, maxReceiveCount: opts.maxReceiveCount }),
-        Policy: tlsOnlyPolicy(queueArn),
-      },
-      tags,
-    );
-    return { queueUrl, deadLetterQueueUrl };
+    // Both work queues alike (retention, visibility, encryption), and both dead-letter into the one DLQ.
+    const workQueueAttributes = (arn: string) => ({
+      MessageRetentionPeriod: String(STORE_QUEUE.retentionSeconds),
+      VisibilityTimeout: String(STORE_QUEUE.visibilityTimeoutSeconds),
+      SqsManagedSseEnabled: 'true',
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn, maxReceiveCount: opts.maxReceiveCount }),
+      Policy: tlsOnlyPolicy(arn),
+    });
+    const queueUrl = await this.createOrUpdate(queueName, workQueueAttributes(queueArn), tags);
+    const priorityQueueUrl = await this.createOrUpdate(priorityName, workQueueAttributes(priorityArn), tags);
+    return { queueUrl, deadLetterQueueUrl, priorityQueueUrl };
   }
 
   /** The store queue's three counts, one GetQueueAttributes request. */
@@ -157,9 +163,10 @@ export class SqsQueueAdmin implements QueueAdmin {
     return backlog + inFlight + delayed;
   }
 
-  async counts(store: QueuePair): Promise<QueueCounts> {
-    const [main, dlq] = await Promise.all([
+  async counts(store: StoreQueueSet): Promise<QueueCounts> {
+    const [main, high, dlq] = await Promise.all([
       this.mainCounts(store.queueUrl),
+      store.priorityQueueUrl === undefined ? undefined : this.mainCounts(store.priorityQueueUrl),
       this.sqs.send(
         new GetQueueAttributesCommand({
           QueueUrl: store.deadLetterQueueUrl,
@@ -167,7 +174,12 @@ export class SqsQueueAdmin implements QueueAdmin {
         }),
       ),
     ]);
-    return { ...main, deadLetters: count(dlq.Attributes?.ApproximateNumberOfMessages) };
+    return {
+      backlog: main.backlog + (high?.backlog ?? 0),
+      inFlight: main.inFlight + (high?.inFlight ?? 0),
+      delayed: main.delayed + (high?.delayed ?? 0),
+      deadLetters: count(dlq.Attributes?.ApproximateNumberOfMessages),
+    };
   }
 
   async redrive(store: QueuePair, ratePerSecond: number): Promise<{ moving: number }> {

@@ -142,10 +142,19 @@ export const patchStore = async (deps: AdminDeps, request: HttpRequest): Promise
   const storeId = storeIdOf(request);
   const body = validate(PatchStoreBody, parseJsonBody(request, 16 * 1024));
   const existing = await existingStore(deps, storeId);
+  // A store created before task priority gains its high queue here (creating the queues is idempotent).
+  const queues =
+    existing.priorityQueueUrl === undefined
+      ? await deps.queues.createStoreQueues(storeId, {
+          maxReceiveCount: MAX_RECEIVE_COUNT,
+          tags: { storeId, tenantId: existing.tenantId },
+        })
+      : {};
   const { overrides: _old, ...rest } = existing;
   const overrides = body.overrides === null ? undefined : (body.overrides ?? existing.overrides);
   const record: StoreRecord = {
     ...rest,
+    ...queues,
     ...(body.status ? { status: body.status } : {}),
     ...(body.plan ? { plan: body.plan } : {}),
     ...(overrides ? { overrides } : {}),

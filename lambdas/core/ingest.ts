@@ -24,7 +24,8 @@ import { INGEST_WINDOW_MS } from './timing.js';
 import type { DeliveryLog, SendFailure, StoreRegistry, TaskQueues } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { acceptsTasks, isConsumable, type StoreRecord } from './store-model.js';
-import { BatchBodySchema, EVENT_ID_PATTERN, TaskSchema, type Task } from './task-schemas.js';
+import { queueForPriority, workQueuesOf } from './store-queues.js';
+import { BatchBodySchema, EVENT_ID_PATTERN, TaskSchema, taskPriorityOf, type Task } from './task-schemas.js';
 
 export interface IngestDeps extends SignalDeps {
   stores: StoreRegistry;
@@ -64,7 +65,17 @@ const accepting = (store: StoreRecord): StoreRecord => {
 };
 
 const toWorkMessage = (store: StoreRecord, task: Task, now: number, correlationId: string): string =>
-  encodeWorkMessage({ v: 1, storeId: store.storeId, ...task, acceptedAt: now, correlationId });
+  encodeWorkMessage({
+    v: 1,
+    storeId: store.storeId,
+    ...task,
+    priority: taskPriorityOf(task),
+    acceptedAt: now,
+    correlationId,
+  });
+
+/** The store queue a task goes to: its high queue for a `high` task, else its work queue (store-queues.ts). */
+const queueOf = (store: StoreRecord, task: Task): string => queueForPriority(store, taskPriorityOf(task));
 
 /** A task's size as it travels (escapes included), held to the contract's 64 KiB per task. */
 const encodedTaskBytes = (task: Task): number => {
@@ -139,7 +150,7 @@ export const submitTask = async (deps: IngestDeps, request: HttpRequest): Promis
   await enqueueAhead(deps, store, 1);
   try {
     await wrapDependency('the store queue', () =>
-      deps.tasks.send(store.queueUrl, toWorkMessage(store, task, now, request.requestId)),
+      deps.tasks.send(queueOf(store, task), toWorkMessage(store, task, now, request.requestId)),
     );
   } catch (error) {
     await abandonEnqueue(deps, store);
@@ -203,19 +214,24 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
   }
   let accepted: string[] = [];
   if (valid.length > 0) {
-    const entries = valid.map(({ task, index }) => ({
-      id: String(index),
-      body: toWorkMessage(store, task, now, request.requestId),
-    }));
-    await enqueueAhead(deps, store, entries.length);
-    let failed: SendFailure[];
-    try {
-      ({ failed } = await wrapDependency('the store queue', () =>
-        deps.tasks.sendBatch(store.queueUrl, entries),
-      ));
-    } catch (error) {
-      await abandonEnqueue(deps, store);
-      throw error;
+    // One send per queue the batch touches (high first), all under one write-ahead: no lease can mark the
+    // store idle until the last send is over, whichever queue took the tasks.
+    const byQueue = new Map<string, { id: string; body: string }[]>(
+      workQueuesOf(store).map((url) => [url, []]),
+    );
+    for (const { task, index } of valid) {
+      const entry = { id: String(index), body: toWorkMessage(store, task, now, request.requestId) };
+      byQueue.get(queueOf(store, task))?.push(entry);
+    }
+    const sends = [...byQueue].filter(([, entries]) => entries.length > 0);
+    await enqueueAhead(deps, store, valid.length);
+    const failed: SendFailure[] = [];
+    for (const [url, entries] of sends) {
+      // A queue that throws after an earlier one took its tasks must not hide those: they are accepted.
+      const out = await deps.tasks.sendBatch(url, entries).catch((error: unknown) => ({
+        failed: entries.map((e) => ({ id: e.id, message: String(error) })),
+      }));
+      failed.push(...out.failed);
     }
     const failures = new Map(failed.map((f) => [f.id, f]));
     for (const { task, index } of valid) {

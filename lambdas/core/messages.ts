@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sqsSafeJson } from './sqs-text.js';
-import { TASK_TYPES, type TaskType } from './task-schemas.js';
+import { TASK_PRIORITIES, TASK_TYPES, type TaskType } from './task-schemas.js';
 
 /** Why an attention was published: kept in the message for logs and metrics. */
 export const ATTENTION_REASONS = [
@@ -36,6 +36,8 @@ export const WorkMessageSchema = z.object({
   payload: z.record(z.string(), z.unknown()),
   entityId: z.string().optional(),
   version: z.number().int().min(0).optional(),
+  /** The task's priority as resolved at ingest (its own, else its type's default): which queue it went to. */
+  priority: z.enum(TASK_PRIORITIES).optional(),
   acceptedAt: z.number().int(),
   correlationId: z.string().optional(),
 });

@@ -16,11 +16,16 @@ export const QueueNames = {
   storeQueue: (prefix: string, storeId: string): string => `${prefix}-s-${storeId}`,
   /** Its own marker, not a suffix: no store id can produce another store's DLQ name. */
   storeDeadLetterQueue: (prefix: string, storeId: string): string => `${prefix}-d-${storeId}`,
+  /** The store's high-priority work queue (task priority within a store), drained before the work queue. */
+  storePriorityQueue: (prefix: string, storeId: string): string => `${prefix}-h-${storeId}`,
   /** Used by local mode; the stack lets CloudFormation name the attention queues. */
   attentionQueue: (prefix: string): string => `${prefix}-attention`,
   attentionDeadLetterQueue: (prefix: string): string => `${prefix}-attention-dlq`,
-  /** IAM grants SQS actions on these name patterns only (store queues, store DLQs). */
-  storeQueuePatterns: (prefix: string): string[] => [`${prefix}-s-*`, `${prefix}-d-*`],
+  /**
+   * IAM grants SQS actions on these name patterns only: store work queues, store DLQs, store high-priority
+   * queues (in that order; the third is granted what the first is).
+   */
+  storeQueuePatterns: (prefix: string): string[] => [`${prefix}-s-*`, `${prefix}-d-*`, `${prefix}-h-*`],
 } as const;
 
 /** Table logical ids and key attribute names. Physical names are CloudFormation's (AWS) or prefixed (local). */

@@ -4,6 +4,7 @@ import { ConflictError, ValidationError } from './errors.js';
 import { json, parseJsonBody, storeIdOf, validate, type HttpRequest, type HttpResponse } from './http.js';
 import { ACTIVE_SHARDS, MetricNames } from './names.js';
 import type { ActiveEntry, ActiveStoreIndex } from './ports.js';
+import { workQueuesOf } from './store-queues.js';
 
 /** Operator use cases (issue #4): the backlog listing, the controlled discard, per-store measures. */
 export interface OperationsDeps extends AdminDeps {
@@ -120,10 +121,15 @@ export const purgeStoreQueue = async (deps: OperationsDeps, request: HttpRequest
     );
   }
   const store = await existingStore(deps, storeId);
-  // The work queue's visible + in-flight + delayed count just before: one request (the DLQ is not purged).
-  const discarded = await deps.queues.pending(store.queueUrl);
-  const outcome = await deps.queues.purge(store.queueUrl);
-  if (outcome === 'in_progress') {
+  // The work queues' visible + in-flight + delayed count just before: one request per work queue (the high
+  // one too; the DLQ is not purged). Both queues are purged; SQS refuses a second purge within 60 s.
+  let discarded = 0;
+  let inProgress = false;
+  for (const url of workQueuesOf(store)) {
+    discarded += await deps.queues.pending(url);
+    if ((await deps.queues.purge(url)) === 'in_progress') inProgress = true;
+  }
+  if (inProgress) {
     throw new ConflictError('purge_in_progress', `a purge of ${storeId} is still running; retry in 60 s`);
   }
   deps.telemetry.count(MetricNames.storePurges);

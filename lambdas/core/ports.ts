@@ -185,8 +185,11 @@ export interface QueueAdmin {
   createStoreQueues(
     storeId: string,
     opts: { maxReceiveCount: number; tags: Record<string, string> },
-  ): Promise<{ queueUrl: string; deadLetterQueueUrl: string }>;
-  counts(store: Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl'>): Promise<QueueCounts>;
+  ): Promise<{ queueUrl: string; deadLetterQueueUrl: string; priorityQueueUrl: string }>;
+  /** The counts of the store's work queues (its high queue's added in) and its DLQ. */
+  counts(
+    store: Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl' | 'priorityQueueUrl'>,
+  ): Promise<QueueCounts>;
   /** Visible + in-flight + delayed messages of one queue: one request (the sweep's only SQS call per store). */
   pending(queueUrl: string): Promise<number>;
   /** Start moving the store's dead letters back to its queue; resolves with how many are being moved. */

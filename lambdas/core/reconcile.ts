@@ -2,6 +2,7 @@ import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
 import type { QueueAdmin, StoreRegistry } from './ports.js';
 import { publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { isConsumable } from './store-model.js';
+import { workQueuesOf } from './store-queues.js';
 import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
 import { guardUntilVisible } from './wake.js';
 
@@ -109,7 +110,13 @@ const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationI
   await inParallel(page.stores, CONCURRENCY, async (store) => {
     report.swept++;
     if (!isConsumable(store.status)) return;
-    const pending = await deps.queues.pending(store.queueUrl);
+    // One count per work queue until one holds work: a store with a high queue costs the sweep up to two
+    // requests, not one.
+    let pending = 0;
+    for (const url of workQueuesOf(store)) {
+      pending = await deps.queues.pending(url);
+      if (pending > 0) break;
+    }
     if (pending === 0) return;
     const item = await deps.dispatch.read(store.storeId);
     // Tracked by the active index only with both of its keys: a store activated before `headSentAt` became

@@ -1,9 +1,10 @@
 import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
 import { MetricNames } from './names.js';
-import type { DispatchState, ReceivedMessage } from './ports.js';
+import type { DispatchState } from './ports.js';
 import type { Policy } from './plans.js';
 import { intervalMs, localPacer, maxPaceWaitMs, sharedPacer, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
+import { bySource, receiveBatch, type SourcedMessage } from './slice-receive.js';
 import type { StoreRecord } from './store-model.js';
 import { MAX_DELAY_SECONDS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
 import { afterHiding, guardUntilVisible } from './wake.js';
@@ -173,23 +174,17 @@ export const runSlice = async (
     // Receive no more than this lease can deliver before its deadline at its share of the rate.
     const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
     const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
-    const receive = (waitSeconds: number): Promise<ReceivedMessage[]> =>
-      deps.tasks.receive(store.queueUrl, {
-        maxMessages: want,
-        waitSeconds,
-        visibilitySeconds: Math.ceil((lease.expiresAt - now) / 1000) + VISIBILITY_MARGIN_SECONDS,
-      });
-    let batch: ReceivedMessage[];
+    let batch: SourcedMessage[];
     /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
-    let trickled = false;
+    let trickled: boolean;
     try {
-      // A short poll first: a backlog answers at once.
-      batch = await receive(0);
-      if (batch.length === 0) {
-        // Deciding "empty" needs a long poll: a short one can miss messages that exist.
-        batch = await receive(deps.settings.emptyPollSeconds);
-        trickled = batch.length > 0;
-      }
+      ({ batch, trickled } = await receiveBatch(deps.tasks, store, {
+        want,
+        emptyPollSeconds: deps.settings.emptyPollSeconds,
+        // From the clock at each receive: the polls before it move it on.
+        visibilitySeconds: () =>
+          Math.ceil((lease.expiresAt - deps.clock.now()) / 1000) + VISIBILITY_MARGIN_SECONDS,
+      }));
     } catch (error) {
       deps.telemetry.error('receive failed', { error: String(error) });
       return result('error', { resumeAt: now + ERROR_RETRY_MS });
@@ -225,30 +220,36 @@ export const runSlice = async (
     headSentAt = oldest;
     const fullBatch = batch.length === SQS_MAX_BATCH;
 
-    const finished: string[] = [];
+    // Each message goes back to the queue it came from (the high-priority queue or the work queue).
+    const finished: SourcedMessage[] = [];
     const flush = async (): Promise<void> => {
-      if (finished.length > 0) await deps.tasks.deleteBatch(store.queueUrl, finished.splice(0));
+      for (const [url, done] of bySource(finished.splice(0)))
+        await deps.tasks.deleteBatch(
+          url,
+          done.map((m) => m.receiptHandle),
+        );
     };
-    const handBack = async (from: number): Promise<void> => {
+    const handBack = async (start: number): Promise<void> => {
       await flush();
-      await deps.tasks.changeVisibility(
-        store.queueUrl,
-        batch.slice(from).map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
-      );
+      for (const [url, rest] of bySource(batch.slice(start)))
+        await deps.tasks.changeVisibility(
+          url,
+          rest.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
+        );
     };
-    /** The messages from `from` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
-    const resendRest = async (from: number, delaySeconds: number, plannedAt: number): Promise<void> => {
+    /** The messages from `start` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
+    const resendRest = async (start: number, delaySeconds: number, plannedAt: number): Promise<void> => {
       await flush();
-      const rest = batch.slice(from);
+      const rest = batch.slice(start);
       // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
       // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
       await deps.dispatch.recordEnqueued(store.storeId, rest.length, deps.clock.now());
-      await deps.tasks.resend(store.queueUrl, rest, delaySeconds);
+      for (const [url, copies] of bySource(rest)) await deps.tasks.resend(url, copies, delaySeconds);
       deps.telemetry.count(MetricNames.tasksResent, rest.length);
       await afterHiding(deps, store.storeId, { plannedAt, seconds: delaySeconds, enqueued: rest.length });
     };
     for (let i = 0; i < batch.length; i++) {
-      const message = batch[i] as ReceivedMessage;
+      const message = batch[i] as SourcedMessage;
       let outcome: TaskResult;
       // No call starts at or after the slice deadline, so the last one ends before the lease expires.
       const pace = async (): Promise<boolean> => {
@@ -296,7 +297,7 @@ export const runSlice = async (
       if (outcome.kind === 'done') {
         if (outcome.as === 'delivered') delivered++;
         if (outcome.as === 'dead_lettered') deadLettered++;
-        finished.push(message.receiptHandle);
+        finished.push(message);
         continue;
       }
       // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
@@ -304,7 +305,7 @@ export const runSlice = async (
       const until = plannedAt + outcome.afterSeconds * 1000;
       await guardUntilVisible(deps.dispatch, store.storeId, until);
       if (outcome.kind === 'retry') {
-        await deps.tasks.changeVisibility(store.queueUrl, [
+        await deps.tasks.changeVisibility(message.queueUrl, [
           { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
         ]);
         await afterHiding(deps, store.storeId, { plannedAt, seconds: outcome.afterSeconds });

@@ -14,6 +14,11 @@ export const StoreRecordSchema = z.object({
   overrides: OverridesSchema.optional(),
   queueUrl: z.string(),
   deadLetterQueueUrl: z.string(),
+  /**
+   * The store's high-priority work queue. Absent on stores created before task priority: it is created on
+   * the store's next PUT or PATCH, and until then the store's high tasks go to its work queue.
+   */
+  priorityQueueUrl: z.string().optional(),
   createdAt: z.number().int(),
   updatedAt: z.number().int(),
 });

@@ -356,7 +356,7 @@ export class Monitoring extends Construct {
       }),
     );
     const notStoreQueues = [attention.queueName, props.attentionDeadLetterQueue.queueName];
-    const storeQueuesNote = `${QueueNames.storeQueue(props.queuePrefix, '…')} = store queue, ${QueueNames.storeDeadLetterQueue(props.queuePrefix, '…')} = its DLQ`;
+    const storeQueuesNote = `${QueueNames.storeQueue(props.queuePrefix, '…')} = store queue, ${QueueNames.storePriorityQueue(props.queuePrefix, '…')} = its high-priority queue, ${QueueNames.storeDeadLetterQueue(props.queuePrefix, '…')} = its DLQ`;
     const topStores = (title: string, sqsMetric: string): TableWidget =>
       new TableWidget({
         title: `${title} (${storeQueuesNote})`,

@@ -51,7 +51,8 @@ describe('stack props', () => {
         Statement: Match.arrayWith([
           Match.objectLike({
             Action: Match.arrayWith(['sqs:CreateQueue']),
-            Resource: pattern,
+            // The work kind names the work queues and the high-priority queues.
+            Resource: Match.arrayWith([pattern]),
           }),
         ]),
       },
@@ -60,7 +61,8 @@ describe('stack props', () => {
 
   it('queuePrefix replaces the default pattern entirely', () => {
     const json = JSON.stringify(template.toJSON());
-    for (const pattern of ['aq-s-*', 'aq-d-*']) expect(json).not.toContain(JSON.stringify(`:${pattern}`));
+    for (const pattern of ['aq-s-*', 'aq-d-*', 'aq-h-*'])
+      expect(json).not.toContain(JSON.stringify(`:${pattern}`));
   });
 
   it('removalPolicy DESTROY deletes the tables with the stack', () => {

@@ -35,8 +35,8 @@ const patternArn = (pattern: string) => ({
     ],
   ],
 });
-/** Store queues and store DLQs of the default prefix `aq`. */
-const storeQueuesArns = ['aq-s-*', 'aq-d-*'].map(patternArn);
+/** Store queues, store DLQs and store high-priority queues of the default prefix `aq`. */
+const storeQueuesArns = ['aq-s-*', 'aq-d-*', 'aq-h-*'].map(patternArn);
 const attentionQueueArn = arnOf(stack.attention.queue);
 
 describe('no broad grants', () => {
@@ -105,6 +105,15 @@ describe('store queues (created at run time, granted by name pattern, per queue 
       [...expected[fn].work].sort(),
     );
   });
+
+  it.each(FUNCTION_NAMES)(
+    '%s gets exactly its work-queue actions on the high-priority queue pattern',
+    (fn) => {
+      expect(actionsAllowedOn(template, roleOf(fn), storeQueuesArns[2]).sort()).toEqual(
+        [...expected[fn].work].sort(),
+      );
+    },
+  );
 
   it.each(FUNCTION_NAMES)('%s gets exactly its actions on the DLQ pattern', (fn) => {
     expect(actionsAllowedOn(template, roleOf(fn), storeQueuesArns[1]).sort()).toEqual(

@@ -137,7 +137,7 @@ describe('monitoring: dashboard', () => {
     ]);
   });
 
-  const QUEUES_NOTE = `(${PREFIX}-s-… = store queue, ${PREFIX}-d-… = its DLQ)`;
+  const QUEUES_NOTE = `(${PREFIX}-s-… = store queue, ${PREFIX}-h-… = its high-priority queue, ${PREFIX}-d-… = its DLQ)`;
 
   it(`lists the top ${TOP_STORES} queues by backlog, leaving out the attention queues`, () => {
     // Metrics Insights' WHERE has no LIKE: the query leaves out by name what is not a store's queue.

@@ -35,9 +35,16 @@ afterAll(async () => {
 });
 
 describe('teardown (local mode)', () => {
-  it("finds every store's work queue and DLQ of the deployment", () => {
+  it("finds every store's work queues (work, high-priority) and DLQ of the deployment", () => {
     expect(namesOf(found.queueUrls)).toEqual(
-      [`${prefix}-d-shop-a`, `${prefix}-d-shop-b`, `${prefix}-s-shop-a`, `${prefix}-s-shop-b`].sort(),
+      [
+        `${prefix}-d-shop-a`,
+        `${prefix}-d-shop-b`,
+        `${prefix}-h-shop-a`,
+        `${prefix}-h-shop-b`,
+        `${prefix}-s-shop-a`,
+        `${prefix}-s-shop-b`,
+      ].sort(),
     );
   });
 
@@ -50,6 +57,7 @@ describe('teardown (local mode)', () => {
     expect([
       ...(await queuesWithPrefix(`${prefix}-s-`)),
       ...(await queuesWithPrefix(`${prefix}-d-`)),
+      ...(await queuesWithPrefix(`${prefix}-h-`)),
     ]).toEqual([]);
   });
 

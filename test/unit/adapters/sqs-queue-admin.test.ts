@@ -26,6 +26,8 @@ import {
   answerQueueAttributes,
   DLQ_ARN,
   DLQ_URL,
+  HIGH_QUEUE_ARN,
+  HIGH_QUEUE_URL,
   QUEUE_ARN,
   QUEUE_URL,
   type Depths,
@@ -62,22 +64,29 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: DLQ_ARN, maxReceiveCount: 100 }),
     Policy: tlsOnlyPolicy(QUEUE_ARN),
   };
+  /** The high-priority queue: the work queue's attributes, its own policy, the same DLQ. */
+  const highQueueAttributes = { ...queueAttributes, Policy: tlsOnlyPolicy(HIGH_QUEUE_ARN) };
   const dlqPolicy = {
     QueueUrl: DLQ_URL,
-    Attributes: { Policy: tlsOnlyPolicy(DLQ_ARN), RedriveAllowPolicy: redriveAllowPolicy(QUEUE_ARN) },
+    Attributes: {
+      Policy: tlsOnlyPolicy(DLQ_ARN),
+      RedriveAllowPolicy: redriveAllowPolicy(QUEUE_ARN, HIGH_QUEUE_ARN),
+    },
   };
 
   beforeEach(() => {
     sqs.on(CreateQueueCommand, { QueueName: 'aq-d-store-1' }).resolves({ QueueUrl: DLQ_URL });
     sqs.on(CreateQueueCommand, { QueueName: 'aq-s-store-1' }).resolves({ QueueUrl: QUEUE_URL });
+    sqs.on(CreateQueueCommand, { QueueName: 'aq-h-store-1' }).resolves({ QueueUrl: HIGH_QUEUE_URL });
     attributes({});
   });
 
-  it('creates the DLQ first, then the work queue redriving to it, both encrypted and tagged', async () => {
+  it('creates the DLQ first, then the work queue and the high-priority queue redriving to it, all encrypted and tagged', async () => {
     await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
     expect(sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input)).toEqual([
       { QueueName: 'aq-d-store-1', Attributes: dlqAttributes, tags: queueTags },
       { QueueName: 'aq-s-store-1', Attributes: queueAttributes, tags: queueTags },
+      { QueueName: 'aq-h-store-1', Attributes: highQueueAttributes, tags: queueTags },
     ]);
   });
 
@@ -99,12 +108,12 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
     });
   });
 
-  it('lets the DLQ take dead letters from its own work queue only (RedriveAllowPolicy)', async () => {
+  it('lets the DLQ take dead letters from its own work queues only (RedriveAllowPolicy)', async () => {
     await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
     const dlqUpdate = sqs.commandCalls(SetQueueAttributesCommand)[0]?.args[0].input;
     expect(JSON.parse(dlqUpdate?.Attributes?.['RedriveAllowPolicy'] ?? '{}')).toEqual({
       redrivePermission: 'byQueue',
-      sourceQueueArns: [QUEUE_ARN],
+      sourceQueueArns: [QUEUE_ARN, HIGH_QUEUE_ARN],
     });
   });
 
@@ -118,11 +127,11 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
     );
   });
 
-  it('tags both queues with the deployment (the queue prefix)', async () => {
+  it('tags every queue with the deployment (the queue prefix)', async () => {
     await new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags });
     expect(
       sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input.tags?.[DEPLOYMENT_TAG_KEY]),
-    ).toEqual(['aq', 'aq']);
+    ).toEqual(['aq', 'aq', 'aq']);
   });
 
   it('asks the DLQ for its ARN', async () => {
@@ -133,10 +142,14 @@ describe('SqsQueueAdmin.createStoreQueues', () => {
     });
   });
 
-  it('returns both queue URLs', async () => {
+  it('returns the three queue URLs', async () => {
     await expect(
       new SqsQueueAdmin(client(), 'aq').createStoreQueues('store-1', { maxReceiveCount: 100, tags }),
-    ).resolves.toEqual({ queueUrl: QUEUE_URL, deadLetterQueueUrl: DLQ_URL });
+    ).resolves.toEqual({
+      queueUrl: QUEUE_URL,
+      deadLetterQueueUrl: DLQ_URL,
+      priorityQueueUrl: HIGH_QUEUE_URL,
+    });
   });
 
   it.each([
@@ -176,6 +189,19 @@ describe('SqsQueueAdmin.counts', () => {
       delayed: 1,
       deadLetters: 3,
     });
+  });
+
+  it('adds the high-priority queue counts to the work queue counts, one request more', async () => {
+    attributes({ backlog: 5, inFlight: 2, delayed: 1, deadLetters: 3 });
+    await expect(
+      new SqsQueueAdmin(client(), 'aq').counts({ ...store, priorityQueueUrl: HIGH_QUEUE_URL }),
+    ).resolves.toEqual({ backlog: 10, inFlight: 4, delayed: 2, deadLetters: 3 });
+    expect(
+      sqs
+        .commandCalls(GetQueueAttributesCommand)
+        .map((c) => c.args[0].input.QueueUrl)
+        .sort(),
+    ).toEqual([DLQ_URL, HIGH_QUEUE_URL, QUEUE_URL].sort());
   });
 
   it('asks only for the attributes it reads', async () => {

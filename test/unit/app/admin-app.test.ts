@@ -38,6 +38,7 @@ import {
   FULL_ENV,
   jsonCaller,
   QUEUE_ARN,
+  HIGH_QUEUE_URL,
   QUEUE_URL,
   sequentialIds,
   storeRecord,
@@ -86,6 +87,7 @@ beforeEach(() => {
   ddb.on(UpdateCommand).resolves({ Attributes: dispatchItem });
   sqs.on(CreateQueueCommand, { QueueName: 'aq-d-store-1' }).resolves({ QueueUrl: DLQ_URL });
   sqs.on(CreateQueueCommand, { QueueName: 'aq-s-store-1' }).resolves({ QueueUrl: QUEUE_URL });
+  sqs.on(CreateQueueCommand, { QueueName: 'aq-h-store-1' }).resolves({ QueueUrl: HIGH_QUEUE_URL });
   answerQueueAttributes(sqs);
 });
 
@@ -117,7 +119,7 @@ describe('PUT /admin/stores/{storeId}', () => {
     });
   });
 
-  it('creates the store’s queue and DLQ, tagged with store, tenant and deployment', async () => {
+  it('creates the store’s queues (work, high-priority) and DLQ, tagged with store, tenant and deployment', async () => {
     const { call } = setup();
     await call(storeRoute('PUT', body));
     expect(
@@ -125,6 +127,7 @@ describe('PUT /admin/stores/{storeId}', () => {
     ).toEqual([
       ['aq-d-store-1', { storeId: 'store-1', tenantId: 'tenant-1', [DEPLOYMENT_TAG_KEY]: 'aq' }],
       ['aq-s-store-1', { storeId: 'store-1', tenantId: 'tenant-1', [DEPLOYMENT_TAG_KEY]: 'aq' }],
+      ['aq-h-store-1', { storeId: 'store-1', tenantId: 'tenant-1', [DEPLOYMENT_TAG_KEY]: 'aq' }],
     ]);
   });
 
@@ -133,7 +136,7 @@ describe('PUT /admin/stores/{storeId}', () => {
     await call(storeRoute('PUT', body));
     expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
       TableName: TABLES.stores,
-      Item: storeRecord({ createdAt: T0, updatedAt: T0 }),
+      Item: storeRecord({ createdAt: T0, updatedAt: T0, priorityQueueUrl: HIGH_QUEUE_URL }),
       ConditionExpression: 'attribute_not_exists(#key)',
       ExpressionAttributeNames: { '#key': 'storeId' },
     });
@@ -155,7 +158,11 @@ describe('PUT /admin/stores/{storeId}', () => {
     const result = await call(storeRoute('PUT', { ...body, plan: 'pro' }));
     expect({ status: result.status, put: ddb.commandCalls(PutCommand)[0]?.args[0].input }).toEqual({
       status: 200,
-      put: { TableName: TABLES.stores, Item: storeRecord({ plan: 'pro', updatedAt: T0 }) },
+      // A store created before task priority gains its high-priority queue on this PUT.
+      put: {
+        TableName: TABLES.stores,
+        Item: storeRecord({ plan: 'pro', updatedAt: T0, priorityQueueUrl: HIGH_QUEUE_URL }),
+      },
     });
   });
 
@@ -303,13 +310,28 @@ describe('PATCH /admin/stores/{storeId}', () => {
     });
   });
 
-  it('saves the changed store', async () => {
+  it('saves the changed store, giving a store created before task priority its high-priority queue', async () => {
     existing(storeRecord({ overrides: { ratePerSecond: 2 } }));
     const { call } = setup();
     await call(storeRoute('PATCH', { plan: 'enterprise' }));
     expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
       TableName: TABLES.stores,
-      Item: storeRecord({ plan: 'enterprise', overrides: { ratePerSecond: 2 }, updatedAt: T0 }),
+      Item: storeRecord({
+        plan: 'enterprise',
+        overrides: { ratePerSecond: 2 },
+        updatedAt: T0,
+        priorityQueueUrl: HIGH_QUEUE_URL,
+      }),
+    });
+  });
+
+  it('creates no queue for a store that has its high-priority queue already', async () => {
+    existing(storeRecord({ priorityQueueUrl: HIGH_QUEUE_URL }));
+    const { call } = setup();
+    await call(storeRoute('PATCH', { plan: 'enterprise' }));
+    expect(sqs.commandCalls(CreateQueueCommand)).toEqual([]);
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({
+      priorityQueueUrl: HIGH_QUEUE_URL,
     });
   });
 

@@ -63,6 +63,7 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
       v: 1,
       storeId: 'store-1',
       ...task,
+      priority: 'normal',
       acceptedAt: T0,
       correlationId: 'req-1',
     });

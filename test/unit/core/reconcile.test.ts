@@ -150,6 +150,20 @@ describe('reconcile', () => {
     expect((await dispatch.read('b'))?.activeShard).toBeDefined();
   });
 
+  it('sweeps a store whose only backlog is in its high-priority queue (task priority)', async () => {
+    stores.set('h', { ...storeOf('h'), priorityQueueUrl: 'hq-h' });
+    stores.set('i', { ...storeOf('i'), priorityQueueUrl: 'hq-i' });
+    for (const id of ['h', 'i']) await dispatch.ensure(id);
+    pending.set('hq-h', 2);
+    const asked: string[] = [];
+    const count = deps.queues.pending;
+    deps.queues.pending = async (url) => (asked.push(url), count(url));
+    await reconcile(deps);
+    expect(published.map((p) => [p.message.storeId, p.message.reason])).toEqual([['h', 'sweep']]);
+    // The high queue first; the work queue only when it is empty: one request for h, two for idle i.
+    expect(asked.sort()).toEqual(['hq-h', 'hq-i', 'q-i']);
+  });
+
   describe('at the edges (issue #10)', () => {
     it('signals a store marked active before the index had its sort key (no headSentAt: in no index)', async () => {
       stores.set('old', storeOf('old'));

@@ -61,6 +61,7 @@ export const jsonCaller =
 
 export const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/aq-s-store-1';
 export const DLQ_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/aq-d-store-1';
+export const HIGH_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/aq-h-store-1';
 export const ATTENTION_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/aq-attention';
 
 export const TABLES = {
@@ -97,6 +98,7 @@ export const storeRecord = (overrides: Partial<StoreRecord> = {}): StoreRecord =
 
 export const QUEUE_ARN = 'arn:aws:sqs:us-east-1:123456789012:aq-s-store-1';
 export const DLQ_ARN = 'arn:aws:sqs:us-east-1:123456789012:aq-d-store-1';
+export const HIGH_QUEUE_ARN = 'arn:aws:sqs:us-east-1:123456789012:aq-h-store-1';
 
 export interface Depths {
   backlog?: number;

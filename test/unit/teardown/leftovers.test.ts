@@ -48,11 +48,12 @@ describe('findLeftovers: tenant API keys', () => {
     expect(apigw.commandCalls(GetApiKeysCommand)[0]?.args[0].input.nameQuery).toBe('aq-tenant-');
   });
 
-  it('lists queues by the two store-queue name prefixes', async () => {
+  it('lists queues by the three store-queue name prefixes (work, DLQ, high-priority)', async () => {
     await findLeftovers(clients(), 'aq');
     expect(sqs.commandCalls(ListQueuesCommand).map((c) => c.args[0].input.QueueNamePrefix)).toEqual([
       'aq-s-',
       'aq-d-',
+      'aq-h-',
     ]);
   });
 });
