@@ -235,11 +235,12 @@ export const deliverTask = async (
     },
   });
   deps.telemetry.timing(MetricNames.marketplaceLatency, deps.clock.now() - started);
+  // Best effort: the rate's own write failing must never keep this call's outcome from being settled.
   await observe({
     throttled: outcome.kind === 'throttled',
     startedAt: started,
     ...(outcome.limit === undefined ? {} : { limit: outcome.limit }),
-  });
+  }).catch((error: unknown) => deps.telemetry.warn('rate not observed', { error: String(error) }));
 
   switch (outcome.kind) {
     case 'ok': {

@@ -47,21 +47,23 @@ const sleepUntil = async (clock: Clock, at: number): Promise<void> => {
 };
 
 export const localPacer = (interval: Interval, startAt: number, clock: Clock): Pacer => {
-  let next = startAt;
+  /** When the last call started; the next may start one interval later — the interval in force then. */
+  let last: number | undefined;
   let blockedUntil = 0;
+  const due = (): number => (last === undefined ? startAt : last + read(interval));
   return {
     async acquire(deadline) {
-      const start = Math.max(clock.now(), next);
+      const start = Math.max(clock.now(), due());
       if (start >= deadline) {
         blockedUntil = start;
         return false;
       }
       await sleepUntil(clock, start);
-      next = Math.max(start, clock.now()) + read(interval);
+      last = Math.max(start, clock.now());
       return true;
     },
     get carry() {
-      return next;
+      return due();
     },
     get blockedUntil() {
       return blockedUntil;
@@ -97,7 +99,14 @@ export const sharedPacer = (
   const reserve = async (): Promise<number> => {
     const { tat, rate } = await dispatch.advanceTat(storeId, interval);
     onRate(rate);
-    return tat;
+    const learnt = read(spacing);
+    if (learnt <= interval) return tat;
+    // Another consumer lowered the store's rate (adaptive rate): this reservation used the old spacing, so
+    // push the schedule on by the difference — the next call is then one new interval after this one (one
+    // more write, only when the rate was lowered since this lease last looked).
+    const corrected = await dispatch.advanceTat(storeId, learnt - interval);
+    interval = learnt;
+    return corrected.tat;
   };
   let next = clock.now();
   let blockedUntil = 0;

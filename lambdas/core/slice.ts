@@ -1,4 +1,4 @@
-import type { RateState } from './adaptive-rate.js';
+import type { RateAnswer, RateState } from './adaptive-rate.js';
 import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
 import { MetricNames } from './names.js';
 import type { DispatchState, ReceivedMessage } from './ports.js';
@@ -151,6 +151,18 @@ export const runSlice = async (
       );
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = (): number => interval() * policy.maxConcurrentConsumers;
+  /** Each marketplace answer feeds the rate; a lowered rate also stretches the shared schedule at once. */
+  const observe = async (answer: RateAnswer): Promise<void> => {
+    const before = interval();
+    await rate.observe(answer);
+    const stretch = interval() - before;
+    // The schedule's next instant was reserved at the old spacing: push it on by the difference, so the next
+    // call of any consumer is one new interval after this one (one write, only when the rate was lowered).
+    if (!single && stretch > 0)
+      await deps.dispatch
+        .advanceTat(store.storeId, stretch)
+        .catch((error: unknown) => deps.telemetry.warn('schedule not stretched', { error: String(error) }));
+  };
   let seenSeq = lease.seenSeq;
   let handled = 0;
   let delivered = 0;
@@ -267,9 +279,7 @@ export const runSlice = async (
           await handBack(i);
           return result('max_time', { resumeAt: deps.clock.now() });
         }
-        outcome = await deliverTask(deps, store, policy, message, pace, deadline, (answer) =>
-          rate.observe(answer),
-        );
+        outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe);
       } catch (error) {
         // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
         deps.telemetry.error('task handling failed', { error: String(error) });

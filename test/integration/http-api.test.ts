@@ -45,6 +45,7 @@ describe('HTTP API', () => {
       queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
       activeConsumers: 0,
       errorStreak: 0,
+      rate: { configured: 20, effective: 20, reason: 'policy' },
     });
     const updated = await t.admin('PUT', '/admin/stores/shop-1', {
       tenantId: 'acme',
