@@ -41,9 +41,13 @@ export type RateState = z.infer<typeof RateStateSchema>;
 export const BACKOFF_FACTOR = 0.5;
 /** After a backoff, the rate climbs back by this share of the policy rate per second up to the knee. */
 export const FAST_RECOVERY_SHARE = 0.2;
-/** The knee: this share of the rate that met the 429. Past it the limit is close, so the climb slows down. */
-export const RECOVERY_KNEE = 0.8;
-/** Past the knee, the rate climbs by this share of the policy rate per second (probing for a raised limit). */
+/**
+ * The knee: this share of the rate that met the 429 (`c`). A token-bucket marketplace answers 429 only once its
+ * burst is spent, so `c` overshoots its limit; from the knee up to `c` the rate climbs slowly, and past `c`
+ * without a 429 (the limit was raised) fast again.
+ */
+export const RECOVERY_KNEE = 0.9;
+/** Between the knee and `c`, the rate climbs by this share of `c` per second: 10 s from the knee to `c`. */
 export const SLOW_RECOVERY_SHARE = 0.01;
 /** Never slower than one call per 10 s: a store that met many 429s is still looked at and probes again. */
 export const MIN_RATE_PER_SECOND = 0.1;
@@ -58,14 +62,19 @@ export interface EffectiveRate {
 
 const floor = (policyRate: number): number => Math.min(policyRate, MIN_RATE_PER_SECOND);
 
-/** The rate a backoff has climbed back to `now` (not clamped to the policy). */
+/** The rate a backoff has climbed back to `now` (not clamped to the policy): fast, slow to `c`, fast again. */
 const recovered = (state: RateState, policyRate: number, now: number): number => {
-  const seconds = Math.max(0, now - state.at) / 1000;
-  const knee = Math.max(state.r, RECOVERY_KNEE * (state.c ?? state.r / BACKOFF_FACTOR));
+  let seconds = Math.max(0, now - state.at) / 1000;
+  const ceiling = Math.max(state.r, state.c ?? state.r / BACKOFF_FACTOR);
   const fast = FAST_RECOVERY_SHARE * policyRate;
+  const slow = SLOW_RECOVERY_SHARE * ceiling;
+  const knee = Math.max(state.r, RECOVERY_KNEE * ceiling);
   const toKnee = (knee - state.r) / fast;
   if (seconds <= toKnee) return state.r + fast * seconds;
-  return knee + SLOW_RECOVERY_SHARE * policyRate * (seconds - toKnee);
+  seconds -= toKnee;
+  const toCeiling = (ceiling - knee) / slow;
+  if (seconds <= toCeiling) return knee + slow * seconds;
+  return ceiling + fast * (seconds - toCeiling);
 };
 
 /** The store's rate now: the policy's, or lower where the marketplace said so; never above the policy. */
@@ -114,3 +123,13 @@ export const afterAnswer = (
   const current = effectiveRate(state, policyRate, now).effective;
   return { why: 'backoff', r: Math.max(floor(policyRate), current * BACKOFF_FACTOR), c: current, at: now };
 };
+
+/**
+ * The two rules as one value, so the deterministic simulation can run a deliberately broken variant of them
+ * (sim/variants.ts); the worker always runs ADAPTIVE_RULES.
+ */
+export interface RateRules {
+  effectiveRate: typeof effectiveRate;
+  afterAnswer: typeof afterAnswer;
+}
+export const ADAPTIVE_RULES: RateRules = { effectiveRate, afterAnswer };

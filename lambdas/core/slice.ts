@@ -1,4 +1,4 @@
-import type { RateAnswer, RateState } from './adaptive-rate.js';
+import type { RateAnswer, RateRules, RateState } from './adaptive-rate.js';
 import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
 import { MetricNames } from './names.js';
 import type { DispatchState, ReceivedMessage } from './ports.js';
@@ -24,6 +24,8 @@ export type SliceEndReason = (typeof SLICE_END_REASONS)[number];
 
 export interface SliceDeps extends DeliverDeps, SignalDeps {
   dispatch: DispatchState;
+  /** The adaptive rate's rules; ADAPTIVE_RULES unless the simulation runs a broken variant. */
+  rateRules?: RateRules;
   settings: DeliverDeps['settings'] & { emptyPollSeconds: number };
 }
 

@@ -1,8 +1,8 @@
 import {
-  afterAnswer,
-  effectiveRate,
+  ADAPTIVE_RULES,
   type EffectiveRate,
   type RateAnswer,
+  type RateRules,
   type RateState,
 } from './adaptive-rate.js';
 import { MetricNames } from './names.js';
@@ -13,6 +13,8 @@ export interface StoreRateDeps {
   dispatch: DispatchState;
   clock: Clock;
   telemetry: Telemetry;
+  /** The AIMD and header rules (the simulation swaps in broken ones); ADAPTIVE_RULES by default. */
+  rateRules?: RateRules;
 }
 
 /**
@@ -34,11 +36,13 @@ export class StoreRate {
   }
 
   current(): EffectiveRate {
-    return effectiveRate(this.state, this.policyRate, this.deps.clock.now());
+    const rules = this.deps.rateRules ?? ADAPTIVE_RULES;
+    return rules.effectiveRate(this.state, this.policyRate, this.deps.clock.now());
   }
 
+  /** Whole milliseconds, rounded up (never faster than the rate; schedule times stay integers). */
   intervalMs(): number {
-    return intervalMs(this.current().effective);
+    return Math.ceil(intervalMs(this.current().effective));
   }
 
   /** The state as another consumer left it (returned by a reservation); a newer change replaces ours. */
@@ -49,7 +53,12 @@ export class StoreRate {
   /** One marketplace answer: changes the rate when it says something new, shared through the dispatch item. */
   async observe(answer: RateAnswer): Promise<void> {
     const now = this.deps.clock.now();
-    const next = afterAnswer(this.state, answer, this.policyRate, now);
+    const next = (this.deps.rateRules ?? ADAPTIVE_RULES).afterAnswer(
+      this.state,
+      answer,
+      this.policyRate,
+      now,
+    );
     if (next === undefined) return;
     const seenAt = this.state?.at;
     // Followed at once by this lease whatever the write does: its own next call must already respect it.

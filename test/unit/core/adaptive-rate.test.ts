@@ -26,18 +26,20 @@ describe('effectiveRate', () => {
     expect(effectiveRate({ why: 'header', r, at: T }, POLICY, T + 60_000)).toEqual(expected);
   });
 
-  it('recovers a backoff fast up to the knee under the 429, then slowly, and never above the policy', () => {
+  it('recovers a backoff fast up to the knee under the 429, slowly up to where it came, then fast again', () => {
     const state: RateState = { why: 'backoff', r: 3, c: 6, at: T };
     const fast = FAST_RECOVERY_SHARE * POLICY;
+    const slow = SLOW_RECOVERY_SHARE * 6;
     const knee = RECOVERY_KNEE * 6;
     const toKnee = ((knee - 3) / fast) * 1000;
+    const toCeiling = toKnee + ((6 - knee) / slow) * 1000;
     expect(effectiveRate(state, POLICY, T).effective).toBe(3);
     expect(effectiveRate(state, POLICY, T + 100).effective).toBeCloseTo(3 + fast * 0.1);
     expect(effectiveRate(state, POLICY, T + toKnee).effective).toBeCloseTo(knee);
-    expect(effectiveRate(state, POLICY, T + toKnee + 2_000).effective).toBeCloseTo(
-      knee + SLOW_RECOVERY_SHARE * POLICY * 2,
-    );
-    expect(effectiveRate(state, POLICY, T + toKnee + 2_000).reason).toBe('backoff');
+    expect(effectiveRate(state, POLICY, T + toKnee + 2_000).effective).toBeCloseTo(knee + slow * 2);
+    expect(effectiveRate(state, POLICY, T + toCeiling).effective).toBeCloseTo(6);
+    expect(effectiveRate(state, POLICY, T + toCeiling + 1_000).effective).toBeCloseTo(6 + fast);
+    expect(effectiveRate(state, POLICY, T + toCeiling + 1_000).reason).toBe('backoff');
     // Long enough without a 429: back at the policy rate, and said so.
     expect(effectiveRate(state, POLICY, T + 3_600_000)).toEqual({
       configured: 20,
