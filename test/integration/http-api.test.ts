@@ -41,6 +41,7 @@ describe('HTTP API', () => {
         maxSliceSeconds: 20,
         ratePerSecond: 20,
         maxAttempts: 8,
+        priority: 'normal',
       },
       queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
       activeConsumers: 0,
