@@ -18,6 +18,11 @@ const main = async (): Promise<void> => {
         latencyMs: env.SIM_MARKETPLACE_LATENCY_MS,
         errorRate: env.SIM_MARKETPLACE_ERROR_RATE,
         throttleRate: env.SIM_MARKETPLACE_THROTTLE_RATE,
+        ...(env.SIM_MARKETPLACE_RATE_LIMIT === undefined
+          ? {}
+          : {
+              limit: { perSecond: env.SIM_MARKETPLACE_RATE_LIMIT, headers: env.SIM_MARKETPLACE_RATE_HEADERS },
+            }),
         maxRecorded: 1000,
       },
       dataDir: join(env.DATA_DIR, 'dynamodb'),

@@ -67,6 +67,7 @@ export class WorkerPool {
       marketplace: this.ports.marketplace(actor),
       random: () => ctx.rng.next(),
       settings: { emptyPollSeconds: EMPTY_POLL_SECONDS, marketplaceTimeoutMs: MARKETPLACE_TIMEOUT_MS },
+      ...(ctx.variant?.rateRules ? { rateRules: ctx.variant.rateRules } : {}),
     };
     const done = () => {
       this.free++;

@@ -4,6 +4,7 @@ import { MARKETPLACE_TIMEOUT_MS } from './constants.js';
 import type { SimContext } from './context.js';
 import type { Actor } from './scheduler.js';
 import type { KeyCall } from './world-view.js';
+import { MarketLimitModel } from './model-market-limit.js';
 import { SimMarketplace } from './sim-marketplace.js';
 
 /**
@@ -15,6 +16,7 @@ export class MarketplaceModel {
   readonly server = new SimMarketplace();
   /** Every call per Idempotency-Key, raw (before the marketplace deduplicates them). */
   private readonly byKey = new Map<string, KeyCall[]>();
+  private readonly limits = new MarketLimitModel();
 
   constructor(private readonly ctx: SimContext) {}
 
@@ -22,8 +24,8 @@ export class MarketplaceModel {
     const { ctx } = this;
     const port: Marketplace = {
       deliver: (request) => {
-        const plan = this.planOutcome();
         const storeId = request.storeId;
+        const plan = this.limited(storeId, this.planOutcome());
         const key = request.idempotencyKey;
         const keyCalls = this.byKey.get(key) ?? [];
         this.byKey.set(key, keyCalls);
@@ -87,6 +89,22 @@ export class MarketplaceModel {
         return;
       }
     }
+  }
+
+  /**
+   * The store's own marketplace limit, while faults run (lifted after, so every run drains in its time): a
+   * call above it is answered 429 instead of its planned outcome, and with headers every answer carries it.
+   */
+  private limited(
+    storeId: string,
+    plan: ReturnType<MarketplaceModel['planOutcome']>,
+  ): ReturnType<MarketplaceModel['planOutcome']> {
+    const spec = this.ctx.scenario.stores.find((s) => s.storeId === storeId)?.marketLimit;
+    if (!spec || !this.ctx.faultsOn) return plan;
+    const outcome = this.limits.apply(storeId, spec, this.ctx.now, plan.outcome);
+    return outcome.kind === plan.outcome.kind
+      ? { ...plan, outcome }
+      : { ...plan, outcome, serverApplies: false };
   }
 
   private planOutcome(): {

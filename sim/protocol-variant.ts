@@ -1,3 +1,4 @@
+import type { RateRules } from '../lambdas/core/adaptive-rate.js';
 import type { WorkerDeps } from '../lambdas/core/attention.js';
 import type { HttpRequest, HttpResponse } from '../lambdas/core/http.js';
 import type { IngestDeps } from '../lambdas/core/ingest.js';
@@ -31,4 +32,6 @@ export interface Variant {
   submit?: (deps: IngestDeps, request: HttpRequest, batch: boolean) => Promise<HttpResponse>;
   handleAttention?: (deps: WorkerDeps, message: AttentionMessage) => Promise<unknown>;
   reconcile?: (deps: ReconcilerDeps) => Promise<unknown>;
+  /** Replaces the adaptive rate's rules (the marketplace's own limits) the workers run. */
+  rateRules?: RateRules;
 }

@@ -1,5 +1,6 @@
 import { resolvePolicy, PLAN_NAMES, type Overrides, type Policy } from '../lambdas/core/plans.js';
 import { CORE_FIXES } from './constants.js';
+import type { MarketLimitSpec } from './model-market-limit.js';
 import { Rng } from './rng.js';
 
 /** What the world injects, chosen per seed. */
@@ -32,6 +33,8 @@ export interface StoreSpec {
   tasks: number;
   /** Tasks carry `entityId` (one of three) and `version` (their order of creation): version order is checked. */
   versioned: boolean;
+  /** The marketplace's own limit for this store (adaptive rate), with or without rate-limit headers. */
+  marketLimit?: MarketLimitSpec;
 }
 
 export interface IngestRequest {
@@ -120,5 +123,12 @@ export const scenarioFor = (seed: number): Scenario => {
   // Drawn last, so the draws above (and so each seed's stores and requests) stay as they were.
   for (const store of stores)
     store.versioned = rng.chance(0.5) && (CORE_FIXES.versionMarkBeforeCall || level === 0);
+  // The marketplace's own limit below the policy rate, said with headers or with bare 429s (drawn after all else).
+  for (const store of stores)
+    if (rng.chance(0.4))
+      store.marketLimit = {
+        perSecond: Math.max(0.5, store.policy.ratePerSecond * rng.pick([0.2, 0.5])),
+        headers: rng.chance(0.5),
+      };
   return { seed, workers, stores, requests, faults, faultsEndMs: 180_000 };
 };

@@ -53,6 +53,8 @@ const WIDGETS = [
     series: ['TasksAccepted', 'TasksRejected', 'SignalFailures'] },
   { id: 'deliveries', title: 'Deliveries and failures', unit: '/s',
     series: ['TasksDelivered', 'TasksFailed{', 'TasksDeadLettered', 'MarketplaceThrottled', 'TasksDuplicate'] },
+  { id: 'adaptive-rate', title: 'Adaptive rate: stores slowed by the marketplace (headers, backoff) and 429s', unit: '/s',
+    series: ['MarketplaceRateAdjusted{', 'MarketplaceThrottled'] },
   { id: 'attention', title: 'Attention queue depth', unit: 'msgs', sampled: true,
     series: ['visible', 'inFlight', 'delayed'] },
   { id: 'slices', title: 'Slices: started and why each ended', unit: '/s',
@@ -84,7 +86,7 @@ for (const [id, title] of [['top-backlog', 'Top 20 stores by backlog'], ['top-ag
   const s = document.createElement('section');
   s.className = 'wide';
   s.innerHTML = '<h2></h2><table id="' + id + '"><thead><tr><th>store</th><th>tenant</th><th>plan</th><th>status</th>' +
-    '<th>backlog</th><th>in flight</th><th>delayed</th><th>oldest (s)</th><th>busy (s)</th><th>consumers</th><th>DLQ</th></tr></thead><tbody></tbody></table>';
+    '<th>backlog</th><th>in flight</th><th>delayed</th><th>oldest (s)</th><th>busy (s)</th><th>consumers</th><th>rate (/s)</th><th>DLQ</th></tr></thead><tbody></tbody></table>';
   s.querySelector('h2').textContent = title;
   charts.appendChild(s);
 }
@@ -172,7 +174,7 @@ function table(id, rows, cells) {
     body.appendChild(tr);
   }
 }
-const storeCells = (r) => [r.storeId, r.tenantId, r.plan, r.status, r.backlog, r.inFlight, r.delayed, r.oldestAgeSeconds, r.busySeconds, r.activeConsumers, r.deadLetters];
+const storeCells = (r) => [r.storeId, r.tenantId, r.plan, r.status, r.backlog, r.inFlight, r.delayed, r.oldestAgeSeconds, r.busySeconds, r.activeConsumers, r.rate ? r.rate.effective + ' / ' + r.rate.configured + (r.rate.reason === 'policy' ? '' : ' (' + r.rate.reason + ')') : '', r.deadLetters];
 const measureCells = (r) => [r.storeId, r.republished, r.discarded, r.leaseBlocks, r.rateLimited, r.oldestTaskMs, r.maxDrainMs];
 
 const fmt = (x) => x.toLocaleString('en-US');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMIT_HEADER_MODES } from './marketplace-limit.js';
 
 /** Local mode's environment (contract: PORT, ADMIN_TOKEN, MARKETPLACE_BASE_URL, DATA_DIR; the rest are ours). */
 const LocalEnvSchema = z.object({
@@ -11,6 +12,9 @@ const LocalEnvSchema = z.object({
   SIM_MARKETPLACE_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(20),
   SIM_MARKETPLACE_ERROR_RATE: z.coerce.number().min(0).max(1).default(0),
   SIM_MARKETPLACE_THROTTLE_RATE: z.coerce.number().min(0).max(1).default(0),
+  /** The simulated marketplace's own limit per store (calls per second; unset: none), and how it says so. */
+  SIM_MARKETPLACE_RATE_LIMIT: z.coerce.number().positive().max(10_000).optional(),
+  SIM_MARKETPLACE_RATE_HEADERS: z.enum(LIMIT_HEADER_MODES).default('none'),
 });
 export type LocalEnv = z.infer<typeof LocalEnvSchema>;
 

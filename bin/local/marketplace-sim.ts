@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { MarketplaceLimit, type MarketplaceLimitOptions } from './marketplace-limit.js';
 
 /**
  * A marketplace on loopback that speaks the contract's delivery protocol. Local mode uses it when
@@ -39,6 +40,8 @@ export interface MarketplaceSimOptions {
   }) => SimulatedResponse | undefined;
   /** Keep at most this many calls (oldest dropped). */
   maxRecorded?: number;
+  /** The marketplace's own per-store rate limit (429 above it), with or without rate-limit headers. */
+  limit?: MarketplaceLimitOptions;
 }
 
 export interface MarketplaceSim {
@@ -54,6 +57,8 @@ export interface MarketplaceSim {
    */
   effects: Map<string, number>;
   totals: { calls: number; ok: number; throttled: number; failed: number };
+  /** The marketplace's own limit, when configured (`limit.setPerSecond` changes it mid-run). */
+  limit: MarketplaceLimit | undefined;
   /** Replace the answer policy while running (tests); undefined restores the configured rates. */
   setResponder(respond: MarketplaceSimOptions['respond']): void;
   stop(): Promise<void>;
@@ -79,6 +84,7 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
   const hung = new Set<ServerResponse>();
   const maxRecorded = options.maxRecorded ?? 100_000;
   let respond = options.respond;
+  const limit = options.limit ? new MarketplaceLimit(options.limit) : undefined;
 
   const server: Server = createServer((req, res) => {
     void (async () => {
@@ -103,13 +109,15 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
       }
       const decided = respond?.({ storeId, idempotencyKey, body });
       const roll = Math.random();
+      const limited = decided ? undefined : limit?.take(storeId, startedAt);
       const response: SimulatedResponse =
         decided ??
+        (limited && !limited.allowed ? { status: 429, headers: limited.headers } : undefined) ??
         (roll < (options.throttleRate ?? 0)
           ? { status: 429, headers: { 'retry-after': '1' } }
           : roll < (options.throttleRate ?? 0) + (options.errorRate ?? 0)
             ? { status: 500 }
-            : { status: 200 });
+            : { status: 200, ...(limited ? { headers: limited.headers } : {}) });
       const delay = (options.latencyMs ?? 0) + (response.delayMs ?? 0);
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       inFlight.set(storeId, (inFlight.get(storeId) ?? 1) - 1);
@@ -150,6 +158,7 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
     successes,
     effects,
     totals,
+    limit,
     setResponder: (next) => {
       respond = next;
     },

@@ -18,6 +18,8 @@ export interface StoreRow {
   oldestAgeSeconds: number;
   activeConsumers: number;
   busySeconds: number;
+  /** The adaptive rate: effective calls per second and why (policy, header, backoff). */
+  rate?: { configured: number; effective: number; reason: string };
 }
 
 export interface StoresSnapshot {
@@ -290,6 +292,7 @@ export class LocalMonitor {
       oldestAgeSeconds: s.queue.oldestAgeSeconds,
       activeConsumers: s.activeConsumers,
       busySeconds: s.busySeconds,
+      ...(s.rate ? { rate: s.rate } : {}),
     }));
     const pending = (r: StoreRow) => r.backlog + r.inFlight + r.delayed;
     const a = attention.Attributes ?? {};

@@ -5,9 +5,10 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
+import { RateStateSchema, type RateState } from '../core/adaptive-rate.js';
 import { DispatchItemSchema, type DispatchItem, type Slot } from '../core/dispatch-model.js';
 import { activeShardOf, Tables } from '../core/names.js';
-import type { Conditional, DispatchState, RequeueOptions } from '../core/ports.js';
+import type { Conditional, DispatchState, RequeueOptions, TatReservation } from '../core/ports.js';
 import { CLOCK_SKEW_MS } from '../core/timing.js';
 import { conditional } from './dynamo-conditional.js';
 import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
@@ -245,18 +246,34 @@ export class DynamoDispatchState implements DispatchState {
     return result.ok;
   }
 
-  async advanceTat(storeId: string, intervalMs: number): Promise<number> {
-    // Unconditional ADD: every consumer of the store gets its own instant, with no lost races to retry.
+  async advanceTat(storeId: string, intervalMs: number): Promise<TatReservation> {
+    // Unconditional ADD: every consumer of the store gets its own instant, with no lost races to retry. ALL_NEW
+    // (no extra capacity: returned values are free) also hands it the store's learnt rate.
     const out = await this.doc.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { [KEY]: storeId },
         UpdateExpression: 'ADD tat :interval',
         ExpressionAttributeValues: { ':interval': intervalMs },
-        ReturnValues: 'UPDATED_NEW',
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return Number(out.Attributes?.['tat'] ?? intervalMs);
+    const tat = Number(out.Attributes?.['tat'] ?? intervalMs);
+    const rate = RateStateSchema.safeParse(out.Attributes?.['rate']);
+    return rate.success ? { tat, rate: rate.data } : { tat };
+  }
+
+  noteRate(storeId: string, next: RateState, seenAt: number | undefined): Promise<Conditional> {
+    return this.update(storeId, {
+      update: 'SET #rate = :rate',
+      // Compare-and-set on the state the caller saw: a change another consumer made first wins.
+      condition:
+        seenAt === undefined
+          ? 'attribute_exists(slots) AND attribute_not_exists(#rate)'
+          : 'attribute_exists(slots) AND #rate.#at = :seen',
+      names: { '#rate': 'rate' },
+      values: { ':rate': next, ...(seenAt === undefined ? {} : { ':seen': seenAt }) },
+    });
   }
 
   dropQueued(storeId: string, slotId: string, ifOver?: number): Promise<Conditional> {

@@ -1,3 +1,4 @@
+import type { MarketLimit } from '../core/adaptive-rate.js';
 import type { DeliveryOutcome, DeliveryRequest, Marketplace } from '../core/ports.js';
 
 /** IMF-fixdate, the HTTP-date form senders must use (RFC 9110 §5.6.7); Date.parse alone accepts "1.5". */
@@ -10,6 +11,49 @@ export const parseRetryAfter = (value: string | null, now: number): number | und
   if (!HTTP_DATE.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
+};
+
+const number = (value: string | undefined | null): number | undefined => {
+  const trimmed = value?.trim() ?? '';
+  if (!/^\d+(\.\d+)?$/.test(trimmed)) return undefined;
+  return Number(trimmed);
+};
+
+/** The per-second rate of quota-policy items `N;w=S` (N requests per S seconds), the strictest one. */
+const policyRate = (value: string | null): number | undefined => {
+  let strictest: number | undefined;
+  for (const item of (value ?? '').split(',')) {
+    const [head, ...params] = item.split(';').map((part) => part.trim());
+    const window = number(params.find((p) => p.startsWith('w='))?.slice(2));
+    // The draft's later form names the quota `q=N` after a policy name; the earlier one leads with N.
+    const quota = number(params.find((p) => p.startsWith('q='))?.slice(2)) ?? number(head);
+    if (window === undefined || quota === undefined || window <= 0) continue;
+    const rate = quota / window;
+    if (strictest === undefined || rate < strictest) strictest = rate;
+  }
+  return strictest;
+};
+
+/**
+ * The marketplace's own limit for the store, from its answer's headers: `x-amzn-RateLimit-Limit` (requests per
+ * second), or the IETF draft's `RateLimit-Limit` (requests per window; the window from its quota policies
+ * `N;w=S` or `RateLimit-Policy`, else taken as one second) with `RateLimit-Remaining` and `RateLimit-Reset`.
+ * Undefined when the answer carries none (or none that parses).
+ */
+export const parseMarketLimit = (headers: { get(name: string): string | null }): MarketLimit | undefined => {
+  const amazon = number(headers.get('x-amzn-ratelimit-limit'));
+  if (amazon !== undefined && amazon > 0) return { perSecond: amazon };
+  const limitHeader = headers.get('ratelimit-limit');
+  const limit = number(limitHeader?.split(',')[0]?.split(';')[0]);
+  if (limit === undefined || limit <= 0) return undefined;
+  const perSecond = policyRate(limitHeader) ?? policyRate(headers.get('ratelimit-policy')) ?? limit;
+  const remaining = number(headers.get('ratelimit-remaining'));
+  const resetSeconds = number(headers.get('ratelimit-reset'));
+  return {
+    perSecond,
+    ...(remaining === undefined ? {} : { remaining }),
+    ...(resetSeconds === undefined ? {} : { resetSeconds }),
+  };
 };
 
 /** Contract classification: 2xx done, 429 throttled, 5xx/408/timeout/connection transient, other 4xx permanent. */
@@ -46,7 +90,9 @@ export class HttpMarketplace implements Marketplace {
       });
       // Drain the body so the connection returns to the keep-alive pool.
       await response.arrayBuffer().catch(() => undefined);
-      return classify(response.status, response.headers.get('retry-after'), Date.now());
+      const outcome = classify(response.status, response.headers.get('retry-after'), Date.now());
+      const limit = parseMarketLimit(response.headers);
+      return limit === undefined ? outcome : { ...outcome, limit };
     } catch (error) {
       const name = (error as Error).name;
       const reason =

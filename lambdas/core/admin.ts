@@ -1,3 +1,4 @@
+import { effectiveRate, type EffectiveRate, type RateState } from './adaptive-rate.js';
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from './errors.js';
 import {
@@ -39,6 +40,12 @@ export const PatchStoreBody = z
     message: 'give at least one of status, plan, overrides',
   });
 
+/** The store view's `rate`: configured and effective calls per second (2 decimals) and why they differ. */
+export const rateView = (state: RateState | undefined, policyRate: number, now: number): EffectiveRate => {
+  const rate = effectiveRate(state, policyRate, now);
+  return { ...rate, effective: Math.round(rate.effective * 100) / 100 };
+};
+
 export const existingStore = async (deps: AdminDeps, storeId: string): Promise<StoreRecord> => {
   const store = await deps.stores.get(storeId);
   if (!store) throw new NotFoundError('store_not_found', `store ${storeId} does not exist`);
@@ -73,6 +80,8 @@ export const readStoreView = async (deps: AdminDeps, store: StoreRecord) => {
     // Slices in a row that ended on an operational error (a deleted queue, denied receives): the store
     // backs off, down to one look per 15 min, and this says why it is slow. 0 when healthy.
     errorStreak: Math.max(0, ...Object.values(dispatch?.slots ?? {}).map((slot) => slot.e ?? 0)),
+    // The adaptive rate: the policy's, or lower where the marketplace said so (headers) or throttled (backoff).
+    rate: rateView(dispatch?.rate, policyOf(store).ratePerSecond, now),
   };
   return { view, dispatch };
 };

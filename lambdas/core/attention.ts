@@ -77,6 +77,7 @@ const acquireLease = async (
           slotsAtStart: Object.keys(result.item.slots).length,
           ...(slot.e === undefined ? {} : { errorStreak: slot.e }),
           ...(result.item.activeSince === undefined ? {} : { activeSince: result.item.activeSince }),
+          ...(result.item.rate === undefined ? {} : { rate: result.item.rate }),
         },
       };
     }

@@ -1,3 +1,4 @@
+import type { RateAnswer } from './adaptive-rate.js';
 import { WorkMessageSchema, type WorkMessage } from './messages.js';
 import { deliveryKey, MetricNames } from './names.js';
 import { MAX_RECEIVE_COUNT, type Policy } from './plans.js';
@@ -140,6 +141,8 @@ export const deliverTask = async (
   pace: () => Promise<boolean> = async () => true,
   /** The latest the call may start (the slice deadline): the claim must outlast any wait for the rate. */
   callDeadline?: number,
+  /** Told each marketplace answer (the adaptive rate: its headers, or a bare 429). */
+  observe: (answer: RateAnswer) => Promise<void> = async () => undefined,
 ): Promise<TaskResult> => {
   const work = parseWork(message.body);
   if (!work || work.storeId !== store.storeId) {
@@ -235,6 +238,12 @@ export const deliverTask = async (
     },
   });
   deps.telemetry.timing(MetricNames.marketplaceLatency, deps.clock.now() - started);
+  // Best effort: the rate's own write failing must never keep this call's outcome from being settled.
+  await observe({
+    throttled: outcome.kind === 'throttled',
+    startedAt: started,
+    ...(outcome.limit === undefined ? {} : { limit: outcome.limit }),
+  }).catch((error: unknown) => deps.telemetry.warn('rate not observed', { error: String(error) }));
 
   switch (outcome.kind) {
     case 'ok': {

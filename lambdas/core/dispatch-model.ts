@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RateStateSchema } from './adaptive-rate.js';
 
 /**
  * A slot is one unit of a store's concurrency: either an attention waiting on the shared queue
@@ -59,6 +60,11 @@ export const DispatchItemSchema = z.object({
   ingestUntil: z.number().optional(),
   /** Rate limiting: the store's theoretical arrival time, the earliest its next marketplace call may start. */
   tat: z.number().optional(),
+  /**
+   * The marketplace's own limit as last learnt (adaptive rate, `adaptive-rate.ts`): a header rate or a backoff,
+   * shared by all the store's consumers; absent while the policy rate holds. Written only when it changes.
+   */
+  rate: RateStateSchema.optional(),
   /**
    * Per-store measures (issue #4), kept on writes the protocol makes anyway, cumulative since the store
    * was created: attentions re-published after a slice, resent by the reconciler, discarded (paused,

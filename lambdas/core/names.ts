@@ -96,6 +96,11 @@ export const MetricNames = {
   timeToDrain: 'TimeToDrain',
   oldestTaskAge: 'OldestTaskAge',
   marketplaceThrottled: 'MarketplaceThrottled',
+  /**
+   * Adaptive rate: a store's effective rate changed because of the marketplace; dimension `reason`: header (its
+   * rate-limit headers) or backoff (a bare 429). The store's id, rates and reason go in the log line's fields.
+   */
+  marketplaceRateAdjusted: 'MarketplaceRateAdjusted',
   /** Operator purges ("controlled discard", issue #4): one per purge, and the tasks it discarded. */
   storePurges: 'StorePurges',
   tasksPurged: 'TasksPurged',

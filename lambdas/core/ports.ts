@@ -2,6 +2,7 @@
  * The ports the core protocol needs. Adapters implement them for AWS (and the emulators, which speak
  * the same APIs); the deterministic simulation implements them in memory.
  */
+import type { MarketLimit, RateState } from './adaptive-rate.js';
 import type { DispatchItem } from './dispatch-model.js';
 import type { AttentionMessage } from './messages.js';
 import type { MetricName } from './names.js';
@@ -28,6 +29,12 @@ export interface RequeueOptions {
   throttled?: boolean;
   /** Slices of this slot in a row that ended on an error, this one included (kept on the slot as `e`). */
   errorStreak?: number;
+}
+
+/** What `advanceTat` hands a call: its schedule position and the store's learnt rate. */
+export interface TatReservation {
+  tat: number;
+  rate?: RateState;
 }
 
 /** Per-store dispatch state (Dispatch table). Every mutation is one conditional write on one item. */
@@ -73,8 +80,17 @@ export interface DispatchState {
     fence: number,
     opts: { seenSeq: number; now: number; tat?: number; drainMs?: number },
   ): Promise<Conditional>;
-  /** Rate limiting: atomically push the store's theoretical arrival time on by `intervalMs`; returns the new value. */
-  advanceTat(storeId: string, intervalMs: number): Promise<number>;
+  /**
+   * Rate limiting: atomically push the store's theoretical arrival time on by `intervalMs`; returns the new value,
+   * and the store's learnt rate (`rate`) as it stands, so every consumer follows another's change at its next call.
+   */
+  advanceTat(storeId: string, intervalMs: number): Promise<TatReservation>;
+  /**
+   * Adaptive rate: set the store's learnt rate to `next` if it is still the one the caller saw (`seenAt`: the
+   * `at` of the state it read, undefined for none). Refused (with the current item) when another consumer
+   * changed it first; never creates the item.
+   */
+  noteRate(storeId: string, next: RateState, seenAt: number | undefined): Promise<Conditional>;
   /**
    * Rate limiting: no call of the store may start before `until` (a marketplace 429's Retry-After): raises
    * `tat` to it, never lowers it. Every consumer's next `advanceTat` then lands at or after `until`.
@@ -218,11 +234,13 @@ export interface ActiveStoreIndex {
   ): Promise<{ entries: ActiveEntry[]; cursor?: string }>;
 }
 
-export type DeliveryOutcome =
+/** Any answer may carry the marketplace's own limit for the store (`limit`, from its rate-limit headers). */
+export type DeliveryOutcome = (
   | { kind: 'ok'; status: number }
   | { kind: 'throttled'; status: number; retryAfterSeconds?: number }
   | { kind: 'transient'; status?: number; error: string }
-  | { kind: 'permanent'; status: number; error: string };
+  | { kind: 'permanent'; status: number; error: string }
+) & { limit?: MarketLimit };
 
 export interface DeliveryRequest {
   marketplace: string;

@@ -1,3 +1,4 @@
+import type { RateState } from './adaptive-rate.js';
 import type { Clock, DispatchState } from './ports.js';
 
 /**
@@ -32,27 +33,37 @@ export interface Pacer {
 
 export const intervalMs = (ratePerSecond: number): number => 1000 / ratePerSecond;
 
+/**
+ * A pacer's spacing between calls: fixed, or read before each call (the adaptive rate: the marketplace's own
+ * limit may lower it mid-slice). A lowered interval only moves instants later, so resume times computed from
+ * it are never earlier than the rate allows, and never later than the interval in force when they were set.
+ */
+export type Interval = number | (() => number);
+const read = (interval: Interval): number => (typeof interval === 'number' ? interval : interval());
+
 const sleepUntil = async (clock: Clock, at: number): Promise<void> => {
   const wait = at - clock.now();
   if (wait > 0) await clock.sleep(wait);
 };
 
-export const localPacer = (interval: number, startAt: number, clock: Clock): Pacer => {
-  let next = startAt;
+export const localPacer = (interval: Interval, startAt: number, clock: Clock): Pacer => {
+  /** When the last call started; the next may start one interval later — the interval in force then. */
+  let last: number | undefined;
   let blockedUntil = 0;
+  const due = (): number => (last === undefined ? startAt : last + read(interval));
   return {
     async acquire(deadline) {
-      const start = Math.max(clock.now(), next);
+      const start = Math.max(clock.now(), due());
       if (start >= deadline) {
         blockedUntil = start;
         return false;
       }
       await sleepUntil(clock, start);
-      next = Math.max(start, clock.now()) + interval;
+      last = Math.max(start, clock.now());
       return true;
     },
     get carry() {
-      return next;
+      return due();
     },
     get blockedUntil() {
       return blockedUntil;
@@ -78,10 +89,25 @@ export const maxPaceWaitMs = (interval: number, consumers: number): number =>
 export const sharedPacer = (
   dispatch: DispatchState,
   storeId: string,
-  interval: number,
+  spacing: Interval,
   clock: Clock,
-  maxWaitMs: number = Number.POSITIVE_INFINITY,
+  maxWait: Interval = Number.POSITIVE_INFINITY,
+  /** Told the store's learnt rate with each reservation (another consumer may have changed it). */
+  onRate: (rate: RateState | undefined) => void = () => undefined,
 ): Pacer => {
+  let interval = read(spacing);
+  const reserve = async (): Promise<number> => {
+    const { tat, rate } = await dispatch.advanceTat(storeId, interval);
+    onRate(rate);
+    const learnt = read(spacing);
+    if (learnt <= interval) return tat;
+    // Another consumer lowered the store's rate (adaptive rate): this reservation used the old spacing, so
+    // push the schedule on by the difference — the next call is then one new interval after this one (one
+    // more write, only when the rate was lowered since this lease last looked).
+    const corrected = await dispatch.advanceTat(storeId, learnt - interval);
+    interval = learnt;
+    return corrected.tat;
+  };
   let next = clock.now();
   let blockedUntil = 0;
   let held = false;
@@ -89,14 +115,15 @@ export const sharedPacer = (
   let lagging = true;
   const take = async (): Promise<number> => {
     const now = clock.now();
+    interval = read(spacing);
     if (lagging && (await dispatch.restartTat(storeId, now, interval))) return now;
-    let tat = await dispatch.advanceTat(storeId, interval);
+    let tat = await reserve();
     if (tat <= now) {
       // The schedule lagged a whole interval (a slow call): going now would leave it behind this call, and
       // the next restart would succeed against it at once — two calls together. Re-register it at now
       // first (a second write, only after such a lag); if another consumer moved it meanwhile, reserve again.
       if (await dispatch.restartTat(storeId, now, interval)) return now;
-      tat = await dispatch.advanceTat(storeId, interval);
+      tat = await reserve();
     }
     // A schedule less than an interval behind takes no credit for it: the call goes now, and the next one
     // at the schedule's next instant, less than an interval later once (GCRA's burst of one).
@@ -108,7 +135,7 @@ export const sharedPacer = (
       for (let i = 0; i < MAX_TRIES; i++) {
         const instant = await take();
         next = instant + interval;
-        held = instant - clock.now() > maxWaitMs;
+        held = instant - clock.now() > read(maxWait);
         if (held || instant >= deadline) {
           blockedUntil = instant;
           return false;

@@ -1,10 +1,12 @@
+import type { RateAnswer, RateRules, RateState } from './adaptive-rate.js';
 import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
 import { MetricNames } from './names.js';
 import type { DispatchState } from './ports.js';
 import type { Policy } from './plans.js';
-import { intervalMs, localPacer, maxPaceWaitMs, sharedPacer, type Pacer } from './rate.js';
+import { localPacer, maxPaceWaitMs, sharedPacer, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import { bySource, receiveBatch, type SourcedMessage } from './slice-receive.js';
+import { StoreRate } from './store-rate.js';
 import type { StoreRecord } from './store-model.js';
 import { MAX_DELAY_SECONDS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
 import { afterHiding, guardUntilVisible } from './wake.js';
@@ -23,6 +25,8 @@ export type SliceEndReason = (typeof SLICE_END_REASONS)[number];
 
 export interface SliceDeps extends DeliverDeps, SignalDeps {
   dispatch: DispatchState;
+  /** The adaptive rate's rules; ADAPTIVE_RULES unless the simulation runs a broken variant. */
+  rateRules?: RateRules;
   settings: DeliverDeps['settings'] & { emptyPollSeconds: number };
 }
 
@@ -43,6 +47,8 @@ export interface Lease {
   activeSince?: number;
   /** Carried from the ingest request that signalled the store, for the logs. */
   correlationId?: string;
+  /** The store's learnt marketplace rate (adaptive rate) as read with the lease. */
+  rate?: RateState;
 }
 
 export interface SliceResult {
@@ -139,14 +145,30 @@ export const runSlice = async (
 ): Promise<SliceResult> => {
   const deadline = lease.startedAt + policy.maxSliceSeconds * 1000;
   const single = policy.maxConcurrentConsumers === 1;
-  const interval = intervalMs(policy.ratePerSecond);
+  /** The store's effective rate: the policy's, or lower where the marketplace said so (read before each call). */
+  const rate = new StoreRate(deps, store.storeId, policy.ratePerSecond, lease.rate);
+  const interval = (): number => rate.intervalMs();
   /** Past this wait for its instant, a multi-consumer store is held (another consumer's 429), not paced. */
-  const maxWaitMs = maxPaceWaitMs(interval, policy.maxConcurrentConsumers);
+  const maxWaitMs = (): number => maxPaceWaitMs(interval(), policy.maxConcurrentConsumers);
   const pacer: Pacer = single
     ? localPacer(interval, lease.nextCallAt, deps.clock)
-    : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock, maxWaitMs);
+    : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock, maxWaitMs, (learnt) =>
+        rate.adopt(learnt),
+      );
   /** This lease's expected spacing between calls: its share of the store's rate. */
-  const shareMs = interval * policy.maxConcurrentConsumers;
+  const shareMs = (): number => interval() * policy.maxConcurrentConsumers;
+  /** Each marketplace answer feeds the rate; a lowered rate also stretches the shared schedule at once. */
+  const observe = async (answer: RateAnswer): Promise<void> => {
+    const before = interval();
+    await rate.observe(answer);
+    const stretch = interval() - before;
+    // The schedule's next instant was reserved at the old spacing: push it on by the difference, so the next
+    // call of any consumer is one new interval after this one (one write, only when the rate was lowered).
+    if (!single && stretch > 0)
+      await deps.dispatch
+        .advanceTat(store.storeId, stretch)
+        .catch((error: unknown) => deps.telemetry.warn('schedule not stretched', { error: String(error) }));
+  };
   let seenSeq = lease.seenSeq;
   let handled = 0;
   let delivered = 0;
@@ -172,7 +194,7 @@ export const runSlice = async (
     if (handled >= policy.maxMessagesPerSlice) return result('max_messages', { resumeAt: now });
     if (now >= deadline) return result('max_time', { resumeAt: now });
     // Receive no more than this lease can deliver before its deadline at its share of the rate.
-    const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
+    const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs()) + 1);
     const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
     let batch: SourcedMessage[];
     /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
@@ -263,7 +285,7 @@ export const runSlice = async (
           await handBack(i);
           return result('max_time', { resumeAt: deps.clock.now() });
         }
-        outcome = await deliverTask(deps, store, policy, message, pace, deadline);
+        outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe);
       } catch (error) {
         // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
         deps.telemetry.error('task handling failed', { error: String(error) });
@@ -331,7 +353,7 @@ export const runSlice = async (
       // about rate × call time of them keep it busy, plus one. Each new slice does the same, so a store
       // ramps up in a few slices and never beyond maxConcurrentConsumers (the slot-count condition).
       fannedOut = true;
-      const useful = Math.ceil((policy.ratePerSecond * callMs) / calls / 1000) + 1;
+      const useful = Math.ceil((rate.current().effective * callMs) / calls / 1000) + 1;
       await signalStore(deps, store.storeId, {
         limit: Math.min(policy.maxConcurrentConsumers, useful),
         reason: 'fanout',

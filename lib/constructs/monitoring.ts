@@ -150,6 +150,13 @@ export const PerStoreLogQueries = {
     'sort republished desc',
     `limit ${TOP_STORES}`,
   ],
+  /** The adaptive rate: stores the marketplace slowed down, their latest effective rate and why. */
+  adaptiveRate: [
+    "filter message = 'marketplace rate adjusted'",
+    'stats latest(effective) as effective, latest(configured) as configured, latest(reason) as reason, count(*) as changes by storeId',
+    'sort changes desc',
+    `limit ${TOP_STORES}`,
+  ],
   /** Tasks the worker dead-lettered, by store and reason code. */
   deadLetters: [
     "filter message = 'task dead-lettered'",
@@ -384,6 +391,14 @@ export class Monitoring extends Construct {
         16,
       ),
       perStore(`Dead letters by store (worker logs)`, PerStoreLogQueries.deadLetters, 8),
+    );
+    this.dashboard.addWidgets(
+      graph(
+        'Adaptive rate: stores slowed by the marketplace',
+        [insights(q.byDimension(MetricNames.marketplaceRateAdjusted, 'reason'), 'Rate adjusted')],
+        [metric(MetricNames.marketplaceThrottled, 'worker')],
+      ),
+      perStore('Adaptive rate by store (worker logs)', PerStoreLogQueries.adaptiveRate, 16),
     );
     this.dashboard.addWidgets(
       new GraphWidget({

@@ -41,10 +41,12 @@ describe('HTTP API', () => {
         maxSliceSeconds: 20,
         ratePerSecond: 20,
         maxAttempts: 8,
+        priority: 'normal',
       },
       queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
       activeConsumers: 0,
       errorStreak: 0,
+      rate: { configured: 20, effective: 20, reason: 'policy' },
     });
     const updated = await t.admin('PUT', '/admin/stores/shop-1', {
       tenantId: 'acme',

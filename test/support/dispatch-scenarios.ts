@@ -222,7 +222,7 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       await d.recordEnqueued(id, 1, T);
       const restarted = await d.restartTat(id, T, 200);
       const ahead = await d.restartTat(id, T + 100, 200);
-      const advanced = await d.advanceTat(id, 200);
+      const advanced = (await d.advanceTat(id, 200)).tat;
       const lagging = await d.restartTat(id, T + 1_000, 200);
       await d.issueSlot(id, 'a', T, 1, T);
       await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
@@ -257,10 +257,31 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       await d.holdTat(id, T + 30_000);
       await d.holdTat(id, T + 10_000);
       const held = (await d.read(id))?.tat;
-      const next = await d.advanceTat(id, 200);
+      const next = (await d.advanceTat(id, 200)).tat;
       return { absent: absent === undefined, held, next };
     },
     { absent: true, held: T + 30_000, next: T + 30_200 },
+  ],
+  [
+    'noteRate sets the learnt rate only over the state the caller saw, creates no item, and rides advanceTat',
+    async (d, id) => {
+      const header = { why: 'header' as const, r: 3, at: T };
+      const absent = (await d.noteRate(id, header, undefined)).ok;
+      await d.recordEnqueued(id, 1, T);
+      const first = (await d.noteRate(id, header, undefined)).ok;
+      const backoff = { why: 'backoff' as const, r: 1.5, c: 3, at: T + 1_000 };
+      const stale = (await d.noteRate(id, backoff, undefined)).ok;
+      const next = (await d.noteRate(id, backoff, T)).ok;
+      const reserved = await d.advanceTat(id, 200);
+      return { absent, first, stale, next, rate: reserved.rate };
+    },
+    {
+      absent: false,
+      first: true,
+      stale: false,
+      next: true,
+      rate: { why: 'backoff', r: 1.5, c: 3, at: T + 1_000 },
+    },
   ],
   [
     'the per-store measures count republishes, resends, discards and blocks, and keep the last drain',

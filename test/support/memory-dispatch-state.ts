@@ -1,6 +1,7 @@
 import { DispatchItemSchema, type DispatchItem, type Slot } from '../../lambdas/core/dispatch-model.js';
 import { activeShardOf } from '../../lambdas/core/names.js';
-import type { Conditional, DispatchState, RequeueOptions } from '../../lambdas/core/ports.js';
+import type { RateState } from '../../lambdas/core/adaptive-rate.js';
+import type { Conditional, DispatchState, RequeueOptions, TatReservation } from '../../lambdas/core/ports.js';
 import { CLOCK_SKEW_MS } from '../../lambdas/core/timing.js';
 
 /**
@@ -214,7 +215,7 @@ export class MemoryDispatchState implements DispatchState {
     );
     return result.ok;
   }
-  async advanceTat(storeId: string, intervalMs: number): Promise<number> {
+  async advanceTat(storeId: string, intervalMs: number): Promise<TatReservation> {
     const result = this.write(
       storeId,
       () => true,
@@ -222,7 +223,19 @@ export class MemoryDispatchState implements DispatchState {
         item.tat = (item.tat ?? 0) + intervalMs;
       },
     );
-    return (result as { item: DispatchItem }).item.tat as number;
+    const item = (result as { item: DispatchItem }).item;
+    return item.rate === undefined
+      ? { tat: item.tat as number }
+      : { tat: item.tat as number, rate: item.rate };
+  }
+  async noteRate(storeId: string, next: RateState, seenAt: number | undefined): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) => item !== undefined && item.rate?.at === seenAt,
+      (item) => {
+        item.rate = { ...next };
+      },
+    );
   }
 
   async dropQueued(storeId: string, slotId: string, ifOver?: number): Promise<Conditional> {

@@ -1,3 +1,4 @@
+import { RATE_REASONS } from '../adaptive-rate.js';
 import { z } from 'zod';
 import { PLAN_NAMES, PolicySchema } from '../plans.js';
 import { DELIVERY_STATUSES } from '../ports.js';
@@ -33,6 +34,18 @@ export const StoreViewSchema = z.object({
     oldestAgeSeconds: count,
   }),
   activeConsumers: count,
+  rate: z
+    .object({
+      configured: z.number().positive().meta({ description: 'the policy ratePerSecond' }),
+      effective: z.number().positive().meta({
+        description: 'calls per second the store runs at now: min(configured, what the marketplace says)',
+      }),
+      reason: z.enum(RATE_REASONS).meta({
+        description:
+          'policy: the configured rate holds; header: the marketplace rate-limit headers; backoff: bare 429s (AIMD)',
+      }),
+    })
+    .meta({ description: 'the adaptive rate (the marketplace own limits)' }),
 });
 
 export const TaskAcceptedSchema = z.object({

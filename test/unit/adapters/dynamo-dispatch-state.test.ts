@@ -273,6 +273,26 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
+      'noteRate sets the learnt rate over the state the caller saw (compare-and-set on its `at`)',
+      (s) => s.noteRate(STORE, { why: 'backoff', r: 5, c: 10, at: T0 + 1_000 }, T0),
+      update({
+        UpdateExpression: 'SET #rate = :rate',
+        ConditionExpression: 'attribute_exists(slots) AND #rate.#at = :seen',
+        ExpressionAttributeNames: { '#rate': 'rate', '#at': 'at' },
+        ExpressionAttributeValues: { ':rate': { why: 'backoff', r: 5, c: 10, at: T0 + 1_000 }, ':seen': T0 },
+      }),
+    ],
+    [
+      'noteRate with nothing seen needs no rate yet',
+      (s) => s.noteRate(STORE, { why: 'header', r: 3, at: T0 }, undefined),
+      update({
+        UpdateExpression: 'SET #rate = :rate',
+        ConditionExpression: 'attribute_exists(slots) AND attribute_not_exists(#rate)',
+        ExpressionAttributeNames: { '#rate': 'rate' },
+        ExpressionAttributeValues: { ':rate': { why: 'header', r: 3, at: T0 } },
+      }),
+    ],
+    [
       'deferWake only ever moves wakeAt later',
       (s) => s.deferWake(STORE, T0 + 60_000),
       update({
@@ -393,6 +413,24 @@ describe('DynamoDispatchState lost conditions', () => {
 });
 
 describe('DynamoDispatchState reads', () => {
+  it('advanceTat adds the interval and hands back the schedule and the learnt rate (ALL_NEW)', async () => {
+    const rate = { why: 'header', r: 4, at: T0 };
+    ddb.on(UpdateCommand).resolves({ Attributes: { storeId: STORE, tat: T0 + 250, rate } });
+    await expect(state.advanceTat(STORE, 250)).resolves.toEqual({ tat: T0 + 250, rate });
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLE,
+      Key: { storeId: STORE },
+      UpdateExpression: 'ADD tat :interval',
+      ExpressionAttributeValues: { ':interval': 250 },
+      ReturnValues: 'ALL_NEW',
+    });
+  });
+
+  it('advanceTat without a learnt rate hands back the schedule alone', async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: { storeId: STORE, tat: T0 } });
+    await expect(state.advanceTat(STORE, 250)).resolves.toEqual({ tat: T0 });
+  });
+
   it('read is strongly consistent', async () => {
     ddb.on(GetCommand).resolves({ Item: leasedItem });
     await state.read(STORE);

@@ -1,5 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { classify, HttpMarketplace, parseRetryAfter } from '../../../lambdas/adapters/http-marketplace.js';
+import {
+  classify,
+  HttpMarketplace,
+  parseMarketLimit,
+  parseRetryAfter,
+} from '../../../lambdas/adapters/http-marketplace.js';
 import type { DeliveryOutcome, DeliveryRequest } from '../../../lambdas/core/ports.js';
 import { T0 } from '../support/fixtures.js';
 
@@ -196,6 +201,60 @@ describe('HttpMarketplace.deliver', () => {
     ).resolves.toEqual({
       kind: 'transient',
       error: 'timed out after 20 ms',
+    });
+  });
+});
+
+describe('parseMarketLimit (adaptive rate)', () => {
+  const headers = (entries: Record<string, string>) => new Headers(entries);
+  it.each([
+    ['x-amzn-RateLimit-Limit per second', { 'x-amzn-RateLimit-Limit': '0.5' }, { perSecond: 0.5 }],
+    [
+      'IETF draft with the window in RateLimit-Limit',
+      { 'RateLimit-Limit': '60, 60;w=10', 'RateLimit-Remaining': '12', 'RateLimit-Reset': '4' },
+      { perSecond: 6, remaining: 12, resetSeconds: 4 },
+    ],
+    [
+      'IETF draft with RateLimit-Policy (the strictest quota)',
+      { 'RateLimit-Limit': '100', 'RateLimit-Policy': '100;w=60, 10;w=1' },
+      { perSecond: 100 / 60 },
+    ],
+    [
+      'the later draft form q=N;w=S',
+      { 'RateLimit-Limit': '30', 'RateLimit-Policy': '"burst";q=30;w=10' },
+      { perSecond: 3 },
+    ],
+    ['no window stated: per second', { 'RateLimit-Limit': '7' }, { perSecond: 7 }],
+  ])('%s', (_name, entries, expected) => {
+    expect(parseMarketLimit(headers(entries))).toEqual(expected);
+  });
+
+  it.each([
+    [{}],
+    [{ 'RateLimit-Limit': 'lots' }],
+    [{ 'x-amzn-RateLimit-Limit': '0' }],
+    [{ 'RateLimit-Limit': '-3' }],
+  ])('is undefined without a usable limit (%o)', (entries) => {
+    expect(parseMarketLimit(headers(entries))).toBeUndefined();
+  });
+
+  it('rides on every outcome the adapter returns', async () => {
+    const fetchImpl = (async () =>
+      new Response('{}', {
+        status: 429,
+        headers: { 'x-amzn-RateLimit-Limit': '2', 'Retry-After': '3' },
+      })) as typeof fetch;
+    const outcome = await new HttpMarketplace('http://m', 1000, fetchImpl).deliver({
+      marketplace: 'acme',
+      storeId: 's1',
+      idempotencyKey: 's1:e1',
+      body: { eventId: 'e1', type: 'inventory.update', payload: {} },
+    });
+    expect(outcome).toEqual({
+      kind: 'throttled',
+      status: 429,
+      retryAfterSeconds: 3,
+      limit: { perSecond: 2 },
     });
   });
 });

@@ -115,6 +115,7 @@ describe('PUT /admin/stores/{storeId}', () => {
         queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
         activeConsumers: 0,
         errorStreak: 0,
+        rate: { configured: 5, effective: 5, reason: 'policy' },
       },
     });
   });

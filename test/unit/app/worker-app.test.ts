@@ -472,7 +472,8 @@ describe('createWorkerHandler: a slice', () => {
           slot: writeInput('requeue')?.ExpressionAttributeValues?.[':slot'],
           attention: sendsTo(ATTENTION_URL)[0]?.args[0].input,
         }).toEqual({
-          slot: { s: 'q', at: T0 + 30_000, n: T0 + 200 },
+          // The bare 429 halved the store's rate (adaptive rate, 5/s → 2.5/s): its pace carries the slower interval.
+          slot: { s: 'q', at: T0 + 30_000, n: T0 + 400 },
           attention: {
             QueueUrl: ATTENTION_URL,
             MessageBody: JSON.stringify({

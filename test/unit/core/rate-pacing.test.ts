@@ -216,7 +216,7 @@ describe('sharedPacer', () => {
     const { clock } = steppedClock(() => 1000);
     const dispatch = {
       restartTat: async () => false,
-      advanceTat: async () => clock.now() + 200 + 100,
+      advanceTat: async () => ({ tat: clock.now() + 200 + 100 }),
     } as unknown as DispatchState;
     const pacer = sharedPacer(dispatch, STORE, 100, clock);
 
@@ -233,7 +233,7 @@ describe('sharedPacer', () => {
       restartTat: async () => false,
       advanceTat: async () => {
         advances++;
-        return clock.now() + 200 + 100;
+        return { tat: clock.now() + 200 + 100 };
       },
     } as unknown as DispatchState;
     const pacer = sharedPacer(dispatch, STORE, 100, clock);

@@ -131,7 +131,7 @@ const setup = (
     }),
     advanceTat: vi.fn(async (_id: string, interval: number) => {
       w.tat = (w.tat ?? 0) + interval;
-      return w.tat;
+      return { tat: w.tat };
     }),
     holdTat: vi.fn(async (_id: string, until: number) => {
       w.events.push('holdTat');

@@ -1,0 +1,62 @@
+/**
+ * The simulated marketplace's own per-store rate limit (adaptive rate, issue #13): a token bucket per store
+ * refilled at `perSecond` (one second of burst), answering 429 when empty — with rate-limit headers on every
+ * answer (`ietf`: RateLimit-Limit with a 10 s quota window, -Remaining, -Reset; `amzn`: x-amzn-RateLimit-Limit)
+ * or bare (`none`: only Retry-After on a 429). `setPerSecond` changes the limit mid-run (the benchmark does).
+ */
+export const LIMIT_HEADER_MODES = ['none', 'ietf', 'amzn'] as const;
+export type LimitHeaderMode = (typeof LIMIT_HEADER_MODES)[number];
+
+export interface MarketplaceLimitOptions {
+  perSecond: number;
+  headers: LimitHeaderMode;
+  /** Seconds of calls the bucket holds (the burst a store may send above the limit): default 1. */
+  burstSeconds?: number;
+}
+
+export interface LimitDecision {
+  allowed: boolean;
+  headers: Record<string, string>;
+}
+
+/** The quota window the `ietf` headers state: 10 s, so a fractional per-second limit is still a whole count. */
+const IETF_WINDOW_SECONDS = 10;
+
+export class MarketplaceLimit {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private perSecond: number;
+
+  constructor(private readonly options: MarketplaceLimitOptions) {
+    this.perSecond = options.perSecond;
+  }
+
+  get limit(): number {
+    return this.perSecond;
+  }
+
+  setPerSecond(perSecond: number): void {
+    this.perSecond = perSecond;
+  }
+
+  /** Takes one token of the store's bucket if there is one; the headers to answer with either way. */
+  take(storeId: string, now: number): LimitDecision {
+    const capacity = Math.max(1, this.perSecond * (this.options.burstSeconds ?? 1));
+    const bucket = this.buckets.get(storeId) ?? { tokens: capacity, at: now };
+    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
+    bucket.at = now;
+    this.buckets.set(storeId, bucket);
+    const allowed = bucket.tokens >= 1;
+    if (allowed) bucket.tokens -= 1;
+    const untilToken = allowed ? 0 : (1 - bucket.tokens) / this.perSecond;
+    const headers: Record<string, string> = {};
+    if (!allowed) headers['retry-after'] = String(Math.max(1, Math.ceil(untilToken)));
+    if (this.options.headers === 'amzn') headers['x-amzn-ratelimit-limit'] = String(this.perSecond);
+    if (this.options.headers === 'ietf') {
+      const quota = Math.max(1, Math.round(this.perSecond * IETF_WINDOW_SECONDS));
+      headers['ratelimit-limit'] = `${quota}, ${quota};w=${IETF_WINDOW_SECONDS}`;
+      headers['ratelimit-remaining'] = String(Math.floor(bucket.tokens));
+      headers['ratelimit-reset'] = String(Math.max(1, Math.ceil(untilToken)));
+    }
+    return { allowed, headers };
+  }
+}

@@ -1,0 +1,82 @@
+import {
+  ADAPTIVE_RULES,
+  type EffectiveRate,
+  type RateAnswer,
+  type RateRules,
+  type RateState,
+} from './adaptive-rate.js';
+import { MetricNames } from './names.js';
+import type { Clock, DispatchState, Telemetry } from './ports.js';
+import { intervalMs } from './rate.js';
+
+export interface StoreRateDeps {
+  dispatch: DispatchState;
+  clock: Clock;
+  telemetry: Telemetry;
+  /** The AIMD and header rules (the simulation swaps in broken ones); ADAPTIVE_RULES by default. */
+  rateRules?: RateRules;
+}
+
+/**
+ * One lease's view of its store's adaptive rate: it starts from the state read with the lease, follows other
+ * consumers' changes (each shared-schedule reservation returns the state), feeds each marketplace answer to
+ * the AIMD / header rules, and writes the state only when an answer changes it — one conditional write per
+ * change, none while a backoff recovers. The pacer reads `intervalMs()` before each call.
+ */
+export class StoreRate {
+  private state: RateState | undefined;
+
+  constructor(
+    private readonly deps: StoreRateDeps,
+    private readonly storeId: string,
+    private readonly policyRate: number,
+    initial: RateState | undefined,
+  ) {
+    this.state = initial;
+  }
+
+  current(): EffectiveRate {
+    const rules = this.deps.rateRules ?? ADAPTIVE_RULES;
+    return rules.effectiveRate(this.state, this.policyRate, this.deps.clock.now());
+  }
+
+  /** Whole milliseconds, rounded up (never faster than the rate; schedule times stay integers). */
+  intervalMs(): number {
+    return Math.ceil(intervalMs(this.current().effective));
+  }
+
+  /** The state as another consumer left it (returned by a reservation); a newer change replaces ours. */
+  adopt(rate: RateState | undefined): void {
+    if (rate !== undefined && (this.state === undefined || rate.at !== this.state.at)) this.state = rate;
+  }
+
+  /** One marketplace answer: changes the rate when it says something new, shared through the dispatch item. */
+  async observe(answer: RateAnswer): Promise<void> {
+    const now = this.deps.clock.now();
+    const next = (this.deps.rateRules ?? ADAPTIVE_RULES).afterAnswer(
+      this.state,
+      answer,
+      this.policyRate,
+      now,
+    );
+    if (next === undefined) return;
+    const seenAt = this.state?.at;
+    // Followed at once by this lease whatever the write does: its own next call must already respect it.
+    this.state = next;
+    const { effective, reason } = this.current();
+    this.deps.telemetry.count(MetricNames.marketplaceRateAdjusted, 1, { reason: next.why });
+    this.deps.telemetry.info('marketplace rate adjusted', {
+      configured: this.policyRate,
+      effective,
+      reason,
+      learnt: next.r,
+    });
+    try {
+      const written = await this.deps.dispatch.noteRate(this.storeId, next, seenAt);
+      // Another consumer changed it first: theirs is the store's rate (this answer's news reaches it next time).
+      if (!written.ok && written.current?.rate !== undefined) this.state = written.current.rate;
+    } catch (error) {
+      this.deps.telemetry.warn('marketplace rate not recorded', { error: String(error) });
+    }
+  }
+}

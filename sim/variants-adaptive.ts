@@ -1,0 +1,23 @@
+import { afterAnswer, effectiveRate } from '../lambdas/core/adaptive-rate.js';
+import { RATE_INVARIANT } from './rate-check.js';
+import type { Variant } from './protocol-variant.js';
+
+/**
+ * Broken variants of the adaptive rate (the marketplace's own limits), rejected by the rate invariant: the
+ * simulation's marketplaces throttle stores (random 429s, and per-store limits with or without headers).
+ */
+export const ADAPTIVE_VARIANTS: Variant[] = [
+  {
+    name: 'aimd-above-policy',
+    breaks: RATE_INVARIANT,
+    description:
+      'after a marketplace 429 the AIMD recovery is capped at three times the policy rate instead of the policy rate',
+    rateRules: {
+      afterAnswer,
+      effectiveRate: (state, policyRate, now) =>
+        state === undefined
+          ? effectiveRate(state, policyRate, now)
+          : { ...effectiveRate(state, 3 * policyRate, now), configured: policyRate },
+    },
+  },
+];

@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import { BACKOFF_FACTOR } from '../../../lambdas/core/adaptive-rate.js';
+import { rateView } from '../../../lambdas/core/admin.js';
+import { MetricNames } from '../../../lambdas/core/names.js';
+import type { WorkMessage } from '../../../lambdas/core/messages.js';
+import type { DeliveryOutcome, ReceivedMessage, TaskQueues } from '../../../lambdas/core/ports.js';
+import type { Policy } from '../../../lambdas/core/plans.js';
+import { runSlice, type Lease, type SliceDeps } from '../../../lambdas/core/slice.js';
+import type { StoreRecord } from '../../../lambdas/core/store-model.js';
+import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
+import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+
+/** The adaptive rate inside a slice: the marketplace's own limit feeds the pacer, shared through the dispatch item. */
+const T0 = 1_800_000_000_000;
+const store: StoreRecord = {
+  storeId: 's1',
+  tenantId: 't1',
+  marketplace: 'amazon',
+  plan: 'pro',
+  status: 'active',
+  queueUrl: 'q-url',
+  deadLetterQueueUrl: 'dlq-url',
+  createdAt: T0,
+  updatedAt: T0,
+};
+const policy = (consumers: number): Policy => ({
+  maxConcurrentConsumers: consumers,
+  maxMessagesPerSlice: 8,
+  maxSliceSeconds: 20,
+  ratePerSecond: 20,
+  maxAttempts: 5,
+  priority: 'normal',
+});
+
+const setup = (answer: (call: number) => DeliveryOutcome) => {
+  const w = { now: T0, calls: [] as number[], queue: [] as ReceivedMessage[] };
+  const fill = (from: number, count: number) => {
+    for (let i = from; i < from + count; i++) {
+      const body: WorkMessage = {
+        v: 1,
+        storeId: 's1',
+        eventId: `e${i}`,
+        type: 'inventory.update',
+        payload: { sku: 'a', quantity: i },
+        acceptedAt: T0,
+      };
+      w.queue.push({
+        messageId: `m${i}`,
+        receiptHandle: `r${i}`,
+        body: JSON.stringify(body),
+        receiveCount: 1,
+        sentAt: T0,
+      });
+    }
+  };
+  const tasks = {
+    receive: async (_url: string, { maxMessages }: { maxMessages: number }) => w.queue.splice(0, maxMessages),
+    deleteBatch: async () => undefined,
+    changeVisibility: async () => undefined,
+    resend: async () => undefined,
+    deadLetter: async () => undefined,
+  } as unknown as TaskQueues;
+  const dispatch = new MemoryDispatchState();
+  const deps: SliceDeps = {
+    dispatch,
+    tasks,
+    attention: { publish: async () => undefined },
+    marketplace: {
+      deliver: async () => {
+        w.calls.push(w.now);
+        return answer(w.calls.length);
+      },
+    },
+    deliveries: new MemoryDeliveryLog(),
+    clock: {
+      now: () => w.now,
+      sleep: async (ms) => {
+        w.now += ms;
+      },
+    },
+    ids: { next: () => `id-${w.calls.length}-${w.now}` },
+    telemetry: new RecordingTelemetry(),
+    random: () => 0.5,
+    settings: { emptyPollSeconds: 1, marketplaceTimeoutMs: 5_000 },
+  };
+  return { w, deps, dispatch, fill };
+};
+
+const leaseOf = async (
+  dispatch: MemoryDispatchState,
+  slotId: string,
+  now: number,
+  max: number,
+): Promise<Lease> => {
+  await dispatch.issueSlot('s1', slotId, now, max, now);
+  const acquired = await dispatch.acquire('s1', slotId, { now, expiresAt: now + 35_000, max });
+  if (!acquired.ok) throw new Error('no lease');
+  const slot = acquired.item.slots[slotId];
+  return {
+    slotId,
+    fence: slot?.s === 'l' ? slot.f : 0,
+    seenSeq: acquired.item.enqSeq,
+    startedAt: now,
+    expiresAt: now + 35_000,
+    nextCallAt: now,
+    slotsAtStart: Object.keys(acquired.item.slots).length,
+    ...(acquired.item.rate === undefined ? {} : { rate: acquired.item.rate }),
+  };
+};
+
+const gaps = (times: number[]): number[] => times.slice(1).map((t, i) => t - (times[i] as number));
+
+describe('adaptive rate in a slice', () => {
+  it('after an answer with rate-limit headers, paces at the header rate and records it for the store', async () => {
+    const { w, deps, dispatch, fill } = setup(() => ({ kind: 'ok', status: 200, limit: { perSecond: 4 } }));
+    await dispatch.recordEnqueued('s1', 4, T0);
+    fill(0, 4);
+    await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    // Policy 20/s would be 50 ms apart; the marketplace said 4/s.
+    expect(gaps(w.calls)).toEqual([250, 250, 250]);
+    const item = dispatch.items.get('s1');
+    expect(rateView(item?.rate, 20, w.now)).toEqual({ configured: 20, effective: 4, reason: 'header' });
+    // Headers repeat on every answer: one change, none for the repeats.
+    expect((deps.telemetry as RecordingTelemetry).total(MetricNames.marketplaceRateAdjusted)).toBe(1);
+  });
+
+  it('halves on a bare 429 (after its Retry-After) and never runs above the policy rate while it recovers', async () => {
+    const { w, deps, dispatch, fill } = setup((call) =>
+      call === 2 ? { kind: 'throttled', status: 429, retryAfterSeconds: 1 } : { kind: 'ok', status: 200 },
+    );
+    await dispatch.recordEnqueued('s1', 2, T0);
+    fill(0, 2);
+    await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    expect(dispatch.items.get('s1')?.rate).toMatchObject({ why: 'backoff', r: 20 * BACKOFF_FACTOR, c: 20 });
+    // The next lease (after the Retry-After) starts from the shared state: its calls 100 ms apart at first.
+    w.now += 1_000;
+    fill(10, 3);
+    await dispatch.recordEnqueued('s1', 3, w.now);
+    const before = w.calls.length;
+    const lease = await leaseOf(dispatch, 'b', w.now, 2);
+    await runSlice(deps, store, policy(1), { ...lease, nextCallAt: w.now });
+    const next = gaps(w.calls.slice(before));
+    for (const gap of next) expect(gap).toBeGreaterThanOrEqual(50);
+    expect(next[0]).toBeGreaterThan(50);
+  });
+
+  it('shares a rate one consumer learnt with another lease of the store at its next reservation', async () => {
+    const { w, deps, dispatch, fill } = setup((call) =>
+      call === 1 ? { kind: 'ok', status: 200, limit: { perSecond: 5 } } : { kind: 'ok', status: 200 },
+    );
+    await dispatch.recordEnqueued('s1', 6, T0);
+    // Lease b is taken before a's first answer: it read no learnt rate.
+    const a = await leaseOf(dispatch, 'a', T0, 2);
+    const b = await leaseOf(dispatch, 'b', T0, 2);
+    expect(b.rate).toBeUndefined();
+    fill(0, 1);
+    await runSlice(deps, store, { ...policy(2), maxMessagesPerSlice: 1 }, a);
+    fill(1, 5);
+    const before = w.calls.length;
+    await runSlice(deps, store, { ...policy(2), maxMessagesPerSlice: 5 }, b);
+    // Only a's answer carried the header; b follows it through the shared schedule: 200 ms apart, not 50.
+    expect(gaps(w.calls.slice(before - 1))).toEqual([200, 200, 200, 200, 200]);
+  });
+});
