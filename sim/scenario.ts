@@ -1,5 +1,6 @@
 import { resolvePolicy, PLAN_NAMES, type Overrides, type Policy } from '../lambdas/core/plans.js';
 import { CORE_FIXES } from './constants.js';
+import { campaignsFor, type SimCampaigns } from './model-campaigns.js';
 import { Rng } from './rng.js';
 
 /** What the world injects, chosen per seed. */
@@ -48,6 +49,8 @@ export interface Scenario {
   faults: Faults;
   /** After this (virtual ms from start) no more faults are injected: the run must then drain. */
   faultsEndMs: number;
+  /** Campaign windows that raise and lower stores' caps during the run (sim/model-campaigns.ts). */
+  campaigns: SimCampaigns;
 }
 
 export const TENANT = 'tenant-1';
@@ -117,5 +120,9 @@ export const scenarioFor = (seed: number): Scenario => {
   // Drawn last, so the draws above (and so each seed's stores and requests) stay as they were.
   for (const store of stores)
     store.versioned = rng.chance(0.5) && (CORE_FIXES.versionMarkBeforeCall || level === 0);
-  return { seed, workers, stores, requests, faults, faultsEndMs: 180_000 };
+  const campaigns = campaignsFor(
+    seed,
+    stores.map((s) => ({ storeId: s.storeId, cap: s.policy.maxConcurrentConsumers })),
+  );
+  return { seed, workers, stores, requests, faults, faultsEndMs: 180_000, campaigns };
 };

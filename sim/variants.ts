@@ -9,6 +9,7 @@ import type {
 } from '../lambdas/core/ports.js';
 import { signalStore } from '../lambdas/core/signal.js';
 import type { Variant } from './protocol-variant.js';
+import { CAMPAIGN_VARIANTS } from './variants-campaigns.js';
 
 /** Replaces one method of an object, keeping the others (bound to it). */
 const override = <T extends object, K extends keyof T>(inner: T, key: K, replacement: T[K]): T =>
@@ -254,7 +255,7 @@ const BROKEN: Variant[] = [
   },
 ];
 
-export const VARIANTS: Variant[] = BROKEN;
+export const VARIANTS: Variant[] = [...BROKEN, ...CAMPAIGN_VARIANTS];
 
 export const variantByName = (name: string): Variant | undefined =>
   [...VARIANTS, AS_BUILT].find((v) => v.name === name);
