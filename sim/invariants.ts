@@ -322,7 +322,6 @@ export class Invariants implements Checks {
 
     for (const state of this.world.stores()) {
       const storeId = state.spec.storeId;
-      const policy = state.spec.policy;
       // 7. bounded signalling
       const count = attentions.get(storeId) ?? 0;
       const cap = this.capMax(state);
