@@ -2,6 +2,7 @@ import { handleAttention, type WorkerDeps } from '../lambdas/core/attention.js';
 import { AttentionMessageSchema } from '../lambdas/core/messages.js';
 import { attentionVisibilitySeconds, workerTimeoutSeconds } from '../lambdas/core/timing.js';
 import { EMPTY_POLL_SECONDS, MARKETPLACE_TIMEOUT_MS } from './constants.js';
+import { campaignBook } from './model-campaigns.js';
 import type { SimContext } from './context.js';
 import type { Actor } from './scheduler.js';
 import type { SimPorts } from './sim-ports.js';
@@ -66,6 +67,9 @@ export class WorkerPool {
       deliveries: this.ports.deliveries(actor),
       marketplace: this.ports.marketplace(actor),
       random: () => ctx.rng.next(),
+      campaigns: ctx.variant?.campaigns
+        ? ctx.variant.campaigns(campaignBook(ctx.scenario.campaigns))
+        : campaignBook(ctx.scenario.campaigns),
       settings: { emptyPollSeconds: EMPTY_POLL_SECONDS, marketplaceTimeoutMs: MARKETPLACE_TIMEOUT_MS },
       ...(ctx.variant?.rateRules ? { rateRules: ctx.variant.rateRules } : {}),
     };

@@ -1,5 +1,6 @@
 import { CLOCK_SKEW_MS, leaseTtlMs } from '../lambdas/core/timing.js';
 import { ENSURE_SLOT } from '../lambdas/core/signal.js';
+import { capAt, capMax } from './model-campaigns.js';
 import type { Actor } from './scheduler.js';
 import { PriorityCheck } from './priority-check.js';
 import { RateCheck } from './rate-check.js';
@@ -111,7 +112,9 @@ export class Invariants implements Checks {
 
   throttled(actor: Actor, storeId: string, until: number): void {
     const state = this.world.store(storeId);
-    if (state) this.rate.throttled(storeId, until, state.spec.policy.maxConcurrentConsumers === 1, actor.id);
+    // One consumer or several: as the throttled slice's lease was taken (a campaign may have changed the cap).
+    const cap = this.world.leases().get(actor.id)?.cap ?? state?.spec.policy.maxConcurrentConsumers;
+    if (state) this.rate.throttled(storeId, until, cap === 1, actor.id);
   }
 
   holdLanded(storeId: string, until: number): void {
@@ -188,11 +191,10 @@ export class Invariants implements Checks {
     const state = this.world.store(storeId);
     if (!state) return;
     const policy = state.spec.policy;
-    if (inFlight > policy.maxConcurrentConsumers)
-      this.fail(
-        3,
-        `${inFlight} marketplace calls in flight for ${storeId} (max ${policy.maxConcurrentConsumers})`,
-      );
+    // Leases taken before a campaign lowered the cap run to their end under the cap they were taken with.
+    const maxInFlight = this.capOfLiveLeases(storeId);
+    if (inFlight > maxInFlight)
+      this.fail(3, `${inFlight} marketplace calls in flight for ${storeId} (max ${maxInFlight})`);
     const lease = this.world.leases().get(actor.id);
     if (!lease || lease.storeId !== storeId) {
       this.fail(3, `${actor.name} called the marketplace for ${storeId} without a lease`);
@@ -227,6 +229,24 @@ export class Invariants implements Checks {
       );
   }
 
+  /** The store's cap at true time `t`, campaign windows included (sim/model-campaigns.ts). */
+  private capAt(storeId: string, t: number): number {
+    const own = this.world.store(storeId)?.spec.policy.maxConcurrentConsumers ?? 1;
+    return capAt(this.world.campaigns, storeId, own, t);
+  }
+
+  private capMax(state: StoreState): number {
+    return capMax(this.world.campaigns, state.spec.storeId, state.spec.policy.maxConcurrentConsumers);
+  }
+
+  /** The highest cap any of the store's leases was taken under (its own cap when none is recorded). */
+  private capOfLiveLeases(storeId: string): number {
+    let cap = this.capAt(storeId, this.world.now);
+    for (const lease of this.world.leases().values())
+      if (lease.storeId === storeId && lease.cap !== undefined) cap = Math.max(cap, lease.cap);
+    return cap;
+  }
+
   /*
    * ---- 3 at each acquire: one live lease per slot, and no more live leases than slots may exist. A lease
    * is live until its expiry (taken at the worker's request + lease TTL); a worker stalled past it (a zombie)
@@ -246,11 +266,14 @@ export class Invariants implements Checks {
           `${actor.name} took slot ${lease.slotId} of ${lease.storeId} (fence ${lease.fence}) while another worker's lease of it (fence ${other.fence}) was live`,
         );
     }
-    if (live > state.spec.policy.maxConcurrentConsumers)
-      this.fail(
-        3,
-        `${live} live leases of ${lease.storeId} (max ${state.spec.policy.maxConcurrentConsumers})`,
-      );
+    // The cap in force at the instant the worker asked for the lease, on its own clock (a campaign window may
+    // have raised or lowered it): the slot-count condition must hold every lease taken to it.
+    const cap = this.capAt(lease.storeId, lease.startedAt + actor.skewMs);
+    lease.cap = cap;
+    const own = this.world.store(lease.storeId)?.spec.policy.maxConcurrentConsumers;
+    if (cap !== own) this.world.stats.campaignLeases++;
+    if (cap !== this.capAt(lease.storeId, lease.startedAt + ttl)) this.world.stats.leasesAcrossBoundary++;
+    if (live > cap) this.fail(3, `${live} live leases of ${lease.storeId} (max ${cap} then)`);
   }
 
   /* ---- 2. a sweep that finds an untracked backlog must have a reason the protocol allows */
@@ -285,7 +308,7 @@ export class Invariants implements Checks {
     let roundSlices = 0;
     let longestSlice = 0;
     for (const state of this.world.stores()) {
-      roundSlices += 2 * state.spec.policy.maxConcurrentConsumers + FAIR_SHARE_SLACK;
+      roundSlices += 2 * this.capMax(state) + FAIR_SHARE_SLACK;
       const sliceMs = state.spec.policy.maxSliceSeconds * 1000 + MARKETPLACE_TIMEOUT_MS + 5_000;
       longestSlice = Math.max(longestSlice, sliceMs);
     }
@@ -301,8 +324,7 @@ export class Invariants implements Checks {
         for (const other of this.world.stores()) {
           const id = other.spec.storeId;
           if (id === storeId) continue;
-          const allowance =
-            2 * other.spec.policy.maxConcurrentConsumers + FAIR_SHARE_SLACK + (attentions.get(id) ?? 0);
+          const allowance = 2 * this.capMax(other) + FAIR_SHARE_SLACK + (attentions.get(id) ?? 0);
           bound.set(id, { base: this.world.slicesStarted(id), allowance });
         }
         wait = { since: now, bound };
@@ -322,16 +344,13 @@ export class Invariants implements Checks {
 
     for (const state of this.world.stores()) {
       const storeId = state.spec.storeId;
-      const policy = state.spec.policy;
       // 7. bounded signalling
       const count = attentions.get(storeId) ?? 0;
-      const perSlot = count / policy.maxConcurrentConsumers;
+      const cap = this.capMax(state);
+      const perSlot = count / cap;
       if (perSlot > this.world.stats.maxAttentionsPerSlot) this.world.stats.maxAttentionsPerSlot = perSlot;
-      if (count > ATTENTION_FACTOR * policy.maxConcurrentConsumers)
-        this.fail(
-          7,
-          `${count} attentions in flight for ${storeId} (bound ${ATTENTION_FACTOR} × ${policy.maxConcurrentConsumers})`,
-        );
+      if (count > ATTENTION_FACTOR * cap)
+        this.fail(7, `${count} attentions in flight for ${storeId} (bound ${ATTENTION_FACTOR} × ${cap})`);
 
       // 2a. tracked backlog: a store whose queue holds a message is in the active index (so the reconciler
       // sees it), unless an ingest is between its send and its enqSeq bump (or died there), or an injected

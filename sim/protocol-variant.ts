@@ -1,5 +1,6 @@
 import type { RateRules } from '../lambdas/core/adaptive-rate.js';
 import type { WorkerDeps } from '../lambdas/core/attention.js';
+import type { CampaignBook } from '../lambdas/core/campaigns.js';
 import type { HttpRequest, HttpResponse } from '../lambdas/core/http.js';
 import type { IngestDeps } from '../lambdas/core/ingest.js';
 import type { AttentionMessage } from '../lambdas/core/messages.js';
@@ -27,6 +28,8 @@ export interface Variant {
   marketplace?: (inner: Marketplace) => Marketplace;
   deliveries?: (inner: DeliveryLog) => DeliveryLog;
   stores?: (inner: StoreRegistry, kind: ActorKind) => StoreRegistry;
+  /** Wraps the campaign lists a worker reads. */
+  campaigns?: (inner: CampaignBook) => CampaignBook;
   clock?: (inner: Clock, kind: ActorKind) => Clock;
   /** Replaces the ingest use case (`batch`: the batch route). */
   submit?: (deps: IngestDeps, request: HttpRequest, batch: boolean) => Promise<HttpResponse>;

@@ -1,6 +1,7 @@
 import { resolvePolicy, PLAN_NAMES, type Overrides, type Policy } from '../lambdas/core/plans.js';
 import { CORE_FIXES } from './constants.js';
 import type { MarketLimitSpec } from './model-market-limit.js';
+import { campaignsFor, type SimCampaigns } from './model-campaigns.js';
 import { Rng } from './rng.js';
 
 /** What the world injects, chosen per seed. */
@@ -53,6 +54,8 @@ export interface Scenario {
   faults: Faults;
   /** After this (virtual ms from start) no more faults are injected: the run must then drain. */
   faultsEndMs: number;
+  /** Campaign windows that raise and lower stores' caps during the run (sim/model-campaigns.ts). */
+  campaigns: SimCampaigns;
 }
 
 export const TENANT = 'tenant-1';
@@ -130,5 +133,9 @@ export const scenarioFor = (seed: number): Scenario => {
         perSecond: Math.max(0.5, store.policy.ratePerSecond * rng.pick([0.2, 0.5])),
         headers: rng.chance(0.5),
       };
-  return { seed, workers, stores, requests, faults, faultsEndMs: 180_000 };
+  const campaigns = campaignsFor(
+    seed,
+    stores.map((s) => ({ storeId: s.storeId, cap: s.policy.maxConcurrentConsumers })),
+  );
+  return { seed, workers, stores, requests, faults, faultsEndMs: 180_000, campaigns };
 };

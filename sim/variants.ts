@@ -11,6 +11,7 @@ import { signalStore } from '../lambdas/core/signal.js';
 import type { Variant } from './protocol-variant.js';
 import { PRIORITY_VARIANTS } from './variants-priority.js';
 import { ADAPTIVE_VARIANTS } from './variants-adaptive.js';
+import { CAMPAIGN_VARIANTS } from './variants-campaigns.js';
 
 /** Replaces one method of an object, keeping the others (bound to it). */
 const override = <T extends object, K extends keyof T>(inner: T, key: K, replacement: T[K]): T =>
@@ -320,7 +321,12 @@ const BROKEN: Variant[] = [
   },
 ];
 
-export const VARIANTS: Variant[] = [...BROKEN, ...PRIORITY_VARIANTS, ...ADAPTIVE_VARIANTS];
+export const VARIANTS: Variant[] = [
+  ...BROKEN,
+  ...PRIORITY_VARIANTS,
+  ...ADAPTIVE_VARIANTS,
+  ...CAMPAIGN_VARIANTS,
+];
 
 export const variantByName = (name: string): Variant | undefined =>
   [...VARIANTS, AS_BUILT].find((v) => v.name === name);

@@ -1,5 +1,6 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
 import type { StoreRecord } from '../lambdas/core/store-model.js';
+import type { SimCampaigns } from './model-campaigns.js';
 import type { StoreSpec } from './scenario.js';
 import type { Actor } from './scheduler.js';
 import type { SimMessage, SimQueue } from './sim-sqs.js';
@@ -27,6 +28,8 @@ export interface LeaseTrack {
   startedAt: number;
   received: number;
   calls: number;
+  /** The cap in force when it was taken (campaign windows included), set by the lease check. */
+  cap?: number;
   /** True time of this lease's latest pacing reservation (restartTat/advanceTat), several consumers only. */
   reservedAt?: number;
 }
@@ -94,6 +97,9 @@ export interface SimStats {
   /** …because the caller that got the 2xx stalled past its claim before settling (a zombie). */
   repeatsAfterStall: number;
   sweepRescues: number;
+  /** Leases taken under a campaign's cap (other than the store's own), and those live as a boundary passed. */
+  campaignLeases: number;
+  leasesAcrossBoundary: number;
   /** Worker calls stalled beyond the lease margin, and lease writes refused to a worker whose fence was stale. */
   zombieStalls: number;
   fencedWrites: number;
@@ -122,6 +128,8 @@ export const emptyStats = (): SimStats => ({
   repeatsAfterCrash: 0,
   repeatsAfterStall: 0,
   sweepRescues: 0,
+  campaignLeases: 0,
+  leasesAcrossBoundary: 0,
   zombieStalls: 0,
   fencedWrites: 0,
   duplicateTasks: 0,
@@ -139,6 +147,8 @@ export interface WorldView {
   readonly workers: number;
   readonly stats: SimStats;
   readonly reconcilerCrashes: number;
+  /** The run's campaign windows (fixed per seed). */
+  readonly campaigns: SimCampaigns;
   log(line: string): void;
   stores(): Iterable<StoreState>;
   store(storeId: string): StoreState | undefined;

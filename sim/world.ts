@@ -106,6 +106,9 @@ export class World implements WorldView {
   get stats(): SimStats {
     return this.ctx.stats;
   }
+  get campaigns() {
+    return this.scenario.campaigns;
+  }
   get reconcilerCrashes(): number {
     return this.reconciler.crashes;
   }

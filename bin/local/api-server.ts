@@ -146,7 +146,7 @@ export const startApiServer = async (
       if (res.headersSent) return;
       res
         .writeHead(status, { 'content-type': 'application/json', ...headers })
-        .end(typeof body === 'string' ? body : JSON.stringify(body));
+        .end(typeof body === 'string' || body === undefined ? body : JSON.stringify(body));
     };
     void (async () => {
       const method = req.method ?? 'GET';

@@ -58,7 +58,7 @@ const WIDGETS = [
   { id: 'attention', title: 'Attention queue depth', unit: 'msgs', sampled: true,
     series: ['visible', 'inFlight', 'delayed'] },
   { id: 'slices', title: 'Slices: started and why each ended', unit: '/s',
-    series: ['SlicesStarted', 'SlicesEnded{'] },
+    series: ['SlicesStarted', 'SlicesEnded{', 'SlicesUnderCampaign{'] },
   { id: 'leases', title: 'Leases and attentions', unit: '/s',
     series: ['LeaseAcquired', 'LeaseBlocked{', 'AttentionsPublished{', 'AttentionsDiscarded{', 'AttentionsCoalesced{'] },
   { id: 'reconciler', title: 'Reconciler repairs', unit: '/s',

@@ -40,7 +40,8 @@ export const toHttpRequest = (event: APIGatewayProxyEvent): HttpRequest => {
 export const toProxyResult = (response: HttpResponse): APIGatewayProxyResult => ({
   statusCode: response.status,
   headers: { 'content-type': 'application/json', ...response.headers },
-  body: JSON.stringify(response.body),
+  // 204 has no body (JSON.stringify(undefined) is no string).
+  body: response.body === undefined ? '' : JSON.stringify(response.body),
 });
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND']);

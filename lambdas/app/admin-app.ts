@@ -3,12 +3,15 @@ import { createApiGatewayClient } from '../adapters/aws-clients.js';
 import { ApiGatewayUsageKeys } from '../adapters/apigateway-usage-keys.js';
 import { DerivedUsageKeys } from '../adapters/derived-usage-keys.js';
 import { DynamoActiveIndex } from '../adapters/dynamo-active-index.js';
+import { DynamoCampaignBook } from '../adapters/dynamo-campaign-book.js';
 import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { DynamoTokenStore } from '../adapters/dynamo-token-store.js';
 import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
 import { EnvNames } from '../config/env-names.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { getStore, patchStore, putStore, redriveDeadLetters } from '../core/admin.js';
+import { deleteCampaign, listCampaigns, putCampaign } from '../core/campaign-admin.js';
+import type { CampaignBook } from '../core/campaigns.js';
 import { listBacklog, purgeStoreQueue, storeMeasures, type OperationsDeps } from '../core/operations.js';
 import type { TenantUsageKeys } from '../core/ports.js';
 import {
@@ -37,7 +40,11 @@ const usageKeysFor = (config: FunctionConfig<'admin'>, overrides: RuntimeOverrid
 export const composeAdmin = (
   config: FunctionConfig<'admin'>,
   overrides: RuntimeOverrides = {},
-): OperationsDeps & { telemetry: FlushableTelemetry; usageKeys: TenantUsageKeys } => {
+): OperationsDeps & {
+  telemetry: FlushableTelemetry;
+  usageKeys: TenantUsageKeys;
+  campaigns: CampaignBook;
+} => {
   const { clients, signal } = composeSignalling('admin', config, overrides);
   return {
     ...signal,
@@ -50,6 +57,8 @@ export const composeAdmin = (
     tokens: new DynamoTokenStore(clients.doc, config[EnvNames.tokensTable]),
     usageKeys: usageKeysFor(config, overrides),
     activeIndex: new DynamoActiveIndex(clients.doc, config[EnvNames.dispatchTable]),
+    // Uncached: an operator reads back what they wrote.
+    campaigns: new DynamoCampaignBook(clients.doc, config[EnvNames.dispatchTable]),
   };
 };
 
@@ -72,6 +81,12 @@ export const createAdminHandler = (config: FunctionConfig<'admin'>, overrides: R
       listBacklog: route(listBacklog),
       purgeStoreQueue: route(purgeStoreQueue),
       storeMeasures: route(storeMeasures),
+      putStoreCampaign: route(putCampaign),
+      listStoreCampaigns: route(listCampaigns),
+      deleteStoreCampaign: route(deleteCampaign),
+      putTenantCampaign: route(putCampaign),
+      listTenantCampaigns: route(listCampaigns),
+      deleteTenantCampaign: route(deleteCampaign),
     },
     deps.telemetry,
     () => deps.telemetry.flush?.(),

@@ -1,5 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { CachedCampaignBook, DynamoCampaignBook } from '../adapters/dynamo-campaign-book.js';
 import { DynamoDeliveryLog } from '../adapters/dynamo-delivery-log.js';
 import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { HttpMarketplace } from '../adapters/http-marketplace.js';
@@ -7,6 +8,7 @@ import { SqsTaskQueues } from '../adapters/sqs-task-queues.js';
 import { EnvNames } from '../config/env-names.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { handleAttention, type WorkerDeps } from '../core/attention.js';
+import { CAMPAIGN_CACHE_MS, CampaignTransitions } from '../core/campaigns.js';
 import { AttentionMessageSchema } from '../core/messages.js';
 import { composeSignalling, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
 
@@ -18,6 +20,12 @@ export const composeWorker = (
   return {
     ...signal,
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
+    campaigns: new CachedCampaignBook(
+      new DynamoCampaignBook(clients.doc, config[EnvNames.dispatchTable]),
+      CAMPAIGN_CACHE_MS,
+      () => signal.clock.now(),
+    ),
+    campaignTransitions: new CampaignTransitions(),
     tasks: new SqsTaskQueues(clients.sqs),
     deliveries: new DynamoDeliveryLog(clients.doc, config[EnvNames.deliveriesTable]),
     marketplace:

@@ -10,6 +10,7 @@ import {
   type HttpRequest,
   type HttpResponse,
 } from './http.js';
+import { effectivePolicy, readStoreCampaigns, type CampaignBook } from './campaigns.js';
 import { liveLeases } from './dispatch-model.js';
 import { MAX_RECEIVE_COUNT, OverridesSchema, PLAN_NAMES } from './plans.js';
 import type { QueueAdmin, StoreRegistry, TokenStore } from './ports.js';
@@ -20,6 +21,8 @@ export interface AdminDeps extends SignalDeps {
   stores: StoreRegistry;
   queues: QueueAdmin;
   tokens: TokenStore;
+  /** Campaign windows (absent: none); the store view shows the policy in force. */
+  campaigns?: CampaignBook;
 }
 
 export const PutStoreBody = z.strictObject({
@@ -57,9 +60,10 @@ export const existingStore = async (deps: AdminDeps, storeId: string): Promise<S
  * dispatch item it was built from, for callers that show more of it (one GetItem for both).
  */
 export const readStoreView = async (deps: AdminDeps, store: StoreRecord) => {
-  const [counts, dispatch] = await Promise.all([
+  const [counts, dispatch, campaigns] = await Promise.all([
     deps.queues.counts(store),
     deps.dispatch.read(store.storeId),
+    readStoreCampaigns(deps.campaigns, store),
   ]);
   const now = deps.clock.now();
   const pending = counts.backlog + counts.inFlight + counts.delayed;
@@ -75,6 +79,8 @@ export const readStoreView = async (deps: AdminDeps, store: StoreRecord) => {
     plan: store.plan,
     status: store.status,
     policy: policyOf(store),
+    // The policy in force now: the store's own, or a campaign's between its from and until.
+    effective: effectivePolicy(store, campaigns, now),
     queue: { ...counts, oldestAgeSeconds },
     activeConsumers: dispatch ? liveLeases(dispatch, now) : 0,
     // Slices in a row that ended on an operational error (a deleted queue, denied receives): the store

@@ -1,3 +1,10 @@
+import {
+  effectivePolicy,
+  readStoreCampaigns,
+  type CampaignBook,
+  type CampaignTransitions,
+  type EffectivePolicy,
+} from './campaigns.js';
 import type { AttentionMessage } from './messages.js';
 import { MetricNames } from './names.js';
 import type { StoreRegistry } from './ports.js';
@@ -11,15 +18,32 @@ import {
   type SliceDeps,
   type SliceResult,
 } from './slice.js';
-import { isConsumable, policyOf, type StoreRecord } from './store-model.js';
+import { isConsumable, type StoreRecord } from './store-model.js';
 import { CLOCK_SKEW_MS, leaseTtlMs, VISIBILITY_MARGIN_SECONDS } from './timing.js';
 import { guardUntilVisible } from './wake.js';
-import type { Policy } from './plans.js';
 
 export interface WorkerDeps extends SliceDeps {
   stores: StoreRegistry;
   settings: SliceDeps['settings'] & { marketplaceTimeoutMs: number };
+  /** Campaign windows (absent: none); read through a short cache (CachedCampaignBook). */
+  campaigns?: CampaignBook;
+  /** This container's last-seen campaign per store, for the applied/reverted log lines. */
+  campaignTransitions?: CampaignTransitions;
 }
+
+/** Logs a store's slices starting or ceasing to run under a campaign (as this container sees it). */
+const noteCampaignTransition = (deps: WorkerDeps, storeId: string, effective: EffectivePolicy): void => {
+  for (const { event, campaignId } of deps.campaignTransitions?.note(storeId, effective) ?? [])
+    deps.telemetry.info(event, {
+      campaignId,
+      ...(event === 'campaign applied'
+        ? { campaignScope: effective.scope, plan: effective.plan, policy: effective.policy }
+        : { plan: effective.plan }),
+    });
+};
+
+/** The store's policy at any instant: its own, or a campaign's between that campaign's from and until. */
+type PolicyAt = (now: number) => EffectivePolicy;
 
 export const DISCARD_REASONS = [
   'paused',
@@ -48,17 +72,21 @@ const discard = (deps: WorkerDeps, reason: DiscardReason): AttentionOutcome => {
   return { kind: 'discarded', reason };
 };
 
-type Acquired = { kind: 'lease'; lease: Lease } | AttentionOutcome;
+type Acquired = { kind: 'lease'; lease: Lease; effective: EffectivePolicy } | AttentionOutcome;
 
 const acquireLease = async (
   deps: WorkerDeps,
   storeId: string,
   slotId: string,
-  policy: Policy,
+  policyAt: PolicyAt,
 ): Promise<Acquired> => {
-  const max = policy.maxConcurrentConsumers;
   for (let attempt = 0; attempt < 2; attempt++) {
     const now = deps.clock.now();
+    // The policy in force at the lease's own instant: a campaign boundary passed since the store was read
+    // already counts (the slot-count condition then holds the store to the cap in force now).
+    const effective = policyAt(now);
+    const policy = effective.policy;
+    const max = policy.maxConcurrentConsumers;
     const expiresAt = now + leaseTtlMs(policy, deps.settings.marketplaceTimeoutMs);
     const result = await deps.dispatch.acquire(storeId, slotId, { now, expiresAt, max });
     if (result.ok) {
@@ -67,6 +95,7 @@ const acquireLease = async (
       deps.telemetry.count(MetricNames.leaseAcquired);
       return {
         kind: 'lease',
+        effective,
         lease: {
           slotId,
           fence: slot.f,
@@ -108,7 +137,7 @@ const acquireLease = async (
 const finishSlice = async (
   deps: WorkerDeps,
   store: StoreRecord,
-  policy: Policy,
+  policyAt: PolicyAt,
   lease: Lease,
   slice: SliceResult,
 ): Promise<boolean> => {
@@ -132,7 +161,8 @@ const finishSlice = async (
   const requeued = await deps.dispatch.requeue(store.storeId, lease.slotId, lease.fence, {
     dueAt: resumeAt,
     ...(errorStreak === undefined ? {} : { errorStreak }),
-    max: policy.maxConcurrentConsumers,
+    // The cap in force as the slice ends, not at its lease: a campaign that lowered it meanwhile lets the slot go.
+    max: policyAt(deps.clock.now()).policy.maxConcurrentConsumers,
     nextCallAt: slice.nextCallAt,
     throttled: slice.end === 'throttled',
     ...(slice.headSentAt === undefined ? {} : { headSentAt: slice.headSentAt }),
@@ -159,10 +189,15 @@ const finishSlice = async (
 const runLeased = async (
   deps: WorkerDeps,
   store: StoreRecord,
-  policy: Policy,
+  policyAt: PolicyAt,
+  effective: EffectivePolicy,
   lease: Lease,
 ): Promise<SliceResult> => {
+  // A slice runs with the policy in force when its lease was taken, to its end (bounded by maxSliceSeconds).
+  const policy = effective.policy;
   deps.telemetry.count(MetricNames.slicesStarted);
+  if (effective.scope !== undefined)
+    deps.telemetry.count(MetricNames.slicesUnderCampaign, 1, { scope: effective.scope });
   let slice: SliceResult;
   try {
     slice = await runSlice(deps, store, policy, lease);
@@ -178,7 +213,7 @@ const runLeased = async (
       resumeAt: deps.clock.now() + ERROR_RETRY_MS,
     };
   }
-  const republished = await finishSlice(deps, store, policy, lease, slice);
+  const republished = await finishSlice(deps, store, policyAt, lease, slice);
   deps.telemetry.info('slice ended', {
     // A slice is one lease of one slot: slot id and fencing token name it uniquely.
     sliceId: `${lease.slotId}:${lease.fence}`,
@@ -188,6 +223,11 @@ const runLeased = async (
     handled: slice.handled,
     delivered: slice.delivered,
     durationMs: deps.clock.now() - lease.startedAt,
+    // The audit trail of campaign windows: which policy this slice ran under.
+    effectiveSource: effective.source,
+    ...(effective.campaignId === undefined
+      ? {}
+      : { campaignId: effective.campaignId, campaignScope: effective.scope }),
   });
   return slice;
 };
@@ -228,7 +268,8 @@ const attend = async (
     if (message.slotId !== ENSURE_SLOT) await deps.dispatch.dropQueued(store.storeId, message.slotId);
     return discard(deps, store.status as DiscardReason);
   }
-  const policy = policyOf(store);
+  const campaigns = await readStoreCampaigns(deps.campaigns, store);
+  const policyAt: PolicyAt = (now) => effectivePolicy(store, campaigns, now);
   let slotId = message.slotId;
   if (slotId === ENSURE_SLOT) {
     slotId = deps.ids.next();
@@ -241,8 +282,12 @@ const attend = async (
       return discard(deps, 'coalesced');
     }
   }
-  const acquired = await acquireLease(deps, store.storeId, slotId, policy);
+  const acquired = await acquireLease(deps, store.storeId, slotId, policyAt);
   if (acquired.kind !== 'lease') return acquired;
   if (message.correlationId !== undefined) acquired.lease.correlationId = message.correlationId;
-  return { kind: 'sliced', slice: await runLeased(deps, store, policy, acquired.lease) };
+  noteCampaignTransition(deps, store.storeId, acquired.effective);
+  return {
+    kind: 'sliced',
+    slice: await runLeased(deps, store, policyAt, acquired.effective, acquired.lease),
+  };
 };

@@ -64,6 +64,12 @@ export const activeShardOf = (storeId: string): string => {
 /** The reconciler keeps its sweep cursor in the dispatch table under this reserved id. */
 export const SWEEP_CURSOR_ID = '#sweep-cursor';
 
+/**
+ * A store's or a tenant's campaign windows: one item each in the dispatch table, under a reserved id
+ * (`#` never occurs in a store id, so no store's dispatch item collides).
+ */
+export const campaignListId = (scope: 'store' | 'tenant', id: string): string => `#campaigns:${scope}:${id}`;
+
 /** The marketplace's idempotency key for one task of one store (contract: `{storeId}:{eventId}`). */
 export const deliveryKey = (storeId: string, eventId: string): string => `${storeId}:${eventId}`;
 /** Highest delivered version of one entity of one store. `#` never occurs in a store id, so no delivery key collides. */
@@ -104,6 +110,8 @@ export const MetricNames = {
   /** Operator purges ("controlled discard", issue #4): one per purge, and the tasks it discarded. */
   storePurges: 'StorePurges',
   tasksPurged: 'TasksPurged',
+  /** Slices that ran under a campaign window's policy; dimension `scope`: store or tenant (no ids). */
+  slicesUnderCampaign: 'SlicesUnderCampaign',
 } as const;
 
 export type MetricName = (typeof MetricNames)[keyof typeof MetricNames];

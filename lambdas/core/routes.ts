@@ -8,7 +8,7 @@ export type RouteAuth = 'tenant' | 'iam' | 'none';
 
 export interface RouteSpec {
   readonly id: string;
-  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** API Gateway resource path, with {param} placeholders. */
   readonly resource: string;
   readonly fn: RouteFunction;
@@ -97,6 +97,49 @@ export const ROUTES = [
     id: 'storeMeasures',
     method: 'GET',
     resource: '/admin/stores/{storeId}/measures',
+    fn: 'admin',
+    auth: 'iam',
+  },
+  // Campaign windows (contract, "Scheduling policy"): a plan or overrides between two instants.
+  {
+    id: 'putStoreCampaign',
+    method: 'PUT',
+    resource: '/admin/stores/{storeId}/campaigns/{campaignId}',
+    fn: 'admin',
+    auth: 'iam',
+  },
+  {
+    id: 'listStoreCampaigns',
+    method: 'GET',
+    resource: '/admin/stores/{storeId}/campaigns',
+    fn: 'admin',
+    auth: 'iam',
+  },
+  {
+    id: 'deleteStoreCampaign',
+    method: 'DELETE',
+    resource: '/admin/stores/{storeId}/campaigns/{campaignId}',
+    fn: 'admin',
+    auth: 'iam',
+  },
+  {
+    id: 'putTenantCampaign',
+    method: 'PUT',
+    resource: '/admin/tenants/{tenantId}/campaigns/{campaignId}',
+    fn: 'admin',
+    auth: 'iam',
+  },
+  {
+    id: 'listTenantCampaigns',
+    method: 'GET',
+    resource: '/admin/tenants/{tenantId}/campaigns',
+    fn: 'admin',
+    auth: 'iam',
+  },
+  {
+    id: 'deleteTenantCampaign',
+    method: 'DELETE',
+    resource: '/admin/tenants/{tenantId}/campaigns/{campaignId}',
     fn: 'admin',
     auth: 'iam',
   },

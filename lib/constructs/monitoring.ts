@@ -310,7 +310,11 @@ export class Monitoring extends Construct {
       graph(
         'Slices: started and why each ended',
         [metric(MetricNames.slicesStarted, 'worker')],
-        [insights(q.byDimension(MetricNames.slicesEnded, 'reason'), 'Ended')],
+        [
+          insights(q.byDimension(MetricNames.slicesEnded, 'reason'), 'Ended'),
+          // Campaign windows: slices run under a store's or a tenant's campaign (scope only, no ids).
+          insights(q.byDimension(MetricNames.slicesUnderCampaign, 'scope'), 'Under a campaign'),
+        ],
       ),
       graph(
         'Leases and attentions',

@@ -105,10 +105,11 @@ describe('monitoring: dashboard', () => {
     ]);
   });
 
-  it('shows slices started and their end reasons', () => {
+  it('shows slices started, their end reasons, and those run under a campaign', () => {
     expect(series('Slices: started and why each ended')).toEqual([
       own(MetricNames.slicesStarted, worker),
       'SELECT SUM(SlicesEnded) FROM SCHEMA("AttentionQueue", reason, service) GROUP BY reason',
+      'SELECT SUM(SlicesUnderCampaign) FROM SCHEMA("AttentionQueue", scope, service) GROUP BY scope',
     ]);
   });
 

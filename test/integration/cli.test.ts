@@ -199,29 +199,86 @@ describe('aq against local mode', () => {
     });
   });
 
-  // The campaign routes are not in the API yet (the scheduling work adds them): the CLI says so clearly.
-  describe('campaigns (routes not deployed yet)', () => {
-    it.each([
-      [
-        [
-          'campaigns',
-          'put',
-          'bf',
-          '--store',
-          STORE,
-          '--from',
-          '2026-11-27T00:00:00Z',
-          '--until',
-          '2026-11-30T00:00:00Z',
-        ],
-      ],
-      [['campaigns', 'list', '--tenant', 'cli']],
-      [['campaigns', 'delete', 'bf', '--store', STORE]],
-    ])('%j explains the missing route', async (args) => {
-      const r = await aq(args);
+  describe('campaigns', () => {
+    it('put creates a store campaign, then replaces it', async () => {
+      const args = [
+        '--json',
+        'campaigns',
+        'put',
+        'bf',
+        '--store',
+        STORE,
+        '--from',
+        '2026-11-27T00:00:00Z',
+        '--until',
+        '2026-11-30T00:00:00Z',
+        '--plan',
+        'enterprise',
+        '--overrides',
+        '{"ratePerSecond":40}',
+        '--note',
+        'Black Friday',
+      ];
+      const created = await aq(args);
+      expect({ code: created.code, body: created.json() }).toMatchObject({
+        code: 0,
+        body: {
+          campaignId: 'bf',
+          storeId: STORE,
+          from: '2026-11-27T00:00:00.000Z',
+          plan: 'enterprise',
+          overrides: { ratePerSecond: 40 },
+          note: 'Black Friday',
+        },
+      });
+      expect((await aq(args)).code).toBe(0);
+    });
+
+    it('put --tenant creates a tenant campaign; list shows it', async () => {
+      const put = await aq([
+        'campaigns',
+        'put',
+        'wide',
+        '--tenant',
+        'cli',
+        '--from',
+        '2026-11-27T00:00:00Z',
+        '--until',
+        '2026-11-28T00:00:00Z',
+        '--overrides',
+        '{"maxConcurrentConsumers":2}',
+      ]);
+      expect(put.code).toBe(0);
+      const listed = await aq(['campaigns', 'list', '--tenant', 'cli']);
+      expect(listed.stdout).toMatch(/wide\s+2026-11-27T00:00:00.000Z\s+2026-11-28T00:00:00.000Z/);
+    });
+
+    it('says why a window is refused', async () => {
+      const r = await aq([
+        'campaigns',
+        'put',
+        'long',
+        '--store',
+        STORE,
+        '--from',
+        '2026-01-01T00:00:00Z',
+        '--until',
+        '2026-06-01T00:00:00Z',
+      ]);
       expect({ code: r.code, stderr: r.stderr }).toEqual({
         code: 1,
-        stderr: expect.stringContaining('no such route (404 route_not_found)'),
+        stderr: expect.stringContaining('400 invalid_request: until: must be at most 90 days after from'),
+      });
+    });
+
+    it('delete removes it, and a second delete says it is gone', async () => {
+      expect((await aq(['campaigns', 'delete', 'bf', '--store', STORE])).code).toBe(0);
+      const list = await aq(['--json', 'campaigns', 'list', '--store', STORE]);
+      expect(list.json()).toEqual({ campaigns: [] });
+      const again = await aq(['campaigns', 'delete', 'bf', '--store', STORE]);
+      expect({ code: again.code, stderr: again.stderr }).toEqual({
+        code: 1,
+        stderr: expect.stringContaining('404 campaign_not_found'),
       });
     });
   });

@@ -43,6 +43,18 @@ describe('HTTP API', () => {
         maxAttempts: 8,
         priority: 'normal',
       },
+      effective: {
+        plan: 'pro',
+        policy: {
+          maxConcurrentConsumers: 3,
+          maxMessagesPerSlice: 200,
+          maxSliceSeconds: 20,
+          ratePerSecond: 20,
+          maxAttempts: 8,
+          priority: 'normal',
+        },
+        source: 'store',
+      },
       queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
       activeConsumers: 0,
       errorStreak: 0,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { z } from 'zod';
+import { z as zod, type z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPONENTS } from '../../lambdas/core/openapi/components.js';
 import { openApiDocument, type OpenApiDocument } from '../../lambdas/core/openapi/document.js';
@@ -42,6 +42,12 @@ const ORDER: RouteId[] = [
   'backfillUsageKeys',
   'listBacklog',
   'storeMeasures',
+  'putStoreCampaign',
+  'listStoreCampaigns',
+  'putTenantCampaign',
+  'listTenantCampaigns',
+  'deleteStoreCampaign',
+  'deleteTenantCampaign',
   'rotateToken',
   'revokeToken',
   'purgeStoreQueue',
@@ -60,8 +66,11 @@ const call = (id: RouteId, params: Record<string, string>, body?: unknown): Prom
   });
 };
 
-const responseSchema = (id: RouteId, status: number): z.ZodType =>
-  status >= 400 ? ErrorBodySchema : COMPONENTS[ROUTE_DOCS[id].response.schema];
+const responseSchema = (id: RouteId, status: number): z.ZodType => {
+  if (status >= 400) return ErrorBodySchema;
+  const response = ROUTE_DOCS[id].response;
+  return response ? COMPONENTS[response.schema] : zod.undefined();
+};
 
 describe('the documented examples against local mode', () => {
   it('serves the document at GET /openapi.json without a credential', async () => {
@@ -136,6 +145,12 @@ describe('requests generated from the document (valid and mutated)', () => {
       ),
       tokenId: segment(
         fc.oneof(fc.stringMatching(/^[0-9a-f]{12}$/), fc.string({ minLength: 1, maxLength: 14 })),
+      ),
+      campaignId: segment(
+        fc.oneof(
+          fc.constantFrom(PATH_EXAMPLES.campaignId, 'sale-1'),
+          fc.string({ minLength: 1, maxLength: 70 }),
+        ),
       ),
     });
     const requests: Generated[] = [];

@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { PatchStoreBody, PutStoreBody } from '../admin.js';
+import { PutCampaignBody } from '../campaigns.js';
 import { PurgeBody } from '../operations.js';
 import { BatchBodySchema, MAX_BATCH_TASKS } from '../task-schemas.js';
 import { RotateBody } from '../tenant-tokens.js';
 import {
   BacklogPageSchema,
   BatchResultSchema,
+  CampaignListSchema,
+  CampaignViewSchema,
   ErrorBodySchema,
   PurgeResultSchema,
   RedriveResultSchema,
@@ -46,6 +49,7 @@ export const COMPONENTS = {
   PatchStoreRequest: PatchStoreBody,
   PurgeRequest: PurgeBody,
   RotateTokenRequest: RotateBody,
+  PutCampaignRequest: PutCampaignBody,
   Error: ErrorBodySchema,
   Store: StoreViewSchema,
   TaskAccepted: TaskAcceptedSchema,
@@ -61,6 +65,8 @@ export const COMPONENTS = {
   BacklogPage: BacklogPageSchema,
   PurgeResult: PurgeResultSchema,
   StoreMeasures: StoreMeasuresSchema,
+  Campaign: CampaignViewSchema,
+  CampaignList: CampaignListSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type ComponentName = keyof typeof COMPONENTS;

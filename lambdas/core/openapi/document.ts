@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { CampaignIdSchema } from '../campaigns.js';
 import { StoreIdParam, TenantIdSchema } from '../http.js';
 import { EventIdParam } from '../ingest.js';
 import { ROUTES, type RouteId, type RouteSpec } from '../routes.js';
@@ -18,6 +19,7 @@ const PATH_PARAMS: Record<keyof typeof PATH_EXAMPLES, z.ZodType> = {
   tenantId: TenantIdSchema,
   eventId: EventIdParam,
   tokenId: TokenId,
+  campaignId: CampaignIdSchema,
 };
 
 const isPathParam = (name: string): name is keyof typeof PATH_EXAMPLES => name in PATH_PARAMS;
@@ -67,12 +69,16 @@ const operation = (route: RouteSpec & { id: RouteId }) => {
   for (const { status, description } of doc.success) {
     responses[String(status)] = {
       description,
-      content: {
-        'application/json': {
-          schema: { $ref: componentRef(doc.response.schema) },
-          example: doc.response.example,
-        },
-      },
+      ...(doc.response
+        ? {
+            content: {
+              'application/json': {
+                schema: { $ref: componentRef(doc.response.schema) },
+                example: doc.response.example,
+              },
+            },
+          }
+        : {}),
     };
   }
   for (const status of doc.errors)
@@ -158,6 +164,10 @@ export const buildOpenApiDocument = (): OpenApiDocument => {
       { name: 'Stores', description: 'Store configuration (admin)' },
       { name: 'Tokens', description: 'Integrator credentials (admin)' },
       { name: 'Operations', description: 'Backlog, redrive, purge and measures (admin)' },
+      {
+        name: 'Campaigns',
+        description: 'Campaign windows: a plan or overrides between two instants (admin)',
+      },
       { name: 'Meta', description: 'This document' },
     ],
     paths,

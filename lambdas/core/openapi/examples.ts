@@ -8,6 +8,7 @@ export const PATH_EXAMPLES = {
   tenantId: 'acme',
   eventId: 'inv-1001',
   tokenId: '0123456789ab',
+  campaignId: 'black-friday',
 } as const;
 
 export const TOKEN_EXAMPLE = 'aqt_2c9Vd8qQm1bS4yJ0nH7rZt6kWf3pLx5aGe9uTi2oRc';
@@ -24,6 +25,19 @@ export const STORE_EXAMPLE = {
     maxSliceSeconds: 20,
     ratePerSecond: 20,
     maxAttempts: 8,
+    priority: 'normal',
+  },
+  effective: {
+    plan: 'pro',
+    policy: {
+      maxConcurrentConsumers: 3,
+      maxMessagesPerSlice: 200,
+      maxSliceSeconds: 20,
+      ratePerSecond: 20,
+      maxAttempts: 8,
+      priority: 'normal',
+    },
+    source: 'store',
   },
   queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
   activeConsumers: 0,
@@ -79,4 +93,29 @@ export const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'the body is not JSON',
   429: 'throttled; see Retry-After',
   503: 'a dependency failed and nothing was accepted; retry',
+};
+
+export const CAMPAIGN_EXAMPLES = {
+  blackFriday: {
+    from: '2026-11-27T00:00:00Z',
+    until: '2026-11-30T00:00:00Z',
+    plan: 'enterprise',
+    overrides: { ratePerSecond: 40 },
+    note: 'Black Friday',
+  },
+  tooLong: { from: '2026-11-01T00:00:00Z', until: '2027-03-01T00:00:00Z', plan: 'enterprise' },
+  backwards: { from: '2026-11-30T00:00:00Z', until: '2026-11-27T00:00:00Z' },
+} as const;
+
+export const CAMPAIGN_VIEW_EXAMPLE = {
+  campaignId: PATH_EXAMPLES.campaignId,
+  storeId: PATH_EXAMPLES.storeId,
+  from: '2026-11-27T00:00:00.000Z',
+  until: '2026-11-30T00:00:00.000Z',
+  plan: 'enterprise',
+  overrides: { ratePerSecond: 40 },
+  note: 'Black Friday',
+  createdAt: '2026-11-01T12:00:00.000Z',
+  updatedAt: '2026-11-01T12:00:00.000Z',
+  state: 'scheduled',
 };

@@ -1,5 +1,6 @@
 import { RATE_REASONS } from '../adaptive-rate.js';
 import { z } from 'zod';
+import { CAMPAIGN_SCOPES, CampaignSchema } from '../campaigns.js';
 import { PLAN_NAMES, PolicySchema } from '../plans.js';
 import { DELIVERY_STATUSES } from '../ports.js';
 import { STORE_STATUSES } from '../store-model.js';
@@ -25,7 +26,19 @@ export const StoreViewSchema = z.object({
   marketplace: z.string(),
   plan: z.enum(PLAN_NAMES),
   status: z.enum(STORE_STATUSES),
-  policy: PolicySchema,
+  policy: PolicySchema.meta({ description: "the store's own policy: its plan with its overrides" }),
+  effective: z
+    .object({
+      plan: z.enum(PLAN_NAMES),
+      policy: PolicySchema,
+      source: z.enum(['store', 'campaign']),
+      campaignId: z.string().optional(),
+      scope: z
+        .enum(CAMPAIGN_SCOPES)
+        .optional()
+        .meta({ description: "whose campaign: the store's or its tenant's" }),
+    })
+    .meta({ description: 'the policy in force now: the store’s own, or a campaign window’s' }),
   queue: z.object({
     backlog: count,
     inFlight: count,
@@ -122,3 +135,11 @@ export const StoreMeasuresSchema = StoreViewSchema.extend({
     blocks: z.object({ lease: count, rateLimit: count }),
   }),
 });
+
+export const CampaignViewSchema = CampaignSchema.extend({
+  storeId: z.string().optional(),
+  tenantId: z.string().optional(),
+  state: z.enum(['scheduled', 'active', 'ended']).meta({ description: 'at the time of the answer' }),
+});
+
+export const CampaignListSchema = z.object({ campaigns: z.array(CampaignViewSchema) });

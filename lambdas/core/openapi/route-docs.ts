@@ -3,6 +3,8 @@ import { BacklogQuery } from '../operations.js';
 import type { RouteId } from '../routes.js';
 import { BackfillQuery } from '../tenant-tokens.js';
 import {
+  CAMPAIGN_EXAMPLES,
+  CAMPAIGN_VIEW_EXAMPLE,
   PATH_EXAMPLES,
   STORE_EXAMPLE,
   TASK_EXAMPLES,
@@ -21,15 +23,19 @@ export interface RequestExample {
 export interface RouteDoc {
   summary: string;
   description?: string;
-  tag: 'Integrator' | 'Stores' | 'Tokens' | 'Operations';
+  tag: 'Integrator' | 'Stores' | 'Tokens' | 'Operations' | 'Campaigns';
   body?: { schema: ComponentName; required: boolean; examples: Record<string, RequestExample> };
   /** The handler's own query schema (each key becomes a query parameter). */
   query?: z.ZodObject;
   /** Success statuses; the first is what a call with no request example answers. */
   success: { status: number; description: string }[];
-  response: { schema: ComponentName; example: unknown };
+  /** The body of the success answers (absent: 204, no body). */
+  response?: { schema: ComponentName; example: unknown };
   errors: number[];
 }
+
+const { storeId: _storeId, ...campaignFields } = CAMPAIGN_VIEW_EXAMPLE;
+const TENANT_CAMPAIGN_EXAMPLE = { ...campaignFields, tenantId: PATH_EXAMPLES.tenantId };
 
 const STORE_ERRORS = [400, 401, 403, 404, 503];
 const TENANT_ERRORS = [400, 401, 403, 503];
@@ -324,5 +330,105 @@ export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
       },
     },
     errors: STORE_ERRORS,
+  },
+  putStoreCampaign: {
+    tag: 'Campaigns',
+    summary: 'Create or replace a campaign window for a store',
+    description:
+      'Between `from` (inclusive) and `until` (exclusive) the store runs with the campaign’s plan and ' +
+      'overrides, then with its own again, with no call at the boundaries. A store campaign wins over a ' +
+      'tenant campaign; among active ones of one kind the latest `from` wins. A change takes effect on ' +
+      'workers within 30 s. At most 20 campaigns per store or tenant (ended ones are dropped after 30 days).',
+    body: {
+      schema: 'PutCampaignRequest',
+      required: true,
+      examples: {
+        create: {
+          summary: 'Black Friday on the enterprise plan: 201',
+          value: CAMPAIGN_EXAMPLES.blackFriday,
+          status: 201,
+        },
+        replace: {
+          summary: 'The same campaign again: 200',
+          value: CAMPAIGN_EXAMPLES.blackFriday,
+          status: 200,
+        },
+        tooLong: { summary: 'A window over 90 days: refused', value: CAMPAIGN_EXAMPLES.tooLong, status: 400 },
+        backwards: {
+          summary: '`until` before `from`: refused',
+          value: CAMPAIGN_EXAMPLES.backwards,
+          status: 400,
+        },
+      },
+    },
+    success: [
+      { status: 201, description: 'created' },
+      { status: 200, description: 'replaced' },
+    ],
+    response: { schema: 'Campaign', example: { ...CAMPAIGN_VIEW_EXAMPLE } },
+    errors: [...STORE_ERRORS, 409, 415],
+  },
+  listStoreCampaigns: {
+    tag: 'Campaigns',
+    summary: 'The campaign windows of a store, by `from`',
+    success: [{ status: 200, description: 'the campaigns' }],
+    response: { schema: 'CampaignList', example: { campaigns: [{ ...CAMPAIGN_VIEW_EXAMPLE }] } },
+    errors: STORE_ERRORS,
+  },
+  deleteStoreCampaign: {
+    tag: 'Campaigns',
+    summary: 'Delete a campaign window (the store returns to its own policy within 30 s if it was active)',
+    success: [{ status: 204, description: 'deleted' }],
+    errors: [...STORE_ERRORS, 404, 409],
+  },
+  putTenantCampaign: {
+    tag: 'Campaigns',
+    summary: 'Create or replace a campaign window for every store of a tenant',
+    description:
+      'Between `from` (inclusive) and `until` (exclusive) the store runs with the campaign’s plan and ' +
+      'overrides, then with its own again, with no call at the boundaries. A store campaign wins over a ' +
+      'tenant campaign; among active ones of one kind the latest `from` wins. A change takes effect on ' +
+      'workers within 30 s. At most 20 campaigns per store or tenant (ended ones are dropped after 30 days).',
+    body: {
+      schema: 'PutCampaignRequest',
+      required: true,
+      examples: {
+        create: {
+          summary: 'Black Friday on the enterprise plan: 201',
+          value: CAMPAIGN_EXAMPLES.blackFriday,
+          status: 201,
+        },
+        replace: {
+          summary: 'The same campaign again: 200',
+          value: CAMPAIGN_EXAMPLES.blackFriday,
+          status: 200,
+        },
+        tooLong: { summary: 'A window over 90 days: refused', value: CAMPAIGN_EXAMPLES.tooLong, status: 400 },
+        backwards: {
+          summary: '`until` before `from`: refused',
+          value: CAMPAIGN_EXAMPLES.backwards,
+          status: 400,
+        },
+      },
+    },
+    success: [
+      { status: 201, description: 'created' },
+      { status: 200, description: 'replaced' },
+    ],
+    response: { schema: 'Campaign', example: TENANT_CAMPAIGN_EXAMPLE },
+    errors: [...TENANT_ERRORS, 409, 415],
+  },
+  listTenantCampaigns: {
+    tag: 'Campaigns',
+    summary: 'The campaign windows of every store of a tenant, by `from`',
+    success: [{ status: 200, description: 'the campaigns' }],
+    response: { schema: 'CampaignList', example: { campaigns: [TENANT_CAMPAIGN_EXAMPLE] } },
+    errors: TENANT_ERRORS,
+  },
+  deleteTenantCampaign: {
+    tag: 'Campaigns',
+    summary: 'Delete a campaign window (the store returns to its own policy within 30 s if it was active)',
+    success: [{ status: 204, description: 'deleted' }],
+    errors: [...TENANT_ERRORS, 404, 409],
   },
 };

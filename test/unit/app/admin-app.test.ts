@@ -112,6 +112,19 @@ describe('PUT /admin/stores/{storeId}', () => {
           maxAttempts: 5,
           priority: 'low',
         },
+        // No campaign window: the store's own policy is in force.
+        effective: {
+          plan: 'basic',
+          policy: {
+            maxConcurrentConsumers: 1,
+            maxMessagesPerSlice: 50,
+            maxSliceSeconds: 20,
+            ratePerSecond: 5,
+            maxAttempts: 5,
+            priority: 'low',
+          },
+          source: 'store',
+        },
         queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
         activeConsumers: 0,
         errorStreak: 0,

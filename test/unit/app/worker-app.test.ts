@@ -123,6 +123,8 @@ beforeEach(() => {
   ddb.reset();
   ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: storeRecord() });
   ddb.on(GetCommand, { TableName: TABLES.deliveries }).resolves({});
+  // No campaign windows (their lists are items of the dispatch table).
+  ddb.on(GetCommand, { TableName: TABLES.dispatch }).resolves({});
   ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) =>
     input.TableName === TABLES.deliveries
       ? {
