@@ -88,7 +88,7 @@ const acquireLease = async (
     }
     if (slot.at > now + CLOCK_SKEW_MS) {
       // Early (a delay longer than SQS's 900 s): wait again rather than spin.
-      await publishAttention(deps, storeId, slotId, 'requeue', slot.at - now);
+      await publishAttention(deps, storeId, slotId, 'requeue', policy.priority, slot.at - now);
       return { kind: 'postponed', until: slot.at };
     }
     // The store holds more slots than its (lowered) limit: give this one up, unless another gave up first.
@@ -142,6 +142,7 @@ const finishSlice = async (
       store.storeId,
       lease.slotId,
       'requeue',
+      policy.priority,
       resumeAt - deps.clock.now(),
       lease.correlationId,
     );

@@ -22,7 +22,7 @@ import { sqsSafeJson } from './sqs-text.js';
 import { MetricNames } from './names.js';
 import type { DeliveryLog, SendFailure, StoreRegistry, TaskQueues } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore, type SignalDeps } from './signal.js';
-import { acceptsTasks, isConsumable, type StoreRecord } from './store-model.js';
+import { acceptsTasks, isConsumable, policyOf, type StoreRecord } from './store-model.js';
 import { BatchBodySchema, EVENT_ID_PATTERN, TaskSchema, type Task } from './task-schemas.js';
 
 export interface IngestDeps extends SignalDeps {
@@ -90,7 +90,12 @@ const signalAfterEnqueue = async (
       deps.telemetry.count(MetricNames.attentionsCoalesced, 1, { reason: 'ingest' });
       return;
     }
-    await signalStore(deps, store.storeId, { limit: 1, reason: 'ingest', correlationId });
+    await signalStore(deps, store.storeId, {
+      limit: 1,
+      reason: 'ingest',
+      priority: policyOf(store).priority,
+      correlationId,
+    });
   } catch (error) {
     deps.telemetry.count(MetricNames.signalFailures);
     deps.telemetry.error('signal after enqueue failed; publishing a nudge', {
@@ -98,7 +103,15 @@ const signalAfterEnqueue = async (
       error: String(error),
     });
     try {
-      await publishAttention(deps, store.storeId, ENSURE_SLOT, 'repair', 0, correlationId);
+      await publishAttention(
+        deps,
+        store.storeId,
+        ENSURE_SLOT,
+        'repair',
+        policyOf(store).priority,
+        0,
+        correlationId,
+      );
     } catch (nudgeError) {
       deps.telemetry.error('nudge failed; the reconciler sweep will find the backlog', {
         storeId: store.storeId,
