@@ -350,7 +350,8 @@ export class PriorityPool {
     }
     const drained = store.backlog.length - store.head === 0;
     if (drained) t += this.config.emptyPollMs;
-    else if (taken === spec.maxMessagesPerSlice) this.signal(store, spec.maxConsumers); // fan-out
+    // Fan-out, as slice.ts: after a full receive batch (10) with backlog left, one more slot up to the limit.
+    else if (taken >= Math.min(10, spec.maxMessagesPerSlice)) this.signal(store, spec.maxConsumers);
     this.events.push({ at: t, kind: 'end', storeId: spec.storeId, level, storeLevel, charge, start });
   }
 }

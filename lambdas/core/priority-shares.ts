@@ -32,7 +32,7 @@ export const parsePriorityShares = (text: string, field: string): PriorityShares
   return shares as PriorityShares;
 };
 
-/** The cost charged before a level has any measured slice: about a short slice. */
+/** The cost charged before a level has any measured slice: about a short slice (the end corrects it). */
 const INITIAL_ESTIMATE_MS = 1_000;
 /** Weight of the newest slice in a level's running estimate of its slice time. */
 const ESTIMATE_WEIGHT = 0.2;
