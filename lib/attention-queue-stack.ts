@@ -21,6 +21,7 @@ import {
 } from './function-environment.js';
 import { requireConcurrencyFits } from './concurrency-check.js';
 import { requireHttpsUrl, requireQueuePrefix } from './validation.js';
+import type { PriorityShares } from '../lambdas/core/priority-shares.js';
 
 export const DEFAULT_QUEUE_PREFIX = 'aq';
 
@@ -38,6 +39,18 @@ export interface AttentionQueueStackProps extends StackProps {
    * @default WORKER_EVENT_SOURCE.defaultPoolSize
    */
   readonly workerPoolSize?: number;
+  /**
+   * Store priority: each level's share of the worker pool, in percent (high, normal, low). On AWS each
+   * level's event source gets that part of the pool as its MaximumConcurrency (see AttentionWorkers).
+   * @default DEFAULT_PRIORITY_SHARES (50/30/20)
+   */
+  readonly workerPoolShares?: PriorityShares;
+  /**
+   * Slices each level may run beyond its share when it has the work; the worker function reserves
+   * 3 × this much more concurrency.
+   * @default 0
+   */
+  readonly workerPoolBurst?: number;
   /**
    * Removal policy of the tables and log groups. Dev stacks may pass DESTROY.
    * @default RemovalPolicy.RETAIN
@@ -132,13 +145,15 @@ export class AttentionQueueStack extends Stack {
       [EnvNames.dispatchTable]: this.tables.dispatch.tableName,
       [EnvNames.tokensTable]: this.tables.tokens.tableName,
       [EnvNames.deliveriesTable]: this.tables.deliveries.tableName,
-      [EnvNames.attentionQueueUrl]: this.attention.queue.queueUrl,
+      [EnvNames.attentionQueueUrl]: this.attention.levels.normal.queueUrl,
+      [EnvNames.attentionQueueUrlHigh]: this.attention.levels.high.queueUrl,
+      [EnvNames.attentionQueueUrlLow]: this.attention.levels.low.queueUrl,
       [EnvNames.marketplaceBaseUrl]: marketplaceBaseUrl,
       ...settings,
     };
     const wiring: ServiceWiring = {
       tables: this.tables.all,
-      attentionQueue: this.attention.queue,
+      attentionQueues: this.attention.levels,
       queuePrefix: this.queuePrefix,
       environment,
       logRetention: props.logRetention,
@@ -159,7 +174,12 @@ export class AttentionQueueStack extends Stack {
       api: this.httpApi.api,
       methods: this.httpApi.methods,
     });
-    this.workers = new AttentionWorkers(this, 'Workers', { ...wiring, poolSize: props.workerPoolSize });
+    this.workers = new AttentionWorkers(this, 'Workers', {
+      ...wiring,
+      poolSize: props.workerPoolSize,
+      priorityShares: props.workerPoolShares,
+      poolBurst: props.workerPoolBurst,
+    });
     this.reconciler = new Reconciler(this, 'Reconciler', wiring);
     this.functions = {
       ingest: this.httpApi.ingestFunction,
@@ -173,7 +193,7 @@ export class AttentionQueueStack extends Stack {
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
       queuePrefix: this.queuePrefix,
-      attentionQueue: this.attention.queue,
+      attentionQueues: this.attention.levels,
       attentionDeadLetterQueue: this.attention.deadLetterQueue,
       functions: this.functions,
       workerLogGroup: this.workers.logGroup,

@@ -120,10 +120,11 @@ export const applyNag = (stack: AttentionQueueStack): void => {
       },
     ]);
   }
-  const mapping = stack.workers.function.node.children.find((child) =>
+  // One mapping per store priority level's attention queue.
+  const mappings = stack.workers.function.node.children.filter((child) =>
     child.node.id.startsWith('SqsEventSource'),
   );
-  if (mapping) {
+  for (const mapping of mappings) {
     suppress(mapping, [
       {
         id: 'Serverless-LambdaEventSourceMappingDestination',

@@ -4,6 +4,8 @@ import type { AttentionQueueStackProps } from './attention-queue-stack.js';
 import type { AdminAccess } from './constructs/http-api.js';
 import type { AlarmThresholds } from './constructs/monitoring.js';
 import { InvalidPropError } from './validation.js';
+import type { PriorityShares } from '../lambdas/core/priority-shares.js';
+import { prioritySharesFromText } from './priority-concurrency.js';
 
 /** Context keys `bin/cdk.ts` reads (`cdk deploy -c marketplaceBaseUrl=https://… -c workerPoolSize=50`). */
 const ContextKeys = {
@@ -11,6 +13,8 @@ const ContextKeys = {
   marketplaceBaseUrl: 'marketplaceBaseUrl',
   queuePrefix: 'queuePrefix',
   workerPoolSize: 'workerPoolSize',
+  workerPoolShares: 'workerPoolShares',
+  workerPoolBurst: 'workerPoolBurst',
   removalPolicy: 'removalPolicy',
   apiRateLimit: 'apiRateLimit',
   apiBurstLimit: 'apiBurstLimit',
@@ -50,6 +54,14 @@ const optionalBoolean = (node: Node, key: string): boolean | undefined => {
   if (raw !== 'true' && raw !== 'false')
     throw new InvalidPropError(`context ${key} must be true or false; got '${raw}'`);
   return raw === 'true';
+};
+
+/** `50,30,20` (high, normal, low) or `high=50,normal=30,low=20`. */
+const optionalShares = (node: Node): PriorityShares | undefined => {
+  const raw = optionalString(node, ContextKeys.workerPoolShares);
+  return raw === undefined
+    ? undefined
+    : prioritySharesFromText(`context ${ContextKeys.workerPoolShares}`, raw);
 };
 
 /** `account`, or principal ARNs separated by commas. */
@@ -115,6 +127,8 @@ export const stackFromContext = (node: Node): StackFromContext => {
       marketplaceBaseUrl,
       queuePrefix: optionalString(node, ContextKeys.queuePrefix),
       workerPoolSize: optionalNumber(node, ContextKeys.workerPoolSize),
+      workerPoolShares: optionalShares(node),
+      workerPoolBurst: optionalNumber(node, ContextKeys.workerPoolBurst),
       removalPolicy,
       apiThrottling: {
         rateLimit: optionalNumber(node, ContextKeys.apiRateLimit),

@@ -117,7 +117,7 @@ const BROKEN: Variant[] = [
       const now = deps.clock.now();
       const item = await deps.dispatch.recordEnqueued(storeId, 1, now); // BUG: before the task is durable
       if (Object.keys(item.slots).length === 0)
-        await signalStore(deps, storeId, { limit: 1, reason: 'ingest' });
+        await signalStore(deps, storeId, { limit: 1, reason: 'ingest', priority: 'normal' });
       await deps.tasks.send(
         store.queueUrl,
         JSON.stringify({ v: 1, storeId, ...task, acceptedAt: now, correlationId: request.requestId }),
@@ -274,7 +274,11 @@ const BROKEN: Variant[] = [
       const storeId = request.pathParameters['storeId'] as string;
       const count = body.accepted ? body.accepted.length : 1;
       for (let i = 0; i < count; i++)
-        await signalStore(deps, storeId, { limit: Number.MAX_SAFE_INTEGER, reason: 'ingest' });
+        await signalStore(deps, storeId, {
+          limit: Number.MAX_SAFE_INTEGER,
+          reason: 'ingest',
+          priority: 'normal',
+        });
       return response;
     },
   },

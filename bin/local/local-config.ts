@@ -1,5 +1,10 @@
 import { z } from 'zod';
 import { LIMIT_HEADER_MODES } from './marketplace-limit.js';
+import {
+  DEFAULT_PRIORITY_SHARES,
+  parsePriorityShares,
+  type PriorityShares,
+} from '../../lambdas/core/priority-shares.js';
 
 /** Local mode's environment (contract: PORT, ADMIN_TOKEN, MARKETPLACE_BASE_URL, DATA_DIR; the rest are ours). */
 const LocalEnvSchema = z.object({
@@ -8,6 +13,19 @@ const LocalEnvSchema = z.object({
   MARKETPLACE_BASE_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.local'),
   AQ_WORKER_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(4),
+  /** Store priority: each level's share of a saturated pool, `high,normal,low` in percent (e.g. `50,30,20`). */
+  AQ_WORKER_POOL_SHARES: z
+    .string()
+    .optional()
+    .transform((text, ctx): PriorityShares => {
+      if (text === undefined || text === '') return DEFAULT_PRIORITY_SHARES;
+      try {
+        return parsePriorityShares(text, 'AQ_WORKER_POOL_SHARES');
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
   AQ_RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   SIM_MARKETPLACE_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(20),
   SIM_MARKETPLACE_ERROR_RATE: z.coerce.number().min(0).max(1).default(0),

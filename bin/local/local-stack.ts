@@ -13,14 +13,15 @@ import { createWorkerHandler } from '../../lambdas/app/worker-app.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
 import { loadConfig, type FunctionName } from '../../lambdas/config/runtime-config.js';
 import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
-import { MAX_RECEIVE_COUNT } from '../../lambdas/core/plans.js';
+import { MAX_RECEIVE_COUNT, STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
+import { DEFAULT_PRIORITY_SHARES, type PriorityShares } from '../../lambdas/core/priority-shares.js';
 import type { ReconcileReport } from '../../lambdas/core/reconcile.js';
 import { startApiServer, type ApiServerOptions } from './api-server.js';
 import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators.js';
 import { LocalMonitor } from './monitor.js';
 import { startMarketplaceSim, type MarketplaceSim, type MarketplaceSimOptions } from './marketplace-sim.js';
 import { provision, type LocalResources } from './provision.js';
-import { SqsEventSource } from './sqs-event-source.js';
+import { SqsEventSource, type EventSourceQueue } from './sqs-event-source.js';
 
 /**
  * The whole system on one machine: emulators, the same tables and queues as the stack, the same
@@ -38,6 +39,8 @@ export interface LocalStackOptions {
   /** Reuse already running emulators instead of starting new ones. */
   endpoints?: { dynamo: string; sqs: string };
   workerPoolSize?: number;
+  /** Each store priority level's share of a saturated worker pool (default DEFAULT_PRIORITY_SHARES). */
+  priorityShares?: PriorityShares;
   reconcileIntervalMs?: number;
   /** Runtime settings by env var name (e.g. AQ_ATTENTION_GRACE_SECONDS), as the stack would set them. */
   settings?: Partial<Record<string, string>>;
@@ -88,7 +91,9 @@ const localEnvironment = (args: {
   [EnvNames.dispatchTable]: args.resources.tables.dispatch,
   [EnvNames.tokensTable]: args.resources.tables.tokens,
   [EnvNames.deliveriesTable]: args.resources.tables.deliveries,
-  [EnvNames.attentionQueueUrl]: args.resources.attentionQueueUrl,
+  [EnvNames.attentionQueueUrl]: args.resources.attentionQueueUrls.normal,
+  [EnvNames.attentionQueueUrlHigh]: args.resources.attentionQueueUrls.high,
+  [EnvNames.attentionQueueUrlLow]: args.resources.attentionQueueUrls.low,
   [EnvNames.marketplaceBaseUrl]: args.marketplaceBaseUrl,
   [EnvNames.sqsEndpoint]: args.endpoints.sqs,
   [EnvNames.dynamoEndpoint]: args.endpoints.dynamo,
@@ -185,12 +190,20 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     } satisfies Record<FunctionName, unknown>;
     const { ingest, admin, authorizer, worker, reconciler } = handlers;
 
-    const queueArn = await clients.sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: resources.attentionQueueUrl, AttributeNames: ['QueueArn'] }),
-    );
+    const levelQueue = async (level: StorePriority): Promise<[StorePriority, EventSourceQueue]> => {
+      const url = resources.attentionQueueUrls[level];
+      const attributes = await clients.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+      );
+      const arn = attributes.Attributes?.QueueArn ?? `arn:aws:sqs:us-east-1:000000000000:attention-${level}`;
+      return [level, { url, arn }];
+    };
     const eventSource = new SqsEventSource(clients.sqs, worker, {
-      queueUrl: resources.attentionQueueUrl,
-      queueArn: queueArn.Attributes?.QueueArn ?? 'arn:aws:sqs:us-east-1:000000000000:attention',
+      queues: Object.fromEntries(await Promise.all(STORE_PRIORITIES.map(levelQueue))) as Record<
+        StorePriority,
+        EventSourceQueue
+      >,
+      shares: options.priorityShares ?? DEFAULT_PRIORITY_SHARES,
       batchSize: WORKER_EVENT_SOURCE.batchSize,
       maxConcurrency: options.workerPoolSize ?? 4,
       onError: (error) => telemetry.error('attention event source error', { error: String(error) }),
@@ -220,7 +233,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       telemetry,
       composeAdmin(adminConfig, shared),
       clients.sqs,
-      resources.attentionQueueUrl,
+      Object.values(resources.attentionQueueUrls),
     );
     stops.push(async () => monitor.stop());
 

@@ -1,4 +1,4 @@
-import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, type QueueAttributeName, type SQSClient } from '@aws-sdk/client-sqs';
 import type { MetricObservation, RecordingTelemetry } from '../../lambdas/adapters/recording-telemetry.js';
 import { RecordingTelemetry as Keys } from '../../lambdas/adapters/recording-telemetry.js';
 import { MetricNames } from '../../lambdas/core/names.js';
@@ -187,7 +187,8 @@ export class LocalMonitor {
     private readonly telemetry: RecordingTelemetry,
     private readonly deps: OperationsDeps,
     private readonly sqs: SQSClient,
-    private readonly attentionQueueUrl: string,
+    /** Every level's attention queue: the page shows their sum. */
+    private readonly attentionQueueUrls: readonly string[],
     private readonly opts: { windowSeconds?: number; sampleEveryMs?: number; maxStores?: number } = {},
   ) {
     this.perStore = new PerStoreMeasures(opts.maxStores);
@@ -257,15 +258,19 @@ export class LocalMonitor {
         body: undefined,
         requestId: 'local-monitor',
       }),
-      this.sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: this.attentionQueueUrl,
-          AttributeNames: [
-            'ApproximateNumberOfMessages',
-            'ApproximateNumberOfMessagesNotVisible',
-            'ApproximateNumberOfMessagesDelayed',
-          ],
-        }),
+      Promise.all(
+        this.attentionQueueUrls.map((QueueUrl) =>
+          this.sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl,
+              AttributeNames: [
+                'ApproximateNumberOfMessages',
+                'ApproximateNumberOfMessagesNotVisible',
+                'ApproximateNumberOfMessagesDelayed',
+              ],
+            }),
+          ),
+        ),
       ),
     ]);
     const body = listing.body as {
@@ -295,7 +300,8 @@ export class LocalMonitor {
       ...(s.rate ? { rate: s.rate } : {}),
     }));
     const pending = (r: StoreRow) => r.backlog + r.inFlight + r.delayed;
-    const a = attention.Attributes ?? {};
+    const sum = (name: QueueAttributeName): number =>
+      attention.reduce((total, out) => total + Number(out.Attributes?.[name] ?? '0'), 0);
     return {
       sampledAt: Date.now(),
       active: rows.length,
@@ -305,9 +311,9 @@ export class LocalMonitor {
       byBacklog: [...rows].sort((x, y) => pending(y) - pending(x)).slice(0, TOP),
       byAge: [...rows].sort((x, y) => y.oldestAgeSeconds - x.oldestAgeSeconds).slice(0, TOP),
       attentionQueue: {
-        visible: Number(a.ApproximateNumberOfMessages ?? '0'),
-        inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? '0'),
-        delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? '0'),
+        visible: sum('ApproximateNumberOfMessages'),
+        inFlight: sum('ApproximateNumberOfMessagesNotVisible'),
+        delayed: sum('ApproximateNumberOfMessagesDelayed'),
       },
     };
   }

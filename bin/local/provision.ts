@@ -8,6 +8,7 @@ import {
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { localTableName, QueueNames, Tables, type TableKey } from '../../lambdas/core/names.js';
 import { ATTENTION_QUEUE, TABLES } from '../../lambdas/config/topology.js';
+import { STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
 
 /**
  * Creates, on the emulators, the same tables and attention queues the stack defines (both built from
@@ -15,7 +16,10 @@ import { ATTENTION_QUEUE, TABLES } from '../../lambdas/config/topology.js';
  */
 export interface LocalResources {
   tables: Record<TableKey, string>;
+  /** The `normal` level's attention queue (the original one). */
   attentionQueueUrl: string;
+  /** Every store priority level's attention queue; all three dead-letter to the one attention DLQ. */
+  attentionQueueUrls: Record<StorePriority, string>;
   attentionDeadLetterQueueUrl: string;
 }
 
@@ -87,22 +91,29 @@ export const provision = async (
   const dlqArn = await sqs.send(
     new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }),
   );
-  const main = await sqs.send(
-    new CreateQueueCommand({
-      QueueName: QueueNames.attentionQueue(prefix),
-      Attributes: {
-        VisibilityTimeout: String(ATTENTION_QUEUE.visibilityTimeoutSeconds),
-        MessageRetentionPeriod: String(ATTENTION_QUEUE.retentionSeconds),
-        RedrivePolicy: JSON.stringify({
-          deadLetterTargetArn: dlqArn.Attributes?.QueueArn,
-          maxReceiveCount: ATTENTION_QUEUE.maxReceiveCount,
-        }),
-      },
-    }),
-  );
+  const levelQueue = async (level: StorePriority): Promise<[StorePriority, string]> => {
+    const created = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: QueueNames.levelAttentionQueue(prefix, level),
+        Attributes: {
+          VisibilityTimeout: String(ATTENTION_QUEUE.visibilityTimeoutSeconds),
+          MessageRetentionPeriod: String(ATTENTION_QUEUE.retentionSeconds),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: dlqArn.Attributes?.QueueArn,
+            maxReceiveCount: ATTENTION_QUEUE.maxReceiveCount,
+          }),
+        },
+      }),
+    );
+    return [level, created.QueueUrl as string];
+  };
+  const attentionQueueUrls = Object.fromEntries(
+    await Promise.all(STORE_PRIORITIES.map(levelQueue)),
+  ) as Record<StorePriority, string>;
   return {
     tables,
-    attentionQueueUrl: main.QueueUrl as string,
+    attentionQueueUrl: attentionQueueUrls.normal,
+    attentionQueueUrls,
     attentionDeadLetterQueueUrl: dlq.QueueUrl as string,
   };
 };

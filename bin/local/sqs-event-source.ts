@@ -5,18 +5,33 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
+import { LevelPicker, type PriorityShares } from '../../lambdas/core/priority-shares.js';
 
 /**
- * Local stand-in for Lambda's SQS event source mapping: up to `maxConcurrency` concurrent invocations,
- * each with up to `batchSize` records; records the handler reports in batchItemFailures (or all of them,
- * if it throws) are left to reappear after the queue's visibility timeout, the others are deleted.
+ * Local stand-in for Lambda's SQS event sources on the attention queues: a pool of `maxConcurrency`
+ * workers, each invocation with up to `batchSize` records; records the handler reports in
+ * batchItemFailures (or all of them, if it throws) are left to reappear after the queue's visibility
+ * timeout, the others are deleted.
+ *
+ * Store priority: one queue per level. A free worker asks the LevelPicker for the order to try the levels
+ * (weighted fair on worker time, `shares`), short-polls them in that order and takes the first attention it
+ * finds, so it never idles while any level has one (unused share flows to the others). Only when every
+ * level is empty does it long-poll, one level per turn in rotation, so an idle pool wakes at once for the
+ * level it waits on and within one wait for the others.
  */
+export interface EventSourceQueue {
+  url: string;
+  arn: string;
+}
+
 export interface EventSourceOptions {
-  queueUrl: string;
-  queueArn: string;
+  /** Every level's queue (levels may share one queue). */
+  queues: Readonly<Record<StorePriority, EventSourceQueue>>;
+  shares: PriorityShares;
   batchSize: number;
   maxConcurrency: number;
-  /** Long-poll wait per receive; short enough that stop() returns promptly. */
+  /** Long-poll wait per receive when every level is empty; short enough that stop() returns promptly. */
   waitSeconds?: number;
   onError?: (error: unknown) => void;
 }
@@ -43,22 +58,31 @@ const toRecord = (message: Message, arn: string): SQSRecord => ({
 export class SqsEventSource {
   private running = false;
   private lanes: Promise<void>[] = [];
+  private readonly picker: LevelPicker;
   /**
-   * Invocations made and records that failed, for status output and tests; `busyMs`: time spent inside
-   * the handler (what Lambda bills as duration), for the benchmark's GB-s.
+   * Invocations made and records that failed, for status output and tests; invocations per level too;
+   * `busyMs`: time spent inside the handler (what Lambda bills as duration), for the benchmark's GB-s.
    */
-  readonly stats = { invocations: 0, records: 0, failedRecords: 0, busyMs: 0 };
+  readonly stats = {
+    invocations: 0,
+    records: 0,
+    failedRecords: 0,
+    busyMs: 0,
+    byLevel: { high: 0, normal: 0, low: 0 } as Record<StorePriority, number>,
+  };
 
   constructor(
     private readonly sqs: SQSClient,
     private readonly handler: SqsHandler,
     readonly options: EventSourceOptions,
-  ) {}
+  ) {
+    this.picker = new LevelPicker(options.shares);
+  }
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.lanes = Array.from({ length: this.options.maxConcurrency }, () => this.lane());
+    this.lanes = Array.from({ length: this.options.maxConcurrency }, (_, lane) => this.lane(lane));
   }
 
   async stop(): Promise<void> {
@@ -66,10 +90,11 @@ export class SqsEventSource {
     await Promise.all(this.lanes);
   }
 
-  private async lane(): Promise<void> {
+  private async lane(lane: number): Promise<void> {
+    let turn = lane;
     while (this.running) {
       try {
-        await this.pollOnce();
+        if (!(await this.takeByShare())) await this.waitForAny(STORE_PRIORITIES[turn++ % 3] as StorePriority);
       } catch (error) {
         this.options.onError?.(error);
         await new Promise((r) => setTimeout(r, 500));
@@ -77,20 +102,44 @@ export class SqsEventSource {
     }
   }
 
-  private async pollOnce(): Promise<void> {
+  /** Tries the levels in the picker's order with short polls; runs the first attention found. */
+  private async takeByShare(): Promise<boolean> {
+    for (const level of this.picker.order()) {
+      const messages = await this.receive(level, 0);
+      if (messages.length > 0) {
+        await this.invoke(level, messages);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Every level was empty: wait on one (long poll) and run what arrives there. */
+  private async waitForAny(level: StorePriority): Promise<void> {
+    const messages = await this.receive(level, this.options.waitSeconds ?? 1);
+    if (messages.length > 0) await this.invoke(level, messages);
+  }
+
+  private async receive(level: StorePriority, waitSeconds: number): Promise<Message[]> {
     const out = await this.sqs.send(
       new ReceiveMessageCommand({
-        QueueUrl: this.options.queueUrl,
+        QueueUrl: this.options.queues[level].url,
         MaxNumberOfMessages: this.options.batchSize,
-        WaitTimeSeconds: this.options.waitSeconds ?? 1,
+        WaitTimeSeconds: waitSeconds,
         MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
       }),
     );
-    const messages = out.Messages ?? [];
-    if (messages.length === 0) return;
-    const records = messages.map((m) => toRecord(m, this.options.queueArn));
+    return out.Messages ?? [];
+  }
+
+  private async invoke(level: StorePriority, messages: Message[]): Promise<void> {
+    const queue = this.options.queues[level];
+    const records = messages.map((m) => toRecord(m, queue.arn));
     this.stats.invocations++;
+    this.stats.byLevel[level]++;
     this.stats.records += records.length;
+    const charge = this.picker.begin(level);
+    const startedAt = Date.now();
     let failed: Set<string>;
     const started = performance.now();
     try {
@@ -99,6 +148,8 @@ export class SqsEventSource {
     } catch (error) {
       this.options.onError?.(error);
       failed = new Set(records.map((r) => r.messageId));
+    } finally {
+      this.picker.end(charge, Date.now() - startedAt);
     }
     this.stats.busyMs += performance.now() - started;
     this.stats.failedRecords += failed.size;
@@ -106,7 +157,7 @@ export class SqsEventSource {
     if (done.length > 0) {
       await this.sqs.send(
         new DeleteMessageBatchCommand({
-          QueueUrl: this.options.queueUrl,
+          QueueUrl: queue.url,
           Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
         }),
       );

@@ -1,17 +1,29 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { AttentionMessage } from '../core/messages.js';
+import { attentionLevelOf, type AttentionMessage } from '../core/messages.js';
+import type { StorePriority } from '../core/plans.js';
 import type { AttentionPublisher } from '../core/ports.js';
+
+/** The attention queue of each store priority level (the `normal` one is the original attention queue). */
+export type AttentionQueueUrls = Readonly<Record<StorePriority, string>>;
+
+/** One URL for every level: a deployment without level queues, where every attention shares one queue. */
+export const singleAttentionQueue = (url: string): AttentionQueueUrls => ({
+  high: url,
+  normal: url,
+  low: url,
+});
 
 export class SqsAttentionPublisher implements AttentionPublisher {
   constructor(
     private readonly sqs: SQSClient,
-    private readonly queueUrl: string,
+    private readonly queueUrls: AttentionQueueUrls,
   ) {}
 
   async publish(message: AttentionMessage, delaySeconds: number): Promise<void> {
     await this.sqs.send(
       new SendMessageCommand({
-        QueueUrl: this.queueUrl,
+        // The store's level picks the queue; a message without one is an older publisher's: `normal`.
+        QueueUrl: this.queueUrls[attentionLevelOf(message)],
         MessageBody: JSON.stringify(message),
         ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
       }),

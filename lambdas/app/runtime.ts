@@ -1,6 +1,6 @@
 import { createAwsClients, type AwsClients } from '../adapters/aws-clients.js';
 import { DynamoDispatchState } from '../adapters/dynamo-dispatch-state.js';
-import { SqsAttentionPublisher } from '../adapters/sqs-attention-publisher.js';
+import { SqsAttentionPublisher, type AttentionQueueUrls } from '../adapters/sqs-attention-publisher.js';
 import { PowertoolsTelemetry } from '../adapters/powertools-telemetry.js';
 import { randomIds, systemClock } from '../adapters/system.js';
 import { EnvNames } from '../config/env-names.js';
@@ -46,13 +46,29 @@ export const clientsFor = (config: CommonConfig, overrides: RuntimeOverrides): A
 export const telemetryFor = (fn: FunctionName, overrides: RuntimeOverrides): FlushableTelemetry =>
   overrides.telemetry ?? new PowertoolsTelemetry(FUNCTIONS[fn].serviceName);
 
+type AttentionQueueConfig = {
+  [EnvNames.attentionQueueUrl]: string;
+  [EnvNames.attentionQueueUrlHigh]?: string | undefined;
+  [EnvNames.attentionQueueUrlLow]?: string | undefined;
+};
+
+/** Each level's attention queue; a level without its own (a deployment from before the levels) uses `normal`'s. */
+export const attentionQueueUrls = (config: AttentionQueueConfig): AttentionQueueUrls => {
+  const normal = config[EnvNames.attentionQueueUrl];
+  return {
+    high: config[EnvNames.attentionQueueUrlHigh] ?? normal,
+    normal,
+    low: config[EnvNames.attentionQueueUrlLow] ?? normal,
+  };
+};
+
 /**
  * What every function that signals stores composes the same way: its clients, its telemetry and the
  * signalling ports built on them.
  */
 export const composeSignalling = (
   fn: Exclude<FunctionName, 'authorizer'>,
-  config: CommonConfig & { [EnvNames.dispatchTable]: string; [EnvNames.attentionQueueUrl]: string },
+  config: CommonConfig & { [EnvNames.dispatchTable]: string } & AttentionQueueConfig,
   overrides: RuntimeOverrides,
 ): { clients: AwsClients; signal: SignalDeps & { telemetry: FlushableTelemetry } } => {
   const clients = clientsFor(config, overrides);
@@ -60,7 +76,7 @@ export const composeSignalling = (
     clients,
     signal: {
       dispatch: new DynamoDispatchState(clients.doc, config[EnvNames.dispatchTable]),
-      attention: new SqsAttentionPublisher(clients.sqs, config[EnvNames.attentionQueueUrl]),
+      attention: new SqsAttentionPublisher(clients.sqs, attentionQueueUrls(config)),
       clock: overrides.clock ?? systemClock,
       ids: overrides.ids ?? randomIds,
       telemetry: telemetryFor(fn, overrides),

@@ -9,7 +9,11 @@ export const EnvNames = {
   dispatchTable: 'AQ_DISPATCH_TABLE',
   tokensTable: 'AQ_TOKENS_TABLE',
   deliveriesTable: 'AQ_DELIVERIES_TABLE',
+  /** The `normal` level's attention queue (the original, shared one). */
   attentionQueueUrl: 'AQ_ATTENTION_QUEUE_URL',
+  /** The `high` and `low` levels' attention queues; unset, those levels share the `normal` one. */
+  attentionQueueUrlHigh: 'AQ_ATTENTION_QUEUE_URL_HIGH',
+  attentionQueueUrlLow: 'AQ_ATTENTION_QUEUE_URL_LOW',
   marketplaceBaseUrl: 'MARKETPLACE_BASE_URL',
   marketplaceTimeoutMs: 'AQ_MARKETPLACE_TIMEOUT_MS',
   emptyPollSeconds: 'AQ_EMPTY_POLL_SECONDS',

@@ -20,6 +20,8 @@ const FullConfigSchema = z.object({
   [EnvNames.tokensTable]: z.string().min(1),
   [EnvNames.deliveriesTable]: z.string().min(1),
   [EnvNames.attentionQueueUrl]: z.url(),
+  [EnvNames.attentionQueueUrlHigh]: z.url().optional(),
+  [EnvNames.attentionQueueUrlLow]: z.url().optional(),
   [EnvNames.marketplaceBaseUrl]: z.url(),
   [EnvNames.marketplaceTimeoutMs]: intInRange(
     100,
@@ -43,6 +45,13 @@ type Full = z.infer<typeof FullConfigSchema>;
 const pickOf = (keys: readonly (keyof Full)[]): z.ZodType =>
   FullConfigSchema.pick(Object.fromEntries(keys.map((k) => [k, true])) as Record<keyof Full, true>);
 
+/** Every function that publishes attentions knows every level's queue. */
+const ATTENTION_QUEUES = [
+  EnvNames.attentionQueueUrl,
+  EnvNames.attentionQueueUrlHigh,
+  EnvNames.attentionQueueUrlLow,
+] as const;
+
 const COMMON = [EnvNames.region, EnvNames.sqsEndpoint, EnvNames.dynamoEndpoint] as const;
 
 export const FunctionEnv = {
@@ -51,7 +60,7 @@ export const FunctionEnv = {
     EnvNames.storesTable,
     EnvNames.dispatchTable,
     EnvNames.deliveriesTable,
-    EnvNames.attentionQueueUrl,
+    ...ATTENTION_QUEUES,
     EnvNames.storeCacheSeconds,
   ],
   admin: [
@@ -60,7 +69,7 @@ export const FunctionEnv = {
     EnvNames.storesTable,
     EnvNames.dispatchTable,
     EnvNames.tokensTable,
-    EnvNames.attentionQueueUrl,
+    ...ATTENTION_QUEUES,
     EnvNames.usagePlanStage,
   ],
   authorizer: [...COMMON, EnvNames.tokensTable],
@@ -69,7 +78,7 @@ export const FunctionEnv = {
     EnvNames.storesTable,
     EnvNames.dispatchTable,
     EnvNames.deliveriesTable,
-    EnvNames.attentionQueueUrl,
+    ...ATTENTION_QUEUES,
     EnvNames.marketplaceBaseUrl,
     EnvNames.marketplaceTimeoutMs,
     EnvNames.emptyPollSeconds,
@@ -78,7 +87,7 @@ export const FunctionEnv = {
     ...COMMON,
     EnvNames.storesTable,
     EnvNames.dispatchTable,
-    EnvNames.attentionQueueUrl,
+    ...ATTENTION_QUEUES,
     EnvNames.attentionGraceSeconds,
     EnvNames.sweepStoresPerRun,
   ],

@@ -105,7 +105,7 @@ const afterStatusChange = async (
   if (!isConsumable(after.status) || (before !== undefined && isConsumable(before.status))) return;
   if (before === undefined) return; // a new store has no backlog yet
   await deps.dispatch.markActive(after.storeId, deps.clock.now());
-  await signalStore(deps, after.storeId, { limit: 1, reason: 'resume' });
+  await signalStore(deps, after.storeId, { limit: 1, reason: 'resume', priority: policyOf(after).priority });
 };
 
 export const putStore = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> => {
@@ -202,7 +202,8 @@ export const redriveDeadLetters = async (deps: AdminDeps, request: HttpRequest):
   // nothing else would stop a worker that drains faster than the move feeds from marking the store idle.
   await deps.dispatch.beginRedrive(store.storeId, deps.clock.now());
   const { moving } = await deps.queues.redrive(store, rate);
-  if (isConsumable(store.status)) await signalStore(deps, store.storeId, { limit: 1, reason: 'redrive' });
+  if (isConsumable(store.status))
+    await signalStore(deps, store.storeId, { limit: 1, reason: 'redrive', priority: policy.priority });
   deps.telemetry.info('dead letters redriven', { storeId: store.storeId, moving, caller: request.caller });
   return json(202, { storeId: store.storeId, moving });
 };

@@ -118,7 +118,7 @@ const acquireLease = async (
     }
     if (slot.at > now + CLOCK_SKEW_MS) {
       // Early (a delay longer than SQS's 900 s): wait again rather than spin.
-      await publishAttention(deps, storeId, slotId, 'requeue', slot.at - now);
+      await publishAttention(deps, storeId, slotId, 'requeue', policy.priority, slot.at - now);
       return { kind: 'postponed', until: slot.at };
     }
     // The store holds more slots than its (lowered) limit: give this one up, unless another gave up first.
@@ -158,11 +158,13 @@ const finishSlice = async (
     });
     deps.telemetry.warn('store backs off after slice errors', { errorStreak, resumeAt });
   }
+  // The policy in force as the slice ends, not at its lease: a campaign that lowered the cap meanwhile lets
+  // the slot go, and the attention goes to the level the store has now.
+  const policy = policyAt(deps.clock.now()).policy;
   const requeued = await deps.dispatch.requeue(store.storeId, lease.slotId, lease.fence, {
     dueAt: resumeAt,
     ...(errorStreak === undefined ? {} : { errorStreak }),
-    // The cap in force as the slice ends, not at its lease: a campaign that lowered it meanwhile lets the slot go.
-    max: policyAt(deps.clock.now()).policy.maxConcurrentConsumers,
+    max: policy.maxConcurrentConsumers,
     nextCallAt: slice.nextCallAt,
     throttled: slice.end === 'throttled',
     ...(slice.headSentAt === undefined ? {} : { headSentAt: slice.headSentAt }),
@@ -173,6 +175,7 @@ const finishSlice = async (
       store.storeId,
       lease.slotId,
       'requeue',
+      policy.priority,
       resumeAt - deps.clock.now(),
       lease.correlationId,
     );

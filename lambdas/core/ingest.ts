@@ -23,7 +23,7 @@ import { MetricNames } from './names.js';
 import { INGEST_WINDOW_MS } from './timing.js';
 import type { DeliveryLog, SendFailure, StoreRegistry, TaskQueues } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore, type SignalDeps } from './signal.js';
-import { acceptsTasks, isConsumable, type StoreRecord } from './store-model.js';
+import { acceptsTasks, isConsumable, policyOf, type StoreRecord } from './store-model.js';
 import { queueForPriority, workQueuesOf } from './store-queues.js';
 import { BatchBodySchema, EVENT_ID_PATTERN, TaskSchema, taskPriorityOf, type Task } from './task-schemas.js';
 
@@ -123,7 +123,12 @@ const signalAfterEnqueue = async (
       deps.telemetry.count(MetricNames.attentionsCoalesced, 1, { reason: 'ingest' });
       return;
     }
-    await signalStore(deps, store.storeId, { limit: 1, reason: 'ingest', correlationId });
+    await signalStore(deps, store.storeId, {
+      limit: 1,
+      reason: 'ingest',
+      priority: policyOf(store).priority,
+      correlationId,
+    });
   } catch (error) {
     deps.telemetry.count(MetricNames.signalFailures);
     deps.telemetry.error('signal after enqueue failed; publishing a nudge', {
@@ -131,7 +136,15 @@ const signalAfterEnqueue = async (
       error: String(error),
     });
     try {
-      await publishAttention(deps, store.storeId, ENSURE_SLOT, 'repair', 0, correlationId);
+      await publishAttention(
+        deps,
+        store.storeId,
+        ENSURE_SLOT,
+        'repair',
+        policyOf(store).priority,
+        0,
+        correlationId,
+      );
     } catch (nudgeError) {
       deps.telemetry.error('nudge failed; the reconciler will repair the active store', {
         storeId: store.storeId,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { STORE_PRIORITIES, type StorePriority } from './plans.js';
 import { sqsSafeJson } from './sqs-text.js';
 import { TASK_PRIORITIES, TASK_TYPES, type TaskType } from './task-schemas.js';
 
@@ -24,8 +25,16 @@ export const AttentionMessageSchema = z.object({
   reason: z.enum(ATTENTION_REASONS),
   issuedAt: z.number().int(),
   correlationId: z.string().optional(),
+  /**
+   * The store's level when it was published: which level queue it went to (absent on attentions published
+   * before store priority existed, which all travel on the `normal` queue).
+   */
+  priority: z.enum(STORE_PRIORITIES).optional(),
 });
 export type AttentionMessage = z.infer<typeof AttentionMessageSchema>;
+
+/** The level queue an attention travels on; one without a level (an older publisher's) is `normal`. */
+export const attentionLevelOf = (message: AttentionMessage): StorePriority => message.priority ?? 'normal';
 
 /** What ingest puts on a store's work queue: the task as accepted plus where it came from. */
 export const WorkMessageSchema = z.object({

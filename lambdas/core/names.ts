@@ -1,3 +1,5 @@
+import type { StorePriority } from './plans.js';
+
 /**
  * Every queue name, table key, index name and metric name in one place (like BullMQ's QueueKeys),
  * shared by the runtime, the CDK stack, local mode and the tests.
@@ -20,6 +22,12 @@ export const QueueNames = {
   storePriorityQueue: (prefix: string, storeId: string): string => `${prefix}-h-${storeId}`,
   /** Used by local mode; the stack lets CloudFormation name the attention queues. */
   attentionQueue: (prefix: string): string => `${prefix}-attention`,
+  /**
+   * Each store priority level's attention queue (local mode). `normal` is the original attention queue, so
+   * attentions in flight across the upgrade that added the levels are still consumed.
+   */
+  levelAttentionQueue: (prefix: string, level: StorePriority): string =>
+    level === 'normal' ? `${prefix}-attention` : `${prefix}-attention-${level}`,
   attentionDeadLetterQueue: (prefix: string): string => `${prefix}-attention-dlq`,
   /**
    * IAM grants SQS actions on these name patterns only: store work queues, store DLQs, store high-priority

@@ -1,7 +1,7 @@
 import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
 import type { QueueAdmin, StoreRegistry } from './ports.js';
 import { publishAttention, signalStore, type SignalDeps } from './signal.js';
-import { isConsumable } from './store-model.js';
+import { isConsumable, policyOf } from './store-model.js';
 import { workQueuesOf } from './store-queues.js';
 import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
 import { guardUntilVisible } from './wake.js';
@@ -56,6 +56,9 @@ const repairStore = async (
   if (!item || !store || !isConsumable(store.status)) return;
   report.checked++;
   const now = deps.clock.now();
+  // The store's level now, not the one its lost attention carried: a re-announced slot travels on the
+  // queue of the store's current priority (a plan change, an override or a campaign may have moved it).
+  const { priority } = policyOf(store);
   const note = (kind: RepairKind) => {
     report.repairs[kind]++;
     deps.telemetry.count(MetricNames.reconcilerRepairs, 1, { kind });
@@ -71,7 +74,7 @@ const repairStore = async (
       await guardUntilVisible(deps.dispatch, storeId, dueAt);
       const reclaimed = await deps.dispatch.reclaim(storeId, slotId, slot.f, dueAt);
       if (reclaimed.ok) {
-        await publishAttention(deps, storeId, slotId, 'reclaim', dueAt - now, correlationId);
+        await publishAttention(deps, storeId, slotId, 'reclaim', priority, dueAt - now, correlationId);
         note('reclaim');
       }
     } else if (slot.s === 'q') {
@@ -79,7 +82,7 @@ const repairStore = async (
       if (now > slot.at + deps.settings.attentionGraceMs * 2 ** resends) {
         const noted = await deps.dispatch.noteResend(storeId, slotId, resends);
         if (noted.ok) {
-          await publishAttention(deps, storeId, slotId, 'resend', 0, correlationId);
+          await publishAttention(deps, storeId, slotId, 'resend', priority, 0, correlationId);
           note('resend');
         }
       }
@@ -96,7 +99,7 @@ const repairStore = async (
   }
   if (
     Object.keys(item.slots).length === 0 &&
-    (await signalStore(deps, storeId, { limit: 1, reason: 'repair', correlationId }))
+    (await signalStore(deps, storeId, { limit: 1, reason: 'repair', priority, correlationId }))
   ) {
     note('repair');
   }
@@ -123,7 +126,8 @@ const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationI
     // the index's sort key has `activeShard` alone and is in no index; markActive adds the missing key.
     if (item?.activeShard !== undefined && item.headSentAt !== undefined) return;
     await deps.dispatch.markActive(store.storeId, deps.clock.now());
-    if (await signalStore(deps, store.storeId, { limit: 1, reason: 'sweep', correlationId })) {
+    const { priority } = policyOf(store);
+    if (await signalStore(deps, store.storeId, { limit: 1, reason: 'sweep', priority, correlationId })) {
       report.repairs.sweep++;
       deps.telemetry.count(MetricNames.reconcilerRepairs, 1, { kind: 'sweep' });
       deps.telemetry.warn('sweep found an untracked backlog', {

@@ -1,4 +1,5 @@
 import type { AttentionReason } from './messages.js';
+import type { StorePriority } from './plans.js';
 import { MetricNames } from './names.js';
 import type { AttentionPublisher, Clock, DispatchState, IdGenerator, Telemetry } from './ports.js';
 import { clampDelaySeconds } from './timing.js';
@@ -22,6 +23,8 @@ export const publishAttention = async (
   storeId: string,
   slotId: string,
   reason: AttentionReason,
+  /** The store's level now (its policy in hand): picks the level queue the attention travels on. */
+  priority: StorePriority,
   delayMs = 0,
   correlationId?: string,
 ): Promise<void> => {
@@ -32,6 +35,7 @@ export const publishAttention = async (
       slotId,
       reason,
       issuedAt: deps.clock.now(),
+      priority,
       ...(correlationId ? { correlationId } : {}),
     },
     clampDelaySeconds(delayMs / 1000),
@@ -47,7 +51,13 @@ export const publishAttention = async (
 export const signalStore = async (
   deps: SignalDeps,
   storeId: string,
-  opts: { limit: number; reason: AttentionReason; delayMs?: number; correlationId?: string },
+  opts: {
+    limit: number;
+    reason: AttentionReason;
+    priority: StorePriority;
+    delayMs?: number;
+    correlationId?: string;
+  },
 ): Promise<boolean> => {
   const now = deps.clock.now();
   const slotId = deps.ids.next();
@@ -57,6 +67,6 @@ export const signalStore = async (
     deps.telemetry.count(MetricNames.attentionsCoalesced, 1, { reason: opts.reason });
     return false;
   }
-  await publishAttention(deps, storeId, slotId, opts.reason, delayMs, opts.correlationId);
+  await publishAttention(deps, storeId, slotId, opts.reason, opts.priority, delayMs, opts.correlationId);
   return true;
 };

@@ -357,6 +357,7 @@ export const runSlice = async (
       await signalStore(deps, store.storeId, {
         limit: Math.min(policy.maxConcurrentConsumers, useful),
         reason: 'fanout',
+        priority: policy.priority,
       }).catch((error: unknown) => deps.telemetry.warn('fan-out failed', { error: String(error) }));
     }
   }

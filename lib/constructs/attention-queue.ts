@@ -3,14 +3,21 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ATTENTION_QUEUE, FUNCTIONS } from '../../lambdas/config/topology.js';
 import { attentionVisibilitySeconds } from '../../lambdas/core/timing.js';
+import type { StorePriority } from '../../lambdas/core/plans.js';
 import { InvalidPropError } from '../validation.js';
 
 /**
- * The shared attention queue ("store X has work") and its DLQ. Both are encrypted with SQS-managed
- * keys and refuse non-TLS requests. CloudFormation names them.
+ * The attention queues ("store X has work"), one per store priority level, and their one DLQ. Every
+ * queue is encrypted with SQS-managed keys and refuses non-TLS requests. CloudFormation names them.
+ *
+ * The `normal` level's queue is the original attention queue (same construct id, so the same logical id):
+ * attentions in flight across the upgrade that added the levels stay where the workers read them.
  */
 export class AttentionQueue extends Construct {
+  /** The `normal` level's queue: the original attention queue. */
   public readonly queue: Queue;
+  /** The attention queue of each store priority level; all three dead-letter to `deadLetterQueue`. */
+  public readonly levels: Readonly<Record<StorePriority, Queue>>;
   public readonly deadLetterQueue: Queue;
 
   constructor(scope: Construct, id: string) {
@@ -31,12 +38,15 @@ export class AttentionQueue extends Construct {
       enforceSSL: true,
     });
 
-    this.queue = new Queue(this, 'Queue', {
-      visibilityTimeout: Duration.seconds(ATTENTION_QUEUE.visibilityTimeoutSeconds),
-      retentionPeriod: Duration.seconds(ATTENTION_QUEUE.retentionSeconds),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: ATTENTION_QUEUE.maxReceiveCount },
-    });
+    const levelQueue = (id: string): Queue =>
+      new Queue(this, id, {
+        visibilityTimeout: Duration.seconds(ATTENTION_QUEUE.visibilityTimeoutSeconds),
+        retentionPeriod: Duration.seconds(ATTENTION_QUEUE.retentionSeconds),
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: ATTENTION_QUEUE.maxReceiveCount },
+      });
+    this.queue = levelQueue('Queue');
+    this.levels = { high: levelQueue('HighQueue'), normal: this.queue, low: levelQueue('LowQueue') };
   }
 }

@@ -5,9 +5,12 @@ import { Construct } from 'constructs';
 import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { grantStoreQueues } from '../store-queue-access.js';
 import { grantTables } from '../table-access.js';
+import type { StorePriority } from '../../lambdas/core/plans.js';
+import { DEFAULT_PRIORITY_SHARES, type PriorityShares } from '../../lambdas/core/priority-shares.js';
+import { levelConcurrency, requirePriorityShares } from '../priority-concurrency.js';
 import { requireIntegerInRange } from '../validation.js';
 import { ServiceFunction } from './lambda-function.js';
-import type { ServiceWiring } from './service-wiring.js';
+import { grantAttentionSends, type ServiceWiring } from './service-wiring.js';
 
 export interface AttentionWorkersProps extends ServiceWiring {
   /**
@@ -17,17 +20,35 @@ export interface AttentionWorkersProps extends ServiceWiring {
    * @default WORKER_EVENT_SOURCE.defaultPoolSize
    */
   readonly poolSize?: number;
+  /**
+   * Each store priority level's share of the pool, in percent (high, normal, low; whole, summing to 100):
+   * each level's event source gets that part of the pool as its MaximumConcurrency (at least 2).
+   * @default DEFAULT_PRIORITY_SHARES (50/30/20)
+   */
+  readonly priorityShares?: PriorityShares;
+  /**
+   * Slices each level may run beyond its share when it has the work (its share of an idle level's
+   * capacity): added to every level's MaximumConcurrency, so the function reserves 3 × this much more.
+   * @default 0 (each level runs at most its share; unused share stays idle)
+   */
+  readonly poolBurst?: number;
 }
 
 /**
- * The attention workers: one Lambda function fed by the attention queue, one attention per
- * invocation, at most `poolSize` invocations at once.
+ * The attention workers: one Lambda function fed by every level's attention queue, one attention per
+ * invocation. Each level's event source runs at most its cap of invocations at once (see
+ * `levelConcurrency`), and the function reserves the sum of the caps, so no level is ever throttled or
+ * crowded out by another.
  */
 export class AttentionWorkers extends Construct {
   public readonly function: NodejsFunction;
   public readonly logGroup: LogGroup;
+  /** The `normal` level's event source (the original one, on the original attention queue). */
   public readonly eventSource: SqsEventSource;
+  public readonly eventSources: Readonly<Record<StorePriority, SqsEventSource>>;
   public readonly poolSize: number;
+  /** Each level's MaximumConcurrency; the function's reserved concurrency is their sum. */
+  public readonly levelConcurrency: Readonly<Record<StorePriority, number>>;
 
   constructor(scope: Construct, id: string, props: AttentionWorkersProps) {
     super(scope, id);
@@ -38,6 +59,13 @@ export class AttentionWorkers extends Construct {
       WORKER_EVENT_SOURCE.maxPoolSize,
     );
 
+    this.levelConcurrency = levelConcurrency(
+      this.poolSize,
+      requirePriorityShares('priorityShares', props.priorityShares ?? DEFAULT_PRIORITY_SHARES),
+      props.poolBurst ?? 0,
+    );
+    const reserved = Object.values(this.levelConcurrency).reduce((a, b) => a + b, 0);
+
     const worker = new ServiceFunction(this, 'Worker', {
       name: 'worker',
       environment: props.environment,
@@ -47,21 +75,28 @@ export class AttentionWorkers extends Construct {
       // An SQS event source ignores reserved concurrency when it polls: throttled invocations return
       // attentions to the queue and count toward maxReceiveCount. MaximumConcurrency below caps the
       // poller; reserving the same number guarantees those invocations are never throttled.
-      reservedConcurrentExecutions: this.poolSize,
+      reservedConcurrentExecutions: reserved,
     });
     this.function = worker.function;
     this.logGroup = worker.logGroup;
 
     grantTables('worker', this.function, props.tables);
     // Re-signalling at the end of a slice; consuming comes with the event source.
-    props.attentionQueue.grantSendMessages(this.function);
+    grantAttentionSends(props.attentionQueues, this.function);
     grantStoreQueues(this, this.function, props.queuePrefix, 'worker');
 
-    this.eventSource = new SqsEventSource(props.attentionQueue, {
-      batchSize: WORKER_EVENT_SOURCE.batchSize,
-      reportBatchItemFailures: true,
-      maxConcurrency: this.poolSize,
-    });
-    this.function.addEventSource(this.eventSource);
+    const eventSourceOf = (level: StorePriority): SqsEventSource => {
+      const source = new SqsEventSource(props.attentionQueues[level], {
+        batchSize: WORKER_EVENT_SOURCE.batchSize,
+        reportBatchItemFailures: true,
+        maxConcurrency: this.levelConcurrency[level],
+      });
+      this.function.addEventSource(source);
+      return source;
+    };
+    // `normal` first: its mapping is the original one (same queue, same logical id), updated in place.
+    const normal = eventSourceOf('normal');
+    this.eventSources = { high: eventSourceOf('high'), normal, low: eventSourceOf('low') };
+    this.eventSource = normal;
   }
 }

@@ -34,7 +34,7 @@ import { grantStoreQueues } from '../store-queue-access.js';
 import { grantTables } from '../table-access.js';
 import { InvalidPropError, requirePositiveNumber } from '../validation.js';
 import { ServiceFunction } from './lambda-function.js';
-import type { ServiceWiring } from './service-wiring.js';
+import { grantAttentionSends, type ServiceWiring } from './service-wiring.js';
 import { TenantRateLimit } from './tenant-rate-limit.js';
 import { TenantUsagePlan, type TenantThrottling } from './tenant-usage-plan.js';
 
@@ -182,7 +182,7 @@ export class HttpApi extends Construct {
       'throttling.burstLimit',
       props.throttling?.burstLimit ?? DEFAULT_API_THROTTLING.burstLimit,
     );
-    const { tables, attentionQueue, queuePrefix } = props;
+    const { tables, attentionQueues, queuePrefix } = props;
     const tracing = props.tracing ?? true;
     // A function behind API Gateway must finish before the gateway gives up on it, or the caller sees 504
     // while the work goes on (and a retry runs it twice).
@@ -205,7 +205,7 @@ export class HttpApi extends Construct {
       ...functionDefaults,
     }).function;
     grantTables('ingest', this.ingestFunction, tables);
-    attentionQueue.grantSendMessages(this.ingestFunction);
+    grantAttentionSends(attentionQueues, this.ingestFunction);
     grantStoreQueues(this, this.ingestFunction, queuePrefix, 'ingest');
 
     this.authorizerFunction = new ServiceFunction(this, 'Authorizer', {
@@ -255,7 +255,7 @@ export class HttpApi extends Construct {
       environment: { ...props.environment, [EnvNames.usagePlanStage]: this.tenantUsagePlan.apiStage },
     }).function;
     grantTables('admin', this.adminFunction, tables);
-    attentionQueue.grantSendMessages(this.adminFunction);
+    grantAttentionSends(attentionQueues, this.adminFunction);
     grantStoreQueues(this, this.adminFunction, queuePrefix, 'admin');
     if (!this.adminFunction.role) throw new Error('the admin function has no role');
     this.tenantUsagePlan.grantKeyManagement(this.adminFunction.role);

@@ -25,6 +25,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FunctionName } from '../../lambdas/config/runtime-config.js';
+import { STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
 import {
   METRICS_NAMESPACE,
   MetricNames,
@@ -89,7 +90,8 @@ export type MonitoringFunctions = Readonly<Record<FunctionName, IFunction>>;
 
 export interface MonitoringProps {
   readonly queuePrefix: string;
-  readonly attentionQueue: IQueue;
+  /** Every store priority level's attention queue (`normal` is the original one). */
+  readonly attentionQueues: Readonly<Record<StorePriority, IQueue>>;
   readonly attentionDeadLetterQueue: IQueue;
   readonly functions: MonitoringFunctions;
   /** The worker's log group: its lines and EMF records carry the per-store properties the log widgets read. */
@@ -189,6 +191,8 @@ export class Monitoring extends Construct {
   public readonly thresholds: AlarmThresholds;
   public readonly alarms: {
     readonly attentionOldestAge: Alarm;
+    readonly attentionOldestAgeHigh: Alarm;
+    readonly attentionOldestAgeLow: Alarm;
     readonly attentionDeadLetters: Alarm;
     readonly deadLetters: Alarm;
     readonly reconcilerRepairs: Alarm;
@@ -250,7 +254,8 @@ export class Monitoring extends Construct {
     const q = MonitoringQueries;
 
     const { ingest, worker, reconciler } = props.functions;
-    const attention = props.attentionQueue;
+    const attention = props.attentionQueues.normal;
+    const levelQueues = STORE_PRIORITIES.map((level) => [level, props.attentionQueues[level]] as const);
 
     const graph = (title: string, left: IMetric[], right: IMetric[] = [], width = 8): GraphWidget =>
       new GraphWidget({ title, left, right, width, height: 6 });
@@ -304,6 +309,16 @@ export class Monitoring extends Construct {
           }),
         ],
         [attention.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, label: 'Oldest age (s)' })],
+      ),
+      // Store priority: under saturation `low` waits longest by design; each level's floor keeps it moving.
+      graph(
+        'Attention queues by store priority: waiting and oldest age (s)',
+        levelQueues.map(([level, queue]) =>
+          queue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, label: `${level} visible` }),
+        ),
+        levelQueues.map(([level, queue]) =>
+          queue.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, label: `${level} oldest age` }),
+        ),
       ),
     );
     this.dashboard.addWidgets(
@@ -366,7 +381,12 @@ export class Monitoring extends Construct {
         height: 6,
       }),
     );
-    const notStoreQueues = [attention.queueName, props.attentionDeadLetterQueue.queueName];
+    const notStoreQueues = [
+      attention.queueName,
+      props.attentionDeadLetterQueue.queueName,
+      props.attentionQueues.high.queueName,
+      props.attentionQueues.low.queueName,
+    ];
     const storeQueuesNote = `${QueueNames.storeQueue(props.queuePrefix, '…')} = store queue, ${QueueNames.storePriorityQueue(props.queuePrefix, '…')} = its high-priority queue, ${QueueNames.storeDeadLetterQueue(props.queuePrefix, '…')} = its DLQ`;
     const topStores = (title: string, sqsMetric: string): TableWidget =>
       new TableWidget({
@@ -450,18 +470,26 @@ export class Monitoring extends Construct {
       return created;
     };
     const atLeast = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
-
-    this.alarms = {
-      attentionOldestAge: alarm(
-        'AttentionOldestAge',
-        'The oldest attention has waited too long: the worker pool is not keeping up.',
+    // One per level queue (`normal`'s keeps the original alarm's id): which level's workers fall behind.
+    const oldestAttention = (level: StorePriority, alarmId: string): Alarm =>
+      alarm(
+        alarmId,
+        `The oldest ${level}-priority attention has waited too long: the worker pool (that level's share of it) is not keeping up.`,
         {
-          metric: attention.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, statistic: 'Maximum' }),
+          metric: props.attentionQueues[level].metricApproximateAgeOfOldestMessage({
+            period: ONE_MINUTE,
+            statistic: 'Maximum',
+          }),
           threshold: thresholds.attentionOldestAgeSeconds,
           evaluationPeriods: 5,
           comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         },
-      ),
+      );
+
+    this.alarms = {
+      attentionOldestAge: oldestAttention('normal', 'AttentionOldestAge'),
+      attentionOldestAgeHigh: oldestAttention('high', 'AttentionOldestAgeHigh'),
+      attentionOldestAgeLow: oldestAttention('low', 'AttentionOldestAgeLow'),
       attentionDeadLetters: alarm(
         'AttentionDeadLetters',
         'Attentions reached the attention DLQ; the reconciler re-announces their stores, but the worker is failing.',

@@ -8,7 +8,7 @@ import { RECONCILER_SCHEDULE } from '../../lambdas/config/topology.js';
 import { grantStoreQueues } from '../store-queue-access.js';
 import { grantTables } from '../table-access.js';
 import { ServiceFunction } from './lambda-function.js';
-import type { ServiceWiring } from './service-wiring.js';
+import { grantAttentionSends, type ServiceWiring } from './service-wiring.js';
 
 export type ReconcilerProps = ServiceWiring;
 
@@ -41,7 +41,7 @@ export class Reconciler extends Construct {
     this.logGroup = reconciler.logGroup;
 
     grantTables('reconciler', this.function, props.tables);
-    props.attentionQueue.grantSendMessages(this.function);
+    grantAttentionSends(props.attentionQueues, this.function);
     grantStoreQueues(this, this.function, props.queuePrefix, 'reconciler');
 
     this.schedule = new Schedule(this, 'Schedule', {

@@ -8,8 +8,13 @@ const { queue, deadLetterQueue } = stack.attention;
 const queueProps = resourceById(template, logicalIdOf(queue)).Properties ?? {};
 
 describe('attention queue', () => {
-  it('is the only queue besides its DLQ', () => {
-    template.resourceCountIs('AWS::SQS::Queue', 2);
+  it('is one queue per store priority level, besides their one DLQ', () => {
+    template.resourceCountIs('AWS::SQS::Queue', 4);
+  });
+
+  it('keeps the original attention queue as the normal level (same logical id: in-flight attentions survive)', () => {
+    expect(stack.attention.levels.normal).toBe(queue);
+    expect(logicalIdOf(queue)).toMatch(/^AttentionQueue[0-9A-F]{8}$/);
   });
 
   it('encrypts every queue with SQS-managed keys', () => {
@@ -21,7 +26,9 @@ describe('attention queue', () => {
   });
 
   it.each([
-    ['queue', queue],
+    ['high queue', stack.attention.levels.high],
+    ['normal queue', queue],
+    ['low queue', stack.attention.levels.low],
     ['dead-letter queue', deadLetterQueue],
   ])('the %s refuses requests without TLS', (_name, q) => {
     template.hasResourceProperties('AWS::SQS::QueuePolicy', {
@@ -37,11 +44,24 @@ describe('attention queue', () => {
     });
   });
 
-  it('dead-letters to its DLQ', () => {
-    template.hasResourceProperties('AWS::SQS::Queue', {
-      RedrivePolicy: Match.objectLike({ deadLetterTargetArn: arnOf(deadLetterQueue) }),
+  it.each(['high', 'normal', 'low'] as const)('the %s queue dead-letters to the one DLQ', (level) => {
+    const props = resourceById(template, logicalIdOf(stack.attention.levels[level])).Properties ?? {};
+    expect(props.RedrivePolicy).toEqual({
+      deadLetterTargetArn: arnOf(deadLetterQueue),
+      maxReceiveCount: ATTENTION_QUEUE.maxReceiveCount,
     });
   });
+
+  it.each(['high', 'low'] as const)(
+    'the %s queue has the visibility and retention of the original',
+    (level) => {
+      const props = resourceById(template, logicalIdOf(stack.attention.levels[level])).Properties ?? {};
+      expect([props.VisibilityTimeout, props.MessageRetentionPeriod]).toEqual([
+        queueProps.VisibilityTimeout,
+        queueProps.MessageRetentionPeriod,
+      ]);
+    },
+  );
 
   it(`dead-letters after ${ATTENTION_QUEUE.maxReceiveCount} receives`, () => {
     template.hasResourceProperties('AWS::SQS::Queue', {

@@ -3,18 +3,27 @@ import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js
 import { arnOf, logicalIdOf, resourceById, resourcesOfType, synthStack } from './synth-stack.js';
 
 const { stack, template } = synthStack();
+const LEVELS = ['high', 'normal', 'low'] as const;
 const worker = stack.workers.function;
 const workerProps = resourceById(template, logicalIdOf(worker)).Properties ?? {};
 
 describe('attention workers', () => {
-  it('have one event source mapping', () => {
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+  it('have one event source mapping per store priority level', () => {
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
   });
 
-  it('consume the attention queue', () => {
+  it.each(LEVELS)('consume the %s attention queue', (level) => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: arnOf(stack.attention.levels[level]),
+      FunctionName: { Ref: logicalIdOf(worker) },
+    });
+  });
+
+  it('keep the original mapping on the original queue (normal), so an upgrade updates it in place', () => {
+    expect(stack.workers.eventSource).toBe(stack.workers.eventSources.normal);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: arnOf(stack.attention.queue),
-      FunctionName: { Ref: logicalIdOf(worker) },
+      ScalingConfig: { MaximumConcurrency: 6 },
     });
   });
 
@@ -30,20 +39,32 @@ describe('attention workers', () => {
     });
   });
 
-  it(`run at most the default pool of ${WORKER_EVENT_SOURCE.defaultPoolSize} at once`, () => {
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      ScalingConfig: { MaximumConcurrency: WORKER_EVENT_SOURCE.defaultPoolSize },
-    });
-  });
+  it.each([
+    ['high', 10],
+    ['normal', 6],
+    ['low', 4],
+  ] as const)(
+    `run at most the %s level's share of the default pool of ${WORKER_EVENT_SOURCE.defaultPoolSize} at once (%s)`,
+    (level, cap) => {
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: arnOf(stack.attention.levels[level]),
+        ScalingConfig: { MaximumConcurrency: cap },
+      });
+    },
+  );
 
   it('reserve concurrency for the whole pool', () => {
     expect(workerProps.ReservedConcurrentExecutions).toBe(WORKER_EVENT_SOURCE.defaultPoolSize);
   });
 
-  it('never poll more concurrently than the reserved concurrency (no throttled attentions)', () => {
-    const [[, mapping] = []] = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping');
-    const scaling = mapping?.Properties?.ScalingConfig as { MaximumConcurrency: number };
-    expect(scaling.MaximumConcurrency).toBeLessThanOrEqual(Number(workerProps.ReservedConcurrentExecutions));
+  it('never poll more concurrently, all mappings together, than the reserved concurrency (no throttled attentions)', () => {
+    const caps = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').map(
+      ([, mapping]) =>
+        (mapping.Properties?.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency,
+    );
+    expect(caps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(
+      Number(workerProps.ReservedConcurrentExecutions),
+    );
   });
 
   it(`time out after ${FUNCTIONS.worker.timeoutSeconds} s`, () => {

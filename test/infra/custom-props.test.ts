@@ -3,7 +3,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { EnvNames } from '../../lambdas/config/env-names.js';
-import { logicalIdOf, resourceById, resourcesOfType, roleIdOf, synthStack } from './synth-stack.js';
+import { arnOf, logicalIdOf, resourceById, resourcesOfType, roleIdOf, synthStack } from './synth-stack.js';
 
 // A dev-style stack: every optional prop set away from its default.
 const { stack, template } = synthStack({
@@ -25,9 +25,14 @@ const variablesOf = (construct: Parameters<typeof logicalIdOf>[0]): Record<strin
   ).Variables;
 
 describe('stack props', () => {
-  it('workerPoolSize sets the event source MaximumConcurrency', () => {
+  it.each([
+    ['high', 25],
+    ['normal', 15],
+    ['low', 10],
+  ] as const)('workerPoolSize sets the %s event source MaximumConcurrency to its share', (level, cap) => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      ScalingConfig: { MaximumConcurrency: 50 },
+      EventSourceArn: arnOf(stack.attention.levels[level]),
+      ScalingConfig: { MaximumConcurrency: cap },
     });
   });
 

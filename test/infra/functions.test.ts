@@ -24,6 +24,8 @@ const PROVIDED_AT_DEPLOY: readonly string[] = [
   EnvNames.tokensTable,
   EnvNames.deliveriesTable,
   EnvNames.attentionQueueUrl,
+  EnvNames.attentionQueueUrlHigh,
+  EnvNames.attentionQueueUrlLow,
   EnvNames.marketplaceBaseUrl,
   EnvNames.usagePlanStage,
 ];

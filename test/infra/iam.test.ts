@@ -37,7 +37,8 @@ const patternArn = (pattern: string) => ({
 });
 /** Store queues, store DLQs and store high-priority queues of the default prefix `aq`. */
 const storeQueuesArns = ['aq-s-*', 'aq-d-*', 'aq-h-*'].map(patternArn);
-const attentionQueueArn = arnOf(stack.attention.queue);
+const LEVELS = ['high', 'normal', 'low'] as const;
+const attentionQueueArnOf = (level: (typeof LEVELS)[number]) => arnOf(stack.attention.levels[level]);
 
 describe('no broad grants', () => {
   it('no statement allows *, sqs:* or dynamodb:*', () => {
@@ -54,8 +55,10 @@ describe('no broad grants', () => {
     expect(wildcard).toEqual([]);
   });
 
-  it('SQS actions name only the attention queue or the store-queue pattern', () => {
-    const allowed = [attentionQueueArn, ...storeQueuesArns].map((arn) => JSON.stringify(arn));
+  it('SQS actions name only the attention queues or the store-queue pattern', () => {
+    const allowed = [...LEVELS.map(attentionQueueArnOf), ...storeQueuesArns].map((arn) =>
+      JSON.stringify(arn),
+    );
     const others = allStatements
       .filter((s) => asArray(s.Action).some((a) => a.startsWith('sqs:')))
       .flatMap((s) => asArray(s.Resource))
@@ -143,7 +146,8 @@ describe('store queues (created at run time, granted by name pattern, per queue 
   });
 });
 
-describe('attention queue', () => {
+describe.each(LEVELS)('the %s attention queue', (level) => {
+  const attentionQueueArn = attentionQueueArnOf(level);
   it.each(['ingest', 'admin', 'worker', 'reconciler'] as const)('%s can send attentions', (fn) => {
     expect(actionsAllowedOn(template, roleOf(fn), attentionQueueArn)).toContain('sqs:SendMessage');
   });

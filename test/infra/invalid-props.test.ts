@@ -1,3 +1,5 @@
+import { DEFAULT_PRIORITY_SHARES } from '../../lambdas/core/priority-shares.js';
+import { levelConcurrency } from '../../lib/priority-concurrency.js';
 import { describe, expect, it } from 'vitest';
 import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { MAX_MARKETPLACE_TIMEOUT_MS } from '../../lambdas/core/timing.js';
@@ -69,11 +71,14 @@ describe('boundary props are accepted', () => {
   it.each([WORKER_EVENT_SOURCE.minPoolSize, WORKER_EVENT_SOURCE.maxPoolSize])(
     'workerPoolSize %s',
     (workerPoolSize) => {
-      // The pool and the reconciler's 1 reserved, plus the 100 Lambda keeps unreserved.
+      // The level caps (at least Lambda's 2 each: 6 for a pool of 2) and the reconciler's 1 reserved, plus
+      // the 100 Lambda keeps unreserved.
+      const caps = levelConcurrency(workerPoolSize, DEFAULT_PRIORITY_SHARES, 0);
+      const reserved = caps.high + caps.normal + caps.low;
       expect(() =>
         buildStack({
           workerPoolSize,
-          accountConcurrencyLimit: workerPoolSize + 1 + MIN_UNRESERVED_CONCURRENCY,
+          accountConcurrencyLimit: reserved + 1 + MIN_UNRESERVED_CONCURRENCY,
         }),
       ).not.toThrow();
     },

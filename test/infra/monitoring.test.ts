@@ -54,6 +54,10 @@ const own = (name: string, service: string, stat = 'Sum', extra = '') =>
 const workerFn = `<${logicalIdOf(stack.workers.function)}>`;
 const attentionQueue = `<${logicalIdOf(stack.attention.queue)}.QueueName>`;
 const attentionDlq = `<${logicalIdOf(stack.attention.deadLetterQueue)}.QueueName>`;
+const highQueue = `<${logicalIdOf(stack.attention.levels.high)}.QueueName>`;
+const lowQueue = `<${logicalIdOf(stack.attention.levels.low)}.QueueName>`;
+const notStoreQueues = [attentionQueue, attentionDlq, highQueue, lowQueue];
+const leftOut = notStoreQueues.map((name) => `QueueName != '${name}'`).join(' AND ');
 
 describe('monitoring: alarm topic', () => {
   it('creates one SNS topic', () => {
@@ -105,6 +109,17 @@ describe('monitoring: dashboard', () => {
     ]);
   });
 
+  it('shows every store priority level’s attention queue: waiting and oldest age', () => {
+    expect(series('Attention queues by store priority: waiting and oldest age (s)')).toEqual([
+      `AWS/SQS/ApproximateNumberOfMessagesVisible{QueueName=${highQueue}}:Maximum`,
+      `AWS/SQS/ApproximateNumberOfMessagesVisible{QueueName=${attentionQueue}}:Maximum`,
+      `AWS/SQS/ApproximateNumberOfMessagesVisible{QueueName=${lowQueue}}:Maximum`,
+      `AWS/SQS/ApproximateAgeOfOldestMessage{QueueName=${highQueue}}:Maximum`,
+      `AWS/SQS/ApproximateAgeOfOldestMessage{QueueName=${attentionQueue}}:Maximum`,
+      `AWS/SQS/ApproximateAgeOfOldestMessage{QueueName=${lowQueue}}:Maximum`,
+    ]);
+  });
+
   it('shows slices started, their end reasons, and those run under a campaign', () => {
     expect(series('Slices: started and why each ended')).toEqual([
       own(MetricNames.slicesStarted, worker),
@@ -143,13 +158,13 @@ describe('monitoring: dashboard', () => {
   it(`lists the top ${TOP_STORES} queues by backlog, leaving out the attention queues`, () => {
     // Metrics Insights' WHERE has no LIKE: the query leaves out by name what is not a store's queue.
     expect(series(`Top ${TOP_STORES} stores by backlog ${QUEUES_NOTE}`)).toEqual([
-      `SELECT MAX(ApproximateNumberOfMessagesVisible) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName != '${attentionQueue}' AND QueueName != '${attentionDlq}' GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
+      `SELECT MAX(ApproximateNumberOfMessagesVisible) FROM SCHEMA("AWS/SQS", QueueName) WHERE ${leftOut} GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
     ]);
   });
 
   it(`lists the top ${TOP_STORES} queues by oldest message age`, () => {
     expect(series(`Top ${TOP_STORES} stores by oldest message age (s) ${QUEUES_NOTE}`)).toEqual([
-      `SELECT MAX(ApproximateAgeOfOldestMessage) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName != '${attentionQueue}' AND QueueName != '${attentionDlq}' GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
+      `SELECT MAX(ApproximateAgeOfOldestMessage) FROM SCHEMA("AWS/SQS", QueueName) WHERE ${leftOut} GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
     ]);
   });
 
@@ -217,7 +232,7 @@ describe('monitoring: dashboard', () => {
 
   it('builds its queries from MonitoringQueries', () => {
     expect(series(`Top ${TOP_STORES} stores by backlog ${QUEUES_NOTE}`)).toEqual([
-      MonitoringQueries.topQueues('ApproximateNumberOfMessagesVisible', [attentionQueue, attentionDlq]),
+      MonitoringQueries.topQueues('ApproximateNumberOfMessagesVisible', notStoreQueues),
     ]);
   });
 });
@@ -238,9 +253,10 @@ const firing = (props: Record<string, unknown>): unknown[] => [
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
 
-  // 10 stack-wide, errors and throttles of the 4 other functions, throttles and system errors of the 4 tables.
-  it('has 26 alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 10 + 4 * 2 + 4 * 2);
+  // 12 stack-wide (the oldest-attention age once per level queue), errors and throttles of the 4 other
+  // functions, throttles and system errors of the 4 tables.
+  it('has 28 alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 12 + 4 * 2 + 4 * 2);
   });
 
   it('every alarm notifies the topic when it fires', () => {
@@ -268,11 +284,18 @@ describe('monitoring: alarms', () => {
     },
   );
 
-  describe('attention queue oldest age', () => {
-    const props = alarmProps(alarms.attentionOldestAge);
-    it('watches the attention queue', () => {
+  describe.each([
+    ['normal', 'attentionOldestAge'],
+    ['high', 'attentionOldestAgeHigh'],
+    ['low', 'attentionOldestAgeLow'],
+  ] as const)('%s attention queue oldest age', (level, name) => {
+    const props = alarmProps(alarms[name]);
+    it(`watches the ${level} level's attention queue`, () => {
       expect(props['Dimensions']).toEqual([
-        { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(stack.attention.queue), 'QueueName'] } },
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::GetAtt': [logicalIdOf(stack.attention.levels[level]), 'QueueName'] },
+        },
       ]);
     });
     it('reads ApproximateAgeOfOldestMessage', () => {

@@ -27,6 +27,21 @@ describe('stack props from CDK context', () => {
     expect(fromContext({ marketplaceBaseUrl: URL, workerPoolSize: '50' }).props.workerPoolSize).toBe(50);
   });
 
+  it('parses workerPoolShares (high,normal,low) and workerPoolBurst', () => {
+    const { props } = fromContext({
+      marketplaceBaseUrl: URL,
+      workerPoolShares: '60,30,10',
+      workerPoolBurst: '4',
+    });
+    expect([props.workerPoolShares, props.workerPoolBurst]).toEqual([{ high: 60, normal: 30, low: 10 }, 4]);
+  });
+
+  it('rejects workerPoolShares that do not add up to 100, naming the context key', () => {
+    expect(() => fromContext({ marketplaceBaseUrl: URL, workerPoolShares: '60,30,20' })).toThrow(
+      /context workerPoolShares: the shares must add up to 100/,
+    );
+  });
+
   it('accepts workerPoolSize as a number', () => {
     expect(fromContext({ marketplaceBaseUrl: URL, workerPoolSize: 40 }).props.workerPoolSize).toBe(40);
   });

@@ -38,7 +38,7 @@ describe('upgrade safety: stateful resources against the baseline', () => {
         .map((e) => e.type)
         .sort(),
     ).toEqual(
-      [...Array<string>(4).fill('AWS::DynamoDB::Table'), ...Array<string>(2).fill('AWS::SQS::Queue')].sort(),
+      [...Array<string>(4).fill('AWS::DynamoDB::Table'), ...Array<string>(4).fill('AWS::SQS::Queue')].sort(),
     );
   });
 

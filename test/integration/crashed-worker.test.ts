@@ -9,7 +9,7 @@ import { loadConfig } from '../../lambdas/config/runtime-config.js';
 import type { DeliveryOutcome } from '../../lambdas/core/ports.js';
 import { MetricNames } from '../../lambdas/core/names.js';
 import { inventoryTasks, startTestStack, waitFor, type TestStack } from '../support/harness.js';
-import { drainQueue } from '../support/queues.js';
+import { drainAttentionQueues } from '../support/queues.js';
 
 /**
  * Invariant 1 through a crash: a worker stops mid-slice holding the lease and in-flight messages.
@@ -44,7 +44,7 @@ describe('crashed worker', () => {
     await t.stack.stopWorkers();
     await t.submitMany(STORE, token, inventoryTasks('crash', 20));
     await t.submitMany(AFTER, token, inventoryTasks('after', 5));
-    const attentions = await drainQueue(t.stack.clients.sqs, t.stack.resources.attentionQueueUrl);
+    const attentions = await drainAttentionQueues(t.stack.clients.sqs, t.stack.resources.attentionQueueUrls);
     const attention = attentions.find((a) => a.storeId === STORE);
     const afterAttention = attentions.find((a) => a.storeId === AFTER);
     if (!attention || !afterAttention) throw new Error('no attention was published');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricNames } from '../../lambdas/core/names.js';
 import { inventoryTasks, sleep, startTestStack, waitFor, type TestStack } from '../support/harness.js';
-import { drainQueue, queueDepth } from '../support/queues.js';
+import { drainAttentionQueues, queueDepth } from '../support/queues.js';
 
 /** Invariants 7 (bounded signalling) and 2 (no stranded backlog), through the HTTP API on the emulators. */
 describe('signalling', () => {
@@ -22,7 +22,8 @@ describe('signalling', () => {
   it('creates at most a handful of attentions for a burst of 1,000 tasks to one idle store', async () => {
     await t.createStore('burst', { tenantId: 'acme', marketplace: 'amazon', plan: 'basic', overrides: fast });
     await t.stack.stopWorkers();
-    const before = await queueDepth(t.stack.clients.sqs, t.stack.resources.attentionQueueUrl);
+    // A basic store: its attentions travel on the `low` level's queue.
+    const before = await queueDepth(t.stack.clients.sqs, t.stack.resources.attentionQueueUrls.low);
     // 500 single-task requests, 20 at a time, and 5 batches of 100: ingest's own worst case for races.
     const singles = inventoryTasks('burst-single', 500);
     for (let i = 0; i < singles.length; i += 20) {
@@ -34,7 +35,7 @@ describe('signalling', () => {
       expect(answers.every((a) => a.status === 202)).toBe(true);
     }
     await t.submitMany('burst', token, inventoryTasks('burst-batch', 500));
-    const after = await queueDepth(t.stack.clients.sqs, t.stack.resources.attentionQueueUrl);
+    const after = await queueDepth(t.stack.clients.sqs, t.stack.resources.attentionQueueUrls.low);
     const attentions = after.visible + after.delayed - (before.visible + before.delayed);
     expect(attentions).toBeLessThanOrEqual(3);
     expect(attentions).toBeGreaterThanOrEqual(1);
@@ -42,21 +43,34 @@ describe('signalling', () => {
     await waitFor('the burst is delivered', () => t.deliveredCount('burst') >= 1000, 90_000);
   });
 
-  it('drains a store whose every attention message was lost, through the reconciler', async () => {
+  it('drains a store whose every attention message was lost, through the reconciler, whatever its level', async () => {
     await t.createStore('lost', { tenantId: 'acme', marketplace: 'amazon', plan: 'basic', overrides: fast });
+    // Same plan, raised to `high` by an override: its attentions travel on another queue.
+    await t.createStore('lost-high', {
+      tenantId: 'acme',
+      marketplace: 'amazon',
+      plan: 'basic',
+      overrides: { ...fast, priority: 'high' },
+    });
     await t.stack.stopWorkers();
     await t.submitMany('lost', token, inventoryTasks('lost', 30));
-    const removed = await drainQueue(t.stack.clients.sqs, t.stack.resources.attentionQueueUrl);
-    expect(removed.some((m) => m.storeId === 'lost')).toBe(true);
+    await t.submitMany('lost-high', token, inventoryTasks('lost-high', 30));
+    const removed = await drainAttentionQueues(t.stack.clients.sqs, t.stack.resources.attentionQueueUrls);
+    expect(removed.filter((m) => m.storeId.startsWith('lost')).map((m) => [m.storeId, m.priority])).toEqual(
+      expect.arrayContaining([
+        ['lost', 'low'],
+        ['lost-high', 'high'],
+      ]),
+    );
     const resendsBefore = t.stack.telemetry.total(MetricNames.reconcilerRepairs, { kind: 'resend' });
     t.stack.startWorkers();
     await sleep(500);
-    expect(t.deliveredCount('lost')).toBe(0);
+    expect(t.deliveredCount('lost') + t.deliveredCount('lost-high')).toBe(0);
     await waitFor(
       'the lost store is drained by reconciler runs',
       async () => {
         await t.stack.reconcileNow();
-        return t.deliveredCount('lost') >= 30;
+        return t.deliveredCount('lost') >= 30 && t.deliveredCount('lost-high') >= 30;
       },
       30_000,
     );

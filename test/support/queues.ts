@@ -46,3 +46,13 @@ export const drainQueue = async (sqs: SQSClient, queueUrl: string): Promise<Atte
     );
   }
 };
+
+/** Drains every store priority level's attention queue (see drainQueue). */
+export const drainAttentionQueues = async (
+  sqs: SQSClient,
+  urls: Readonly<Record<string, string>>,
+): Promise<AttentionMessage[]> => {
+  const removed: AttentionMessage[] = [];
+  for (const url of new Set(Object.values(urls))) removed.push(...(await drainQueue(sqs, url)));
+  return removed;
+};

@@ -2,7 +2,10 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
-import { SqsAttentionPublisher } from '../../../lambdas/adapters/sqs-attention-publisher.js';
+import {
+  singleAttentionQueue,
+  SqsAttentionPublisher,
+} from '../../../lambdas/adapters/sqs-attention-publisher.js';
 import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import { ATTENTION_URL, T0 } from '../support/fixtures.js';
 
@@ -18,7 +21,10 @@ let publisher: SqsAttentionPublisher;
 
 beforeEach(() => {
   sqs.reset();
-  publisher = new SqsAttentionPublisher(createAwsClients({ region: 'us-east-1' }).sqs, ATTENTION_URL);
+  publisher = new SqsAttentionPublisher(
+    createAwsClients({ region: 'us-east-1' }).sqs,
+    singleAttentionQueue(ATTENTION_URL),
+  );
 });
 
 describe('SqsAttentionPublisher', () => {
@@ -37,6 +43,30 @@ describe('SqsAttentionPublisher', () => {
       MessageBody: JSON.stringify(message),
       DelaySeconds: 120,
     });
+  });
+
+  it.each([
+    ['high', 'https://sqs/high'],
+    ['normal', 'https://sqs/normal'],
+    ['low', 'https://sqs/low'],
+  ] as const)('sends a %s attention to that level’s queue', async (priority, url) => {
+    const levels = new SqsAttentionPublisher(createAwsClients({ region: 'us-east-1' }).sqs, {
+      high: 'https://sqs/high',
+      normal: 'https://sqs/normal',
+      low: 'https://sqs/low',
+    });
+    await levels.publish({ ...message, priority }, 0);
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.QueueUrl).toBe(url);
+  });
+
+  it('sends an attention without a level (an older publisher’s) to the normal queue', async () => {
+    const levels = new SqsAttentionPublisher(createAwsClients({ region: 'us-east-1' }).sqs, {
+      high: 'https://sqs/high',
+      normal: 'https://sqs/normal',
+      low: 'https://sqs/low',
+    });
+    await levels.publish(message, 0);
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.QueueUrl).toBe('https://sqs/normal');
   });
 
   it('lets a send failure through (the caller decides how to repair)', async () => {

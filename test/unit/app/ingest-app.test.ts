@@ -100,7 +100,15 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
     const { call } = setup();
     await call(submit(task));
     expect(sendsTo(ATTENTION_URL).map((c) => JSON.parse(c.args[0].input.MessageBody ?? ''))).toEqual([
-      { v: 1, storeId: 'store-1', slotId: 'slot-1', reason: 'ingest', issuedAt: T0, correlationId: 'req-1' },
+      {
+        v: 1,
+        storeId: 'store-1',
+        slotId: 'slot-1',
+        reason: 'ingest',
+        issuedAt: T0,
+        priority: 'low',
+        correlationId: 'req-1',
+      },
     ]);
   });
 
@@ -148,7 +156,15 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
     }).toEqual({
       status: 202,
       nudges: [
-        { v: 1, storeId: 'store-1', slotId: '*', reason: 'repair', issuedAt: T0, correlationId: 'req-1' },
+        {
+          v: 1,
+          storeId: 'store-1',
+          slotId: '*',
+          reason: 'repair',
+          issuedAt: T0,
+          priority: 'low',
+          correlationId: 'req-1',
+        },
       ],
     });
   });

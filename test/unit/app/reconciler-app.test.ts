@@ -117,6 +117,7 @@ describe('createReconcilerHandler', () => {
         slotId: 'a',
         reason: 'reclaim',
         issuedAt: T0,
+        priority: 'low',
         correlationId: RUN,
         delay: 3,
       },
@@ -142,7 +143,15 @@ describe('createReconcilerHandler', () => {
     }).toEqual({
       noted: { ':q': 'q', ':next': 1, ':one': 1 },
       attentions: [
-        { v: 1, storeId: 'store-1', slotId: 'q', reason: 'resend', issuedAt: T0, correlationId: RUN },
+        {
+          v: 1,
+          storeId: 'store-1',
+          slotId: 'q',
+          reason: 'resend',
+          issuedAt: T0,
+          priority: 'low',
+          correlationId: RUN,
+        },
       ],
     });
   });
@@ -163,7 +172,15 @@ describe('createReconcilerHandler', () => {
     expect({ report: report.repairs, attentions: attentions() }).toEqual({
       report: { reclaim: 0, resend: 0, repair: 1, sweep: 0 },
       attentions: [
-        { v: 1, storeId: 'store-1', slotId: 'slot-new', reason: 'repair', issuedAt: T0, correlationId: RUN },
+        {
+          v: 1,
+          storeId: 'store-1',
+          slotId: 'slot-new',
+          reason: 'repair',
+          issuedAt: T0,
+          priority: 'low',
+          correlationId: RUN,
+        },
       ],
     });
   });
@@ -275,7 +292,15 @@ describe('createReconcilerHandler: the sweep', () => {
     expect({ sweep: report.repairs.sweep, attentions: attentions() }).toEqual({
       sweep: 1,
       attentions: [
-        { v: 1, storeId: 'store-1', slotId: 'slot-new', reason: 'sweep', issuedAt: T0, correlationId: RUN },
+        {
+          v: 1,
+          storeId: 'store-1',
+          slotId: 'slot-new',
+          reason: 'sweep',
+          issuedAt: T0,
+          priority: 'low',
+          correlationId: RUN,
+        },
       ],
     });
   });

@@ -484,6 +484,7 @@ describe('createWorkerHandler: a slice', () => {
               slotId: 'slot-a',
               reason: 'requeue',
               issuedAt: T0,
+              priority: 'low',
             }),
             DelaySeconds: 30,
           },

@@ -29,10 +29,15 @@ describe('signalStore', () => {
 
   it('issues a slot due after the delay and publishes its attention delayed in whole seconds', async () => {
     const issue = vi.spyOn(dispatch, 'issueSlot');
-    expect(await signalStore(deps, 's1', { limit: 2, reason: 'ingest', delayMs: 1_500 })).toBe(true);
+    expect(
+      await signalStore(deps, 's1', { limit: 2, reason: 'ingest', priority: 'low', delayMs: 1_500 }),
+    ).toBe(true);
     expect(issue).toHaveBeenCalledWith('s1', 'slot-1', T0 + 1_500, 2, T0);
     expect(published).toEqual([
-      { message: { v: 1, storeId: 's1', slotId: 'slot-1', reason: 'ingest', issuedAt: T0 }, delay: 2 },
+      {
+        message: { v: 1, storeId: 's1', slotId: 'slot-1', reason: 'ingest', issuedAt: T0, priority: 'low' },
+        delay: 2,
+      },
     ]);
     expect(telemetry.total(MetricNames.attentionsPublished, { reason: 'ingest' })).toBe(1);
     expect(telemetry.total(MetricNames.attentionsCoalesced, { reason: 'ingest' })).toBe(0);
@@ -40,18 +45,26 @@ describe('signalStore', () => {
 
   it('publishes nothing when the store already holds its limit of slots, and counts it coalesced', async () => {
     await dispatch.issueSlot('s1', 'held', T0, 1, T0);
-    expect(await signalStore(deps, 's1', { limit: 1, reason: 'ingest' })).toBe(false);
+    expect(await signalStore(deps, 's1', { limit: 1, reason: 'ingest', priority: 'high' })).toBe(false);
     expect(published).toEqual([]);
     expect(telemetry.total(MetricNames.attentionsCoalesced, { reason: 'ingest' })).toBe(1);
     expect(telemetry.total(MetricNames.attentionsPublished, { reason: 'ingest' })).toBe(0);
   });
 
   it('carries a correlation id only when there is one', async () => {
-    await publishAttention(deps, 's1', 'a', 'repair', 0, 'run-1');
-    await publishAttention(deps, 's1', 'b', 'repair', 0, '');
+    await publishAttention(deps, 's1', 'a', 'repair', 'normal', 0, 'run-1');
+    await publishAttention(deps, 's1', 'b', 'repair', 'high', 0, '');
     expect(published.map((p) => p.message)).toEqual([
-      { v: 1, storeId: 's1', slotId: 'a', reason: 'repair', issuedAt: T0, correlationId: 'run-1' },
-      { v: 1, storeId: 's1', slotId: 'b', reason: 'repair', issuedAt: T0 },
+      {
+        v: 1,
+        storeId: 's1',
+        slotId: 'a',
+        reason: 'repair',
+        issuedAt: T0,
+        priority: 'normal',
+        correlationId: 'run-1',
+      },
+      { v: 1, storeId: 's1', slotId: 'b', reason: 'repair', issuedAt: T0, priority: 'high' },
     ]);
   });
 });

@@ -163,7 +163,7 @@ describe('LocalMonitor: perStore in /metrics', () => {
     const telemetry = new RecordingTelemetry();
     // No emulators: store sampling fails and the snapshot keeps `stores: null`.
     const offline = { send: () => Promise.reject(new Error('offline')) } as unknown as SQSClient;
-    monitor = new LocalMonitor(telemetry, {} as OperationsDeps, offline, 'http://offline/attention', {
+    monitor = new LocalMonitor(telemetry, {} as OperationsDeps, offline, ['http://offline/attention'], {
       sampleEveryMs: 60_000,
     });
     republish(telemetry, 'busy', 2);

@@ -1,0 +1,67 @@
+import { STORE_PRIORITIES, type StorePriority } from '../lambdas/core/plans.js';
+import { parsePriorityShares, type PriorityShares } from '../lambdas/core/priority-shares.js';
+import { WORKER_EVENT_SOURCE } from '../lambdas/config/topology.js';
+import { InvalidPropError } from './validation.js';
+
+/** Lambda's bounds on an SQS event source mapping's MaximumConcurrency. */
+export const MAPPING_MIN_CONCURRENCY = 2;
+export const MAPPING_MAX_CONCURRENCY = 1000;
+
+/**
+ * Each level's event source MaximumConcurrency on AWS: the pool split by the shares (largest remainder, so
+ * the parts add up to the pool), at least Lambda's minimum of 2, plus `burst`. The worker function reserves
+ * their sum, so no mapping is ever throttled (a throttled attention would come back only after the queue's
+ * 600 s visibility and count toward its maxReceiveCount).
+ *
+ * What this guarantees: a level can always run its cap of slices at once, whatever the others do (its
+ * floor, in absolute terms: at least share × pool). What it cannot do is lend: Lambda event sources share
+ * no capacity without throttling, so a level without work leaves its share idle; `burst` is how much more
+ * than its share each level may take when it has the work, paid for with 3 × burst more reserved
+ * concurrency.
+ */
+export const levelConcurrency = (
+  pool: number,
+  shares: PriorityShares,
+  burst: number,
+): Readonly<Record<StorePriority, number>> => {
+  if (!Number.isInteger(burst) || burst < 0 || burst > WORKER_EVENT_SOURCE.maxPoolSize)
+    throw new InvalidPropError(
+      `workerPoolBurst must be an integer between 0 and ${WORKER_EVENT_SOURCE.maxPoolSize}; got ${burst}`,
+    );
+  const exact = STORE_PRIORITIES.map((level) => (pool * shares[level]) / 100);
+  const parts = exact.map(Math.floor);
+  const byRemainder = STORE_PRIORITIES.map((_, i) => i).sort(
+    (a, b) => (exact[b] as number) - (parts[b] as number) - ((exact[a] as number) - (parts[a] as number)),
+  );
+  let left = pool - parts.reduce((a, b) => a + b, 0);
+  for (const i of byRemainder) {
+    if (left <= 0) break;
+    parts[i] = (parts[i] as number) + 1;
+    left--;
+  }
+  const caps = Object.fromEntries(
+    STORE_PRIORITIES.map((level, i) => [
+      level,
+      Math.min(MAPPING_MAX_CONCURRENCY, Math.max(MAPPING_MIN_CONCURRENCY, parts[i] as number) + burst),
+    ]),
+  ) as Record<StorePriority, number>;
+  return caps;
+};
+
+/** Checks shares given as a prop (whole percents ≥ 1 summing to 100), failing synth with the reason. */
+export const requirePriorityShares = (name: string, shares: PriorityShares): PriorityShares => {
+  try {
+    return parsePriorityShares(STORE_PRIORITIES.map((level) => `${level}=${shares[level]}`).join(','), name);
+  } catch (error) {
+    throw new InvalidPropError((error as Error).message);
+  }
+};
+
+/** `-c workerPoolShares=50,30,20` (or `high=50,normal=30,low=20`), failing synth with the reason. */
+export const prioritySharesFromText = (name: string, text: string): PriorityShares => {
+  try {
+    return parsePriorityShares(text, name);
+  } catch (error) {
+    throw new InvalidPropError((error as Error).message);
+  }
+};
