@@ -44,6 +44,41 @@ const TENANT_ERRORS = [400, 401, 403, 503];
  * Per route: what the document says beyond the schemas. Keyed by RouteId, so a route added to ROUTES
  * without its documentation does not compile.
  */
+/** The PUT of a store or a tenant campaign: one text, one set of examples, its own errors and answer. */
+const putCampaignDoc = (summary: string, example: object, errors: number[]): RouteDoc => ({
+  tag: 'Campaigns',
+  summary,
+  description:
+    'Between `from` (inclusive) and `until` (exclusive) the store runs with the campaign’s plan and ' +
+    'overrides, then with its own again, with no call at the boundaries. A store campaign wins over a ' +
+    'tenant campaign; among active ones of one kind the latest `from` wins. A change takes effect on ' +
+    'workers within 30 s. At most 20 campaigns per store or tenant (ended ones are dropped after 30 days).',
+  body: {
+    schema: 'PutCampaignRequest',
+    required: true,
+    examples: {
+      create: {
+        summary: 'Black Friday on the enterprise plan: 201',
+        value: CAMPAIGN_EXAMPLES.blackFriday,
+        status: 201,
+      },
+      replace: { summary: 'The same campaign again: 200', value: CAMPAIGN_EXAMPLES.blackFriday, status: 200 },
+      tooLong: { summary: 'A window over 90 days: refused', value: CAMPAIGN_EXAMPLES.tooLong, status: 400 },
+      backwards: {
+        summary: '`until` before `from`: refused',
+        value: CAMPAIGN_EXAMPLES.backwards,
+        status: 400,
+      },
+    },
+  },
+  success: [
+    { status: 201, description: 'created' },
+    { status: 200, description: 'replaced' },
+  ],
+  response: { schema: 'Campaign', example },
+  errors: [...errors, 409, 415],
+});
+
 export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
   submitTask: {
     tag: 'Integrator',
@@ -331,43 +366,11 @@ export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
     },
     errors: STORE_ERRORS,
   },
-  putStoreCampaign: {
-    tag: 'Campaigns',
-    summary: 'Create or replace a campaign window for a store',
-    description:
-      'Between `from` (inclusive) and `until` (exclusive) the store runs with the campaign’s plan and ' +
-      'overrides, then with its own again, with no call at the boundaries. A store campaign wins over a ' +
-      'tenant campaign; among active ones of one kind the latest `from` wins. A change takes effect on ' +
-      'workers within 30 s. At most 20 campaigns per store or tenant (ended ones are dropped after 30 days).',
-    body: {
-      schema: 'PutCampaignRequest',
-      required: true,
-      examples: {
-        create: {
-          summary: 'Black Friday on the enterprise plan: 201',
-          value: CAMPAIGN_EXAMPLES.blackFriday,
-          status: 201,
-        },
-        replace: {
-          summary: 'The same campaign again: 200',
-          value: CAMPAIGN_EXAMPLES.blackFriday,
-          status: 200,
-        },
-        tooLong: { summary: 'A window over 90 days: refused', value: CAMPAIGN_EXAMPLES.tooLong, status: 400 },
-        backwards: {
-          summary: '`until` before `from`: refused',
-          value: CAMPAIGN_EXAMPLES.backwards,
-          status: 400,
-        },
-      },
-    },
-    success: [
-      { status: 201, description: 'created' },
-      { status: 200, description: 'replaced' },
-    ],
-    response: { schema: 'Campaign', example: { ...CAMPAIGN_VIEW_EXAMPLE } },
-    errors: [...STORE_ERRORS, 409, 415],
-  },
+  putStoreCampaign: putCampaignDoc(
+    'Create or replace a campaign window for a store',
+    { ...CAMPAIGN_VIEW_EXAMPLE },
+    STORE_ERRORS,
+  ),
   listStoreCampaigns: {
     tag: 'Campaigns',
     summary: 'The campaign windows of a store, by `from`',
@@ -381,43 +384,11 @@ export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
     success: [{ status: 204, description: 'deleted' }],
     errors: [...STORE_ERRORS, 404, 409],
   },
-  putTenantCampaign: {
-    tag: 'Campaigns',
-    summary: 'Create or replace a campaign window for every store of a tenant',
-    description:
-      'Between `from` (inclusive) and `until` (exclusive) the store runs with the campaign’s plan and ' +
-      'overrides, then with its own again, with no call at the boundaries. A store campaign wins over a ' +
-      'tenant campaign; among active ones of one kind the latest `from` wins. A change takes effect on ' +
-      'workers within 30 s. At most 20 campaigns per store or tenant (ended ones are dropped after 30 days).',
-    body: {
-      schema: 'PutCampaignRequest',
-      required: true,
-      examples: {
-        create: {
-          summary: 'Black Friday on the enterprise plan: 201',
-          value: CAMPAIGN_EXAMPLES.blackFriday,
-          status: 201,
-        },
-        replace: {
-          summary: 'The same campaign again: 200',
-          value: CAMPAIGN_EXAMPLES.blackFriday,
-          status: 200,
-        },
-        tooLong: { summary: 'A window over 90 days: refused', value: CAMPAIGN_EXAMPLES.tooLong, status: 400 },
-        backwards: {
-          summary: '`until` before `from`: refused',
-          value: CAMPAIGN_EXAMPLES.backwards,
-          status: 400,
-        },
-      },
-    },
-    success: [
-      { status: 201, description: 'created' },
-      { status: 200, description: 'replaced' },
-    ],
-    response: { schema: 'Campaign', example: TENANT_CAMPAIGN_EXAMPLE },
-    errors: [...TENANT_ERRORS, 409, 415],
-  },
+  putTenantCampaign: putCampaignDoc(
+    'Create or replace a campaign window for every store of a tenant',
+    TENANT_CAMPAIGN_EXAMPLE,
+    TENANT_ERRORS,
+  ),
   listTenantCampaigns: {
     tag: 'Campaigns',
     summary: 'The campaign windows of every store of a tenant, by `from`',
