@@ -15,6 +15,8 @@ const ELSEWHERE: Partial<Record<MetricName, string>> = {
   [MetricNames.signalFailures]: 'test/unit/app/ingest-signal-failure.test.ts',
   // Needs a store whose slices keep failing (its queue deleted under it).
   [MetricNames.sliceErrorBackoff]: 'test/integration/error-backoff.test.ts',
+  // Needs a campaign window in force while slices run.
+  [MetricNames.slicesUnderCampaign]: 'test/integration/campaigns.test.ts',
 };
 
 describe('metrics emitted by a workload (local mode, GET /metrics)', () => {

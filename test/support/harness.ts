@@ -5,6 +5,7 @@ import type { MarketplaceSimOptions } from '../../bin/local/marketplace-sim.js';
 import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
 import type { StoreRecord } from '../../lambdas/core/store-model.js';
+import { workQueuesOf } from '../../lambdas/core/store-queues.js';
 import { queueDepth } from './queues.js';
 
 /**
@@ -108,10 +109,15 @@ export class TestStack {
   }
 
   /** Messages in the store's work queue: visible, in flight and delayed (exact on fauxqs). */
+  /** Messages in the store's work queue and its high-priority queue (visible, in flight, delayed). */
   async backlogOf(storeId: string): Promise<number> {
     const store = await this.storeRecord(storeId);
-    const depth = await queueDepth(this.stack.clients.sqs, store?.queueUrl ?? '');
-    return depth.visible + depth.inFlight + depth.delayed;
+    let total = 0;
+    for (const url of store ? workQueuesOf(store) : ['']) {
+      const depth = await queueDepth(this.stack.clients.sqs, url);
+      total += depth.visible + depth.inFlight + depth.delayed;
+    }
+    return total;
   }
 
   /** Successful marketplace calls for one store. */
