@@ -82,7 +82,8 @@ describe('task priority within a store', () => {
     const high = await queueDepth(t.stack.clients.sqs, highQueue ?? '');
     expect(high.visible).toBe(1);
     // Paused before the high queue existed: the same PATCH created it, so nothing went to the work queue.
-    expect(await t.backlogOf('legacy')).toBe(0);
+    const work = await queueDepth(t.stack.clients.sqs, after?.queueUrl ?? '');
+    expect(work.visible + work.inFlight + work.delayed).toBe(0);
   });
 
   it('sends a high task of a store without a high queue to its work queue', async () => {
