@@ -119,8 +119,8 @@ export class DynamoDispatchState implements DispatchState {
 
   async endEnqueue(storeId: string): Promise<DispatchItem> {
     const result = await this.update(storeId, {
-      update: `SET ${INIT} ADD ingesting :minus`,
-      values: { ':empty': {}, ':zero': 0, ':minus': -1 },
+      update: `SET ${INIT} ADD ingesting :minus, enqSeq :one`,
+      values: { ':empty': {}, ':zero': 0, ':minus': -1, ':one': 1 },
     });
     if (!result.ok) throw new Error('unconditional update reported a failed condition');
     return result.item;

@@ -49,7 +49,11 @@ export interface DispatchState {
    * so its tasks cannot land in an idle store even if the ingest dies right after its send.
    */
   beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<void>;
-  /** After ingest's send (or its failure): one ingest fewer in flight; returns the item after. */
+  /**
+   * After ingest's send (or its failure): one ingest fewer in flight, and enqSeq bumped once more, so a
+   * lease whose empty poll began before the send landed cannot mark the store idle on the value it read
+   * while the ingest was in flight (simulation seed 8170). Returns the item after.
+   */
   endEnqueue(storeId: string): Promise<DispatchItem>;
   /** Add a queued slot if the store holds fewer than `limit` slots; marks the store active. */
   issueSlot(storeId: string, slotId: string, dueAt: number, limit: number, now: number): Promise<Conditional>;

@@ -91,6 +91,7 @@ export class MemoryDispatchState implements DispatchState {
       () => true,
       (item) => {
         item.ingesting = (item.ingesting ?? 0) - 1;
+        item.enqSeq += 1;
       },
     );
     return (result as { item: DispatchItem }).item;

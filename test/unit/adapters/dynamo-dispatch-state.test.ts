@@ -95,12 +95,12 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
-      'endEnqueue counts the ingest out',
+      'endEnqueue counts the ingest out and bumps enqSeq once more',
       (s) => s.endEnqueue(STORE),
       update({
         UpdateExpression:
-          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero) ADD ingesting :minus',
-        ExpressionAttributeValues: { ':empty': {}, ':zero': 0, ':minus': -1 },
+          'SET slots = if_not_exists(slots, :empty), fence = if_not_exists(fence, :zero) ADD ingesting :minus, enqSeq :one',
+        ExpressionAttributeValues: { ':empty': {}, ':zero': 0, ':minus': -1, ':one': 1 },
       }),
     ],
     [

@@ -259,7 +259,7 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
           },
         },
       },
-      updates: ['enqSeq :n, ingesting :one', 'ingesting :minus'],
+      updates: ['enqSeq :n, ingesting :one', 'ingesting :minus, enqSeq :one'],
     });
   });
 
@@ -429,7 +429,11 @@ describe('POST /v1/stores/{storeId}/tasks/batch', () => {
         .commandCalls(UpdateCommand)
         .map((c) => c.args[0].input.UpdateExpression?.split(' ADD ')[1]),
       counted: ddb.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues?.[':n'],
-    }).toEqual({ status: 503, updates: ['enqSeq :n, ingesting :one', 'ingesting :minus'], counted: 2 });
+    }).toEqual({
+      status: 503,
+      updates: ['enqSeq :n, ingesting :one', 'ingesting :minus, enqSeq :one'],
+      counted: 2,
+    });
   });
 
   it('answers 202 with nothing accepted and sends nothing when every task is invalid', async () => {

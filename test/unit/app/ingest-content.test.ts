@@ -98,7 +98,7 @@ describe('one task', () => {
         updates: ddb
           .commandCalls(UpdateCommand)
           .map((c) => c.args[0].input.UpdateExpression?.split(' ADD ')[1]),
-      }).toEqual({ status, updates: ['enqSeq :n, ingesting :one', 'ingesting :minus'] });
+      }).toEqual({ status, updates: ['enqSeq :n, ingesting :one', 'ingesting :minus, enqSeq :one'] });
     },
   );
 });
