@@ -143,10 +143,13 @@ describe('deliverTask at its edges', () => {
   });
 
   it('tells the adaptive rate each answer: throttled or not, when the call started, and the limit heard', async () => {
-    const { deps } = setup({ kind: 'ok', status: 200, limit: { perSecond: 4 } }, {
-      kind: 'throttled',
-      status: 429,
-    });
+    const { deps } = setup(
+      { kind: 'ok', status: 200, limit: { perSecond: 4 } },
+      {
+        kind: 'throttled',
+        status: 429,
+      },
+    );
     const answers: RateAnswer[] = [];
     const observe = async (answer: RateAnswer) => void answers.push(answer);
     await deliverTask(deps, storeRecord(), policy, message(), undefined, undefined, observe);
