@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import type { HttpRequest } from '../../../lambdas/core/http.js';
-import { submitBatch, submitTask, type IngestDeps } from '../../../lambdas/core/ingest.js';
+import { submitBatch, submitTask, taskStatus, type IngestDeps } from '../../../lambdas/core/ingest.js';
 import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import type { SendFailure } from '../../../lambdas/core/ports.js';
@@ -144,11 +144,6 @@ describe('ingest edges', () => {
     }).toEqual({ rejected: 2, accepted: 1 });
   });
 
-  it('counts no rejection when every task is accepted', async () => {
-    await submitBatch(deps, request({ tasks: [task('n1')] }));
-    expect(telemetry.total(MetricNames.tasksRejected)).toBe(0);
-  });
-
   it('counts the attention it did not publish because the store already holds a slot', async () => {
     await dispatch.recordEnqueued('store-1', 1, T0);
     expect((await dispatch.issueSlot('store-1', 'held', T0, 1, T0)).ok).toBe(true);
@@ -211,5 +206,103 @@ describe('ingest edges', () => {
     expect(logs.filter((l) => l.level === 'warn').map((l) => [l.message, l.fields?.['error']])).toEqual([
       ['ingest end not recorded; its window ends it', 'Error: DynamoDB unavailable'],
     ]);
+  });
+  /** A post-sale task whose JSON is `bytes` long, its note made of `char` (ASCII by default). */
+  const sized = (eventId: string, bytes: number, char = 'x') => {
+    const base = {
+      eventId,
+      type: 'postsale.event',
+      payload: { orderId: 'o1', kind: 'message', details: { note: '' } },
+    };
+    const room = bytes - Buffer.byteLength(JSON.stringify(base), 'utf8');
+    const note = char.repeat(Math.floor(room / Buffer.byteLength(char, 'utf8')));
+    return { ...base, payload: { ...base.payload, details: { note } } };
+  };
+  const single = '/v1/stores/{storeId}/tasks';
+
+  it('accepts a task of exactly 64 KiB, alone or in a batch', async () => {
+    await expect(submitTask(deps, request(sized('e1', 65_536), single))).resolves.toMatchObject({
+      status: 202,
+    });
+    await expect(submitBatch(deps, request({ tasks: [sized('e2', 65_536)] }))).resolves.toMatchObject({
+      body: { accepted: ['e2'], rejected: [] },
+    });
+  });
+
+  it('answers 413 for a task under 64 KiB as sent but over it once encoded, saying so', async () => {
+    const task = sized('e1', 65_000, '\u{1F600}');
+    expect(Buffer.byteLength(JSON.stringify(task), 'utf8')).toBeLessThanOrEqual(65_536);
+    await expect(submitTask(deps, request(task, single))).rejects.toMatchObject({
+      status: 413,
+      message: 'task, once encoded, exceeds 65536 bytes',
+    });
+    expect(sent).toEqual([]);
+  });
+
+  it.each([
+    ['the store registry', () => (deps.stores.get = async () => Promise.reject(new Error('down')))],
+    ['the dispatch state', () => (dispatch.beginEnqueue = async () => Promise.reject(new Error('down')))],
+  ])('answers 503 naming %s when it fails', async (what, breakIt) => {
+    breakIt();
+    await expect(submitTask(deps, request(task('n1'), single))).rejects.toMatchObject({
+      status: 503,
+      message: `${what} is unavailable; nothing was accepted`,
+    });
+  });
+
+  it('answers 503 naming the delivery log when a status read fails', async () => {
+    deps.deliveries.get = async () => Promise.reject(new Error('down'));
+    const read: HttpRequest = {
+      ...request(undefined, ''),
+      method: 'GET',
+      pathParameters: { storeId: 'store-1', eventId: 'n1' },
+    };
+    await expect(taskStatus(deps, read)).rejects.toMatchObject({
+      status: 503,
+      message: 'the delivery log is unavailable; nothing was accepted',
+    });
+  });
+
+  it('answers 400 for an invalid eventId in a status read, naming the field and its rule', async () => {
+    const read: HttpRequest = {
+      ...request(undefined, ''),
+      method: 'GET',
+      pathParameters: { storeId: 'store-1', eventId: 'bad id!' },
+    };
+    await expect(taskStatus(deps, read)).rejects.toMatchObject({
+      status: 400,
+      message: 'eventId: must be 1–128 characters of [A-Za-z0-9._:-]',
+    });
+  });
+
+  it('names a null task of a batch by its position', async () => {
+    const result = await submitBatch(deps, request({ tasks: [null, task('n1')] }));
+    expect(result.body).toMatchObject({ accepted: ['n1'], rejected: [{ eventId: '#0' }] });
+  });
+
+  it('writes nothing to the dispatch state for a batch with no valid task', async () => {
+    await submitBatch(deps, request({ tasks: [{ eventId: 'bad id!' }] }));
+    expect(dispatch.items.has('store-1')).toBe(false);
+  });
+
+  it('sends to the work queue only when a batch holds no high task', async () => {
+    await submitBatch(deps, request({ tasks: [task('n1'), task('n2')] }));
+    expect(sent).toEqual([{ url: QUEUE_URL, ids: ['n1', 'n2'] }]);
+  });
+
+  it('answers 503 when nothing was accepted and one task failed for the queue’s unavailability', async () => {
+    failBatch = () => [
+      { id: '0', message: 'refused', refused: 'content' },
+      { id: '1', message: 'down' },
+    ];
+    await expect(submitBatch(deps, request({ tasks: [task('n1'), task('n2')] }))).rejects.toMatchObject({
+      status: 503,
+      message: 'the store queue is unavailable; nothing was accepted',
+    });
+  });
+
+  it('records no rejection datum for a batch with nothing rejected', async () => {
+    await submitBatch(deps, request({ tasks: [task('n1')] }));
+    expect(telemetry.counters.has(MetricNames.tasksRejected)).toBe(false);
   });
 });
