@@ -3,7 +3,7 @@ import type { QueueAdmin, StoreRegistry } from './ports.js';
 import { publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { isConsumable, policyOf } from './store-model.js';
 import { workQueuesOf } from './store-queues.js';
-import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
+import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS, ZOMBIE_HIDE_MS } from './timing.js';
 import { guardUntilVisible } from './wake.js';
 
 export interface ReconcilerDeps extends SignalDeps {
@@ -68,10 +68,13 @@ const repairStore = async (
     if (slot.s === 'l' && slot.at + CLOCK_SKEW_MS < now) {
       // Its worker died or overran. Its messages reappear VISIBILITY_MARGIN after the lease: look after that.
       const dueAt = slot.at + (VISIBILITY_MARGIN_SECONDS + 1) * 1000;
-      // The dead lease's messages reappear up to a clock skew later than its own clock said: no one may
-      // mark the store idle before they are surely visible again (race B, found by the simulation).
-      // Written first, so a failure here cannot leave a reclaimed slot without its guard.
-      await guardUntilVisible(deps.dispatch, storeId, dueAt);
+      // The dead lease's messages reappear up to a clock skew later than its own clock said (race B, found by
+      // the simulation) — and if its holder is a zombie (stalled past the lease, not dead), a hiding call of
+      // its may still land until its Lambda timeout and hide a message for up to 15 min after that. No one
+      // may mark the store idle before all of them are surely visible again: the store stays awake (looked
+      // at every 20 s, then idle) instead of holding a message outside the active index. Written first, so a
+      // failure here cannot leave a reclaimed slot without its guard.
+      await guardUntilVisible(deps.dispatch, storeId, slot.at + ZOMBIE_HIDE_MS);
       const reclaimed = await deps.dispatch.reclaim(storeId, slotId, slot.f, dueAt);
       if (reclaimed.ok) {
         await publishAttention(deps, storeId, slotId, 'reclaim', priority, dueAt - now, correlationId);

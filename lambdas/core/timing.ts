@@ -42,5 +42,15 @@ export const workerTimeoutSeconds = (marketplaceTimeoutMs = MAX_MARKETPLACE_TIME
 
 export const attentionVisibilitySeconds = (workerTimeout: number): number => 6 * workerTimeout;
 
+/**
+ * How long after a lease's expiry (on its holder's clock) a message its holder hid may still be hidden,
+ * whatever its holder's calls did: the holder was invoked before it acquired the lease, so its Lambda
+ * timeout kills it at most `workerTimeoutSeconds()` after the expiry; a call it sent before that (one that
+ * stalled: a zombie) hides a message for at most MAX_DELAY_SECONDS after it lands (a receive for the lease
+ * and its margin, a retry's backoff or a throttled copy's delay); then the clocks' skew. The reconciler's
+ * reclaim forbids idle that long, so a zombie's late hiding can never leave a message in an idle store.
+ */
+export const ZOMBIE_HIDE_MS = (workerTimeoutSeconds() + MAX_DELAY_SECONDS) * 1000 + CLOCK_SKEW_MS;
+
 export const clampDelaySeconds = (seconds: number): number =>
   Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.ceil(seconds)));

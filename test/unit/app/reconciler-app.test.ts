@@ -1,4 +1,4 @@
-import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
+import { WAKE_MARGIN_MS, ZOMBIE_HIDE_MS } from '../../../lambdas/core/timing.js';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   DynamoDBDocumentClient,
@@ -94,8 +94,11 @@ describe('createReconcilerHandler', () => {
     const { handler } = setup();
     await handler();
     const [wake, reclaim] = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
-    // First the guard (race B): no one marks the store idle before the dead lease's messages are surely back.
-    expect(wake?.ExpressionAttributeValues).toEqual({ ':until': T0 + 3_000 + WAKE_MARGIN_MS });
+    // First the guard (race B, and a zombie holder's late hides): no one marks the store idle before the
+    // dead lease's messages are surely back.
+    expect(wake?.ExpressionAttributeValues).toEqual({
+      ':until': T0 - 3_000 + ZOMBIE_HIDE_MS + WAKE_MARGIN_MS,
+    });
     expect(reclaim).toMatchObject({
       UpdateExpression: 'SET slots.#id = :slot',
       ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence',

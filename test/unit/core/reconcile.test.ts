@@ -4,7 +4,7 @@ import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import { reconcile, type ReconcilerDeps } from '../../../lambdas/core/reconcile.js';
 import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
-import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
+import { WAKE_MARGIN_MS, workerTimeoutSeconds, ZOMBIE_HIDE_MS } from '../../../lambdas/core/timing.js';
 import { ACTIVE_SHARDS, activeShardOf, MetricNames, SWEEP_CURSOR_ID } from '../../../lambdas/core/names.js';
 
 const T0 = 1_800_000_000_000;
@@ -80,8 +80,11 @@ describe('reconcile', () => {
     const report = await reconcile(deps);
     expect(report.repairs.reclaim).toBe(1);
     expect((await dispatch.read('s1'))?.slots['a']).toEqual({ s: 'q', at: T0 + 41_000 });
-    // No one may mark the store idle before the dead lease's messages are surely visible again (race B).
-    expect((await dispatch.read('s1'))?.wakeAt).toBe(T0 + 41_000 + WAKE_MARGIN_MS);
+    // No one may mark the store idle before the dead lease's messages are surely visible again (race B) —
+    // nor before anything its holder, if only stalled, may still hide is visible again (Lambda timeout +
+    // the longest hide + skew after the lease's expiry).
+    expect((await dispatch.read('s1'))?.wakeAt).toBe(T0 + 35_000 + ZOMBIE_HIDE_MS + WAKE_MARGIN_MS);
+    expect(ZOMBIE_HIDE_MS).toBe((workerTimeoutSeconds() + 900) * 1000 + 2_000);
     expect(published).toEqual([
       { message: expect.objectContaining({ slotId: 'a', reason: 'reclaim' }), delay: 4 },
     ]);
