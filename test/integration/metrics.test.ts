@@ -35,8 +35,9 @@ describe('metrics emitted by a workload (local mode, GET /metrics)', () => {
           calls.set(eventId, n);
           if (eventId.startsWith('fail-') && n === 1) return { status: 503 };
           if (eventId.startsWith('reject-')) return { status: 422 };
+          // Retry-After 3 s: longer than a slice sleeps through, so the slice ends `throttled`.
           if (eventId.startsWith('throttle-') && n === 1)
-            return { status: 429, headers: { 'retry-after': '1' } };
+            return { status: 429, headers: { 'retry-after': '3' } };
           return undefined;
         },
       },

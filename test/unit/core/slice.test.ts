@@ -278,7 +278,8 @@ describe('runSlice', () => {
     const result = await runSlice(world.deps, store, policy(), lease());
     // The second call started 1 ms in (paced at 1,000/s), so Retry-After counts from there.
     expect(result).toMatchObject({ end: 'throttled', resumeAt: T0 + 1 + 30_000, delivered: 1 });
-    expect(world.w.events).toEqual(['deferWake', 'recordEnqueued', 'resend', 'recordEnqueued']);
+    // The hold is written for a single consumer too: a consumer added by a raised cap must find it.
+    expect(world.w.events).toEqual(['deferWake', 'holdTat', 'recordEnqueued', 'resend', 'recordEnqueued']);
     // Fresh copies: their receive count starts again, so a 429 storm cannot push them into the DLQ.
     expect(world.w.resent).toEqual(['r1', 'r2', 'r3'].map((receiptHandle) => ({ receiptHandle, delay: 30 })));
     expect(world.w.deleted).toEqual(['r0']);
