@@ -244,6 +244,7 @@ export const deliverTask = async (
       ...(work.entityId === undefined ? {} : { entityId: work.entityId }),
       ...(work.version === undefined ? {} : { version: work.version }),
     },
+    ...(work.traceId === undefined ? {} : { traceId: work.traceId }),
   });
   deps.telemetry.timing(MetricNames.marketplaceLatency, deps.clock.now() - started);
   // Best effort: the rate's own write failing must never keep this call's outcome from being settled.
