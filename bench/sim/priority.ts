@@ -10,11 +10,17 @@
  */
 import { writeFileSync } from 'node:fs';
 import { STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
-import { DEFAULT_PRIORITY_SHARES } from '../../lambdas/core/priority-shares.js';
+import {
+  DEFAULT_HIGH_HEADROOM_PERCENT,
+  DEFAULT_PRIORITY_SHARES,
+  headroomWorkers,
+} from '../../lambdas/core/priority-shares.js';
 import { PriorityPool, type PoolArrival, type PoolChoice, type PoolStore } from '../../sim/priority-pool.js';
 import { Rng } from '../../sim/rng.js';
 
 const W = 100;
+/** Workers kept for high: the default (5 % of 100). */
+const HEADROOM = headroomWorkers(W, DEFAULT_HIGH_HEADROOM_PERCENT);
 const RUN_MS = 600_000;
 
 interface Workload {
@@ -73,7 +79,7 @@ const percentile = (values: number[], p: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 };
 
-const run = (load: Workload, choice: PoolChoice): Outcome => {
+const run = (load: Workload, choice: PoolChoice, highHeadroom = HEADROOM): Outcome => {
   const latencies: number[] = [];
   const steady: number[] = [];
   const serving = { high: 0, normal: 0, low: 0 };
@@ -86,6 +92,7 @@ const run = (load: Workload, choice: PoolChoice): Outcome => {
     {
       workers: W,
       shares: DEFAULT_PRIORITY_SHARES,
+      highHeadroom,
       choice,
       invokeMs: 40,
       emptyPollMs: 1_000,
@@ -101,7 +108,8 @@ const run = (load: Workload, choice: PoolChoice): Outcome => {
       },
       settled: (now, busy, _waiting, _asked, servingNow) => {
         const dt = now - last;
-        if (dt > 0 && lastBusy === W) {
+        // Saturated: every worker the lower levels may hold is busy (all but the headroom).
+        if (dt > 0 && lastBusy >= W - highHeadroom) {
           saturatedMs += dt;
           for (const level of STORE_PRIORITIES) busyTime[level] += serving[level] * dt;
         }
@@ -132,12 +140,14 @@ const fmt = (n: number, digits = 0): string => n.toFixed(digits);
 const main = (): void => {
   const alone = run(workload({ high: true, flood: false }), 'shares');
   const rows: string[] = [];
-  const floods: [string, PoolChoice][] = [
-    ['store priority (shares 50/30/20)', 'shares'],
-    ['one shared FIFO attention queue (before #13)', 'single-queue'],
+  const floods: [string, PoolChoice, number][] = [
+    [`store priority (shares 50/30/20, ${HEADROOM} workers kept for high)`, 'shares', HEADROOM],
+    ['store priority (shares 50/30/20, no headroom)', 'shares', 0],
+    ['one shared FIFO attention queue (before #13)', 'single-queue', 0],
   ];
   const results = floods.map(
-    ([label, choice]) => [label, run(workload({ high: true, flood: true }), choice)] as const,
+    ([label, choice, headroom]) =>
+      [label, run(workload({ high: true, flood: true }), choice, headroom)] as const,
   );
   for (const [label, r] of results)
     rows.push(
@@ -163,13 +173,13 @@ Unsaturated (the high trickle alone): high task latency p50 ${fmt(alone.highP50M
 ${rows.join('\n')}
 
 Acceptance: high small-store p99 saturated ≤ 2 × unsaturated p99. Measured per task (accepted →
-delivered) the unsaturated p99 is one invoke + one call (140 ms), so any wait for a free worker shows:
-the tasks that miss arrive in the first ~20 s, while the normal stores' 20 s slices hold most of the
-workers and a worker frees up only every few hundred ms (nothing preempts a running slice; the picker
-gives high the first free one). After those 30 s, and measured as the small store's time to drain (its
-slice ends after the 1 s empty poll, the pattern's small-store latency), see the columns.
-High uses far less than its 50 % floor, so its unused share flows to normal and low (work-conserving);
-no level starves.
+delivered) the unsaturated p99 is one invoke + one call (140 ms), so any wait for a free worker shows.
+Without headroom the tasks that miss arrive in the first ~20 s, while the normal stores' 20 s slices hold
+most of the workers and a worker frees up only every few hundred ms (nothing preempts a running slice; the
+picker gives high the first free one). With the default headroom (\`AQ_WORKER_POOL_HEADROOM\`, 5 % of the
+pool) normal and low never hold the last ${HEADROOM} workers, so a high attention finds one free at once.
+High uses far less than its 50 % floor, so its unused share flows to normal and low (all of it but the
+headroom's ${HEADROOM} workers); no level starves.
 
 ## Every level flooding: the floors
 
