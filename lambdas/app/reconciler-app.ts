@@ -1,4 +1,5 @@
 import type { Context } from 'aws-lambda';
+import { DynamoDeadLetterLedger } from '../adapters/dynamo-dead-letter-ledger.js';
 import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
 import { EnvNames } from '../config/env-names.js';
@@ -16,6 +17,7 @@ export const composeReconciler = (
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
     // The reconciler only reads queue counts; the prefix is unused by counts().
     queues: new SqsQueueAdmin(clients.sqs, 'unused'),
+    deadLetterLedger: new DynamoDeadLetterLedger(clients.doc, config[EnvNames.dispatchTable]),
     settings: {
       attentionGraceMs: config[EnvNames.attentionGraceSeconds] * 1000,
       sweepStoresPerRun: config[EnvNames.sweepStoresPerRun],

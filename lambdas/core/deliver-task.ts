@@ -1,4 +1,5 @@
 import type { RateAnswer } from './adaptive-rate.js';
+import type { DeadLetterLedger } from './dead-letter-audit.js';
 import { WorkMessageSchema, type WorkMessage } from './messages.js';
 import { deliveryKey, MetricNames } from './names.js';
 import { MAX_RECEIVE_COUNT, type Policy } from './plans.js';
@@ -24,6 +25,8 @@ export interface DeliverDeps {
   telemetry: Telemetry;
   random: () => number;
   settings: { marketplaceTimeoutMs: number };
+  /** Counts each dead letter the worker writes, so the reconciler can tell the ones SQS moved by itself. */
+  deadLetterLedger?: Pick<DeadLetterLedger, 'noteWritten'>;
 }
 
 /** What the slice does with the message next. */
@@ -81,6 +84,11 @@ const deadLetter = async (
   /** Whether this attempt made a marketplace call (false when the task is given up before one). */
   countAttempt = true,
 ): Promise<TaskResult> => {
+  // Counted before the send, so the tally never lags the DLQ (a failed send over-counts one: that only hides
+  // an SQS move within the same audit interval). A failed count must not stop the dead-lettering.
+  await deps.deadLetterLedger?.noteWritten(store.storeId, deps.clock.now()).catch((error: unknown) => {
+    deps.telemetry.warn('dead letter not counted', { storeId: store.storeId, error: String(error) });
+  });
   // The DLQ message comes first: if the settle below is lost, a redrive still finds the task.
   await deps.tasks.deadLetter(store.deadLetterQueueUrl, message.body, {
     ...reason,
@@ -236,6 +244,7 @@ export const deliverTask = async (
       ...(work.entityId === undefined ? {} : { entityId: work.entityId }),
       ...(work.version === undefined ? {} : { version: work.version }),
     },
+    ...(work.traceId === undefined ? {} : { traceId: work.traceId }),
   });
   deps.telemetry.timing(MetricNames.marketplaceLatency, deps.clock.now() - started);
   // Best effort: the rate's own write failing must never keep this call's outcome from being settled.

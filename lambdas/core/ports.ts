@@ -260,6 +260,8 @@ export interface DeliveryRequest {
   storeId: string;
   idempotencyKey: string;
   body: { eventId: string; type: string; payload: unknown; entityId?: string; version?: number };
+  /** The X-Ray trace id of the request that submitted the task (core/trace-header.ts), when it had one. */
+  traceId?: string;
 }
 
 export interface Marketplace {

@@ -1,3 +1,4 @@
+import { auditStoreDeadLetters, type DeadLetterLedger } from './dead-letter-audit.js';
 import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
 import type { QueueAdmin, StoreRegistry } from './ports.js';
 import { publishAttention, signalStore, type SignalDeps } from './signal.js';
@@ -9,6 +10,8 @@ import { guardUntilVisible } from './wake.js';
 export interface ReconcilerDeps extends SignalDeps {
   stores: StoreRegistry;
   queues: QueueAdmin;
+  /** The worker's dead-letter tallies: with it, the sweep audits each swept store's DLQ. */
+  deadLetterLedger?: DeadLetterLedger;
   settings: {
     /** How long after its due time a queued slot's attention counts as lost (doubling per resend). */
     attentionGraceMs: number;
@@ -23,6 +26,8 @@ export interface ReconcileReport {
   checked: number;
   repairs: Record<RepairKind, number>;
   swept: number;
+  /** Dead letters the sweep found in swept stores' DLQs that the worker did not write. */
+  deadLettersUnaccounted: number;
 }
 
 const ACTIVE_PAGE = 100;
@@ -115,6 +120,20 @@ const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationI
   const page = await deps.stores.scan(cursor, deps.settings.sweepStoresPerRun);
   await inParallel(page.stores, CONCURRENCY, async (store) => {
     report.swept++;
+    if (deps.deadLetterLedger) {
+      // Every store, consumable or not (a paused store's letters may have moved before its pause); one
+      // store's failed audit does not stop the sweep.
+      report.deadLettersUnaccounted += await auditStoreDeadLetters(
+        { ...deps, deadLetterLedger: deps.deadLetterLedger },
+        store,
+      ).catch((error: unknown) => {
+        deps.telemetry.error('reconciler could not audit a dead-letter queue', {
+          storeId: store.storeId,
+          error: String(error),
+        });
+        return 0;
+      });
+    }
     if (!isConsumable(store.status)) return;
     // One count per work queue until one holds work: a store with a high queue costs the sweep up to two
     // requests, not one.
@@ -163,6 +182,7 @@ const reconcileRun = async (deps: ReconcilerDeps, correlationId: string): Promis
     checked: 0,
     repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
     swept: 0,
+    deadLettersUnaccounted: 0,
   };
   for (let shard = 0; shard < ACTIVE_SHARDS; shard++) {
     let cursor: string | undefined;
@@ -179,5 +199,7 @@ const reconcileRun = async (deps: ReconcilerDeps, correlationId: string): Promis
   }
   await sweep(deps, report, correlationId);
   deps.telemetry.count(MetricNames.reconcilerStoresChecked, report.checked);
+  // Every run, zero included: the alarm on it sees data, and a missing series means the reconciler is not running.
+  deps.telemetry.count(MetricNames.deadLettersUnaccounted, report.deadLettersUnaccounted);
   return report;
 };

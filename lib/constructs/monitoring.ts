@@ -66,6 +66,8 @@ export interface AlarmThresholds {
   readonly tableSystemErrorsPer5Minutes: number;
   /** Requests the WAF flood rule blocked per 5 minutes. */
   readonly wafBlockedRequestsPer5Minutes: number;
+  /** Dead letters the reconciler's audit found in store DLQs that the worker did not write, per 5 minutes. */
+  readonly deadLettersUnaccountedPer5Minutes: number;
 }
 
 /**
@@ -84,6 +86,7 @@ export const DEFAULT_ALARM_THRESHOLDS: AlarmThresholds = {
   tableThrottlesPer5Minutes: 1,
   tableSystemErrorsPer5Minutes: 1,
   wafBlockedRequestsPer5Minutes: 1,
+  deadLettersUnaccountedPer5Minutes: 1,
 };
 
 export type MonitoringFunctions = Readonly<Record<FunctionName, IFunction>>;
@@ -195,6 +198,7 @@ export class Monitoring extends Construct {
     readonly attentionOldestAgeLow: Alarm;
     readonly attentionDeadLetters: Alarm;
     readonly deadLetters: Alarm;
+    readonly deadLettersUnaccounted: Alarm;
     readonly reconcilerRepairs: Alarm;
     readonly storesBackingOff: Alarm;
     readonly workerErrors: Alarm;
@@ -362,6 +366,7 @@ export class Monitoring extends Construct {
         [
           insights(q.byDimension(MetricNames.tasksDeadLettered, 'code'), 'Dead-lettered'),
           metric(MetricNames.tasksPurged, 'admin'),
+          metric(MetricNames.deadLettersUnaccounted, 'reconciler'),
         ],
         12,
       ),
@@ -509,6 +514,24 @@ export class Monitoring extends Construct {
         evaluationPeriods: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       }),
+      // SQS moved tasks to a store DLQ by itself (the worker's own letters are the alarm above): the reconciler's
+      // sweep audits each store's DLQ once per cycle (core/dead-letter-audit.ts), one metric for every store.
+      deadLettersUnaccounted: alarm(
+        'DeadLettersUnaccounted',
+        'Store DLQs hold tasks the worker did not dead-letter: SQS moved them after a receive the worker never finished (crash or timeout on the last allowed receive). Their status stays pending.',
+        {
+          metric: new Metric({
+            namespace: METRICS_NAMESPACE,
+            metricName: MetricNames.deadLettersUnaccounted,
+            dimensionsMap: { service: serviceNameOf('reconciler') },
+            statistic: 'Sum',
+            period: FIVE_MINUTES,
+          }),
+          threshold: thresholds.deadLettersUnaccountedPer5Minutes,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        },
+      ),
       reconcilerRepairs: alarm(
         'ReconcilerRepairs',
         'The reconciler has repaired stores for 15 minutes in a row: attentions are being lost.',

@@ -145,11 +145,12 @@ describe('monitoring: dashboard', () => {
     ]);
   });
 
-  it('shows dead-letter inflow in total and per reason code, and purged tasks', () => {
+  it('shows dead-letter inflow in total and per reason code, purged tasks and the letters SQS moved itself', () => {
     expect(series('Dead-letter inflow and purges')).toEqual([
       'SELECT SUM(TasksDeadLettered) FROM SCHEMA("AttentionQueue", code, service)',
       'SELECT SUM(TasksDeadLettered) FROM SCHEMA("AttentionQueue", code, service) GROUP BY code',
       own(MetricNames.tasksPurged, FUNCTIONS.admin.serviceName),
+      own(MetricNames.deadLettersUnaccounted, reconciler),
     ]);
   });
 
@@ -253,10 +254,10 @@ const firing = (props: Record<string, unknown>): unknown[] => [
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
 
-  // 12 stack-wide (the oldest-attention age once per level queue), errors and throttles of the 4 other
+  // 13 stack-wide (the oldest-attention age once per level queue), errors and throttles of the 4 other
   // functions, throttles and system errors of the 4 tables.
-  it('has 28 alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 12 + 4 * 2 + 4 * 2);
+  it('has 29 alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 13 + 4 * 2 + 4 * 2);
   });
 
   it('every alarm notifies the topic when it fires', () => {
@@ -345,6 +346,32 @@ describe('monitoring: alarms', () => {
     });
     it('fires on the first dead letter', () => {
       expect(firing(props)).toEqual(['GreaterThanThreshold', 0, 1]);
+    });
+  });
+
+  describe('dead letters SQS moved by itself (issue #12)', () => {
+    const props = alarmProps(alarms.deadLettersUnaccounted);
+    it('reads the reconciler’s DeadLettersUnaccounted', () => {
+      expect([props['Namespace'], props['MetricName']]).toEqual([
+        METRICS_NAMESPACE,
+        MetricNames.deadLettersUnaccounted,
+      ]);
+    });
+    it('under the reconciler’s service dimension only', () => {
+      expect(props['Dimensions']).toEqual([{ Name: 'service', Value: reconciler }]);
+    });
+    it('sums over 5 minutes', () => {
+      expect([props['Statistic'], props['Period']]).toEqual(['Sum', 300]);
+    });
+    it(`fires at ${DEFAULT_ALARM_THRESHOLDS.deadLettersUnaccountedPer5Minutes} or more in one period`, () => {
+      expect(firing(props)).toEqual([
+        'GreaterThanOrEqualToThreshold',
+        DEFAULT_ALARM_THRESHOLDS.deadLettersUnaccountedPer5Minutes,
+        1,
+      ]);
+    });
+    it('is not a Metrics Insights query (no 10,000-metric limit, no per-queue series)', () => {
+      expect(props['Metrics']).toBeUndefined();
     });
   });
 

@@ -14,13 +14,14 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import { createReconcilerHandler } from '../../../lambdas/app/reconciler-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
-import { ACTIVE_SHARDS, activeShardOf } from '../../../lambdas/core/names.js';
+import { ACTIVE_SHARDS, activeShardOf, deadLetterTallyId } from '../../../lambdas/core/names.js';
 import type { FlushableTelemetry } from '../../../lambdas/app/runtime.js';
 
 import {
   answerQueueAttributes,
   appOverrides,
   ATTENTION_URL,
+  DLQ_URL,
   FULL_ENV,
   QUEUE_URL,
   sequentialIds,
@@ -35,6 +36,7 @@ const RUN = `reconcile-${new Date(T0).toISOString()}`;
 const sqs = mockClient(SQSClient);
 const ddb = mockClient(DynamoDBDocumentClient);
 const NO_SWEEP = { AQ_SWEEP_STORES_PER_RUN: '0' };
+const TALLY_ID = deadLetterTallyId('store-1');
 
 const setup = (env: Record<string, string> = NO_SWEEP, telemetry?: FlushableTelemetry) => {
   const { overrides, ...recorded } = appOverrides({
@@ -241,7 +243,12 @@ describe('createReconcilerHandler', () => {
     expect(logs).toContainEqual({
       level: 'info',
       message: 'reconciler run',
-      fields: { checked: 0, repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 }, swept: 0 },
+      fields: {
+        checked: 0,
+        repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
+        swept: 0,
+        deadLettersUnaccounted: 0,
+      },
     });
   });
 
@@ -265,6 +272,7 @@ describe('createReconcilerHandler: the sweep', () => {
     ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: 'store-1' } }).resolves({
       Item: { storeId: 'store-1', enqSeq: 9, fence: 0, slots: {} },
     });
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: TALLY_ID } }).resolves({});
   });
 
   it('scans the configured number of stores from where the last run stopped', async () => {
@@ -317,13 +325,48 @@ describe('createReconcilerHandler: the sweep', () => {
     );
   });
 
-  it('asks only the store’s work queue for its depth', async () => {
+  it('asks the store’s DLQ (its audit) and its work queue for their depths', async () => {
     answerQueueAttributes(sqs, { backlog: 4 });
     const { handler } = setup(SWEEP);
     await handler();
     expect(sqs.commandCalls(GetQueueAttributesCommand).map((c) => c.args[0].input.QueueUrl)).toEqual([
+      DLQ_URL,
       QUEUE_URL,
     ]);
+  });
+
+  it('reports the dead letters the worker did not write (issue #12)', async () => {
+    answerQueueAttributes(sqs, { deadLetters: 3 });
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: TALLY_ID } }).resolves({
+      Item: { storeId: TALLY_ID, written: 2, writtenAt: T0 - 120_000 },
+    });
+    const { handler, logs } = setup(SWEEP);
+    const report = await handler();
+    expect({
+      report: report.deadLettersUnaccounted,
+      log: logs.find((l) => l.message === 'dead letters the worker did not write')?.fields,
+    }).toEqual({
+      report: 1,
+      log: { storeId: 'store-1', tenantId: 'tenant-1', unaccounted: 1, depth: 3, correlationId: RUN },
+    });
+  });
+
+  it('keeps what the audit saw as the next audit’s baseline', async () => {
+    answerQueueAttributes(sqs, { deadLetters: 3 });
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: TALLY_ID } }).resolves({
+      Item: { storeId: TALLY_ID, written: 2, writtenAt: T0 - 120_000 },
+    });
+    const { handler } = setup(SWEEP);
+    await handler();
+    expect(
+      ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.Key?.['storeId'] === TALLY_ID)?.args[0]
+        .input,
+    ).toEqual({
+      TableName: TABLES.dispatch,
+      Key: { storeId: TALLY_ID },
+      UpdateExpression: 'SET seenDepth = :depth, seenWritten = :written',
+      ExpressionAttributeValues: { ':depth': 3, ':written': 2 },
+    });
   });
 
   it('counts in-flight and delayed messages as backlog', async () => {
@@ -337,7 +380,10 @@ describe('createReconcilerHandler: the sweep', () => {
     answerQueueAttributes(sqs, { deadLetters: 8 });
     const { handler } = setup(SWEEP);
     const report = await handler();
-    expect({ swept: report.swept, updates: ddb.commandCalls(UpdateCommand).length }).toEqual({
+    const storeUpdates = ddb
+      .commandCalls(UpdateCommand)
+      .filter((c) => c.args[0].input.Key?.['storeId'] === 'store-1');
+    expect({ swept: report.swept, updates: storeUpdates.length }).toEqual({
       swept: 1,
       updates: 0,
     });
@@ -371,10 +417,13 @@ describe('createReconcilerHandler: the sweep', () => {
     expect(attentions().map((a) => a.reason)).toEqual(['sweep']);
   });
 
-  it('does not read the queues of a store that is not active', async () => {
+  it('reads only the DLQ of a store that is not active (its audit), not its work queue', async () => {
+    answerQueueAttributes(sqs);
     ddb.on(ScanCommand).resolves({ Items: [storeRecord({ status: 'paused' })] });
     const { handler } = setup(SWEEP);
     await handler();
-    expect(sqs.calls()).toHaveLength(0);
+    expect(sqs.commandCalls(GetQueueAttributesCommand).map((c) => c.args[0].input.QueueUrl)).toEqual([
+      DLQ_URL,
+    ]);
   });
 });
