@@ -148,6 +148,29 @@ export interface ReceivedMessage {
   body: string;
   receiveCount: number;
   sentAt: number;
+  /**
+   * When ingest first sent the task (epoch ms), carried by every later copy (throttle re-send, retention
+   * refresh, dead letter) as the `acceptedAt` message attribute; absent on ingest's own message (then `sentAt`).
+   */
+  acceptedAt?: number;
+}
+
+/** When a task was accepted: its `acceptedAt` attribute, or the SentTimestamp of ingest's own message. */
+export const acceptedAtOf = (m: Pick<ReceivedMessage, 'sentAt' | 'acceptedAt'>): number =>
+  m.acceptedAt ?? m.sentAt;
+
+/**
+ * The retention pass's bound (issue #10): `refreshedAt` says no message of the store's queues was sent before
+ * it (conservatively); `activeSince` says the same until a pass sets it. Kept by the Dispatch table.
+ */
+export interface RetentionMarks {
+  /**
+   * A completed pass: set the bound to `at`, only while the store is active and its bound is still the one the
+   * pass read (`seen`, undefined for none) — a lowering meanwhile (a redrive) wins. False when refused.
+   */
+  raiseRefreshed(storeId: string, at: number, seen: number | undefined): Promise<boolean>;
+  /** The queue may now hold messages of any age (a sweep rescue): the next reconciler run makes a pass. */
+  lowerRefreshed(storeId: string): Promise<void>;
 }
 
 export interface DeadLetterReason {
@@ -157,6 +180,8 @@ export interface DeadLetterReason {
   attempts: number;
   firstAttemptAt?: number;
   lastAttemptAt?: number;
+  /** When the task was accepted, kept on the dead letter (and so on a redriven copy). */
+  acceptedAt?: number;
 }
 
 /**
@@ -188,7 +213,7 @@ export interface TaskQueues {
    */
   resend(
     queueUrl: string,
-    messages: { receiptHandle: string; body: string }[],
+    messages: { receiptHandle: string; body: string; acceptedAt?: number }[],
     delaySeconds: number,
   ): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import type { RateAnswer, RateRules, RateState } from './adaptive-rate.js';
 import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
 import { MetricNames } from './names.js';
-import type { DispatchState } from './ports.js';
+import { acceptedAtOf, type DispatchState } from './ports.js';
 import type { Policy } from './plans.js';
 import { localPacer, maxPaceWaitMs, sharedPacer, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
@@ -266,7 +266,13 @@ export const runSlice = async (
       // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
       // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
       await deps.dispatch.recordEnqueued(store.storeId, rest.length, deps.clock.now());
-      for (const [url, copies] of bySource(rest)) await deps.tasks.resend(url, copies, delaySeconds);
+      // Each copy keeps when its task was accepted (retention, issue #10).
+      for (const [url, copies] of bySource(rest))
+        await deps.tasks.resend(
+          url,
+          copies.map((m) => ({ ...m, acceptedAt: acceptedAtOf(m) })),
+          delaySeconds,
+        );
       deps.telemetry.count(MetricNames.tasksResent, rest.length);
       await afterHiding(deps, store.storeId, { plannedAt, seconds: delaySeconds, enqueued: rest.length });
     };
@@ -338,7 +344,12 @@ export const runSlice = async (
       // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
       // receive limit.
       if (!single) await deps.dispatch.holdTat(store.storeId, until);
-      await resendRest(i, outcome.afterSeconds, plannedAt);
+      // A task past its expiry age was dead-lettered instead (issue #10): delete it, re-send the rest.
+      if (outcome.deadLettered) {
+        deadLettered++;
+        finished.push(message);
+      }
+      await resendRest(outcome.deadLettered ? i + 1 : i, outcome.afterSeconds, plannedAt);
       return result('throttled', { resumeAt: until });
     }
     await flush();

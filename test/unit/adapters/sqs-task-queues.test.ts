@@ -186,6 +186,7 @@ describe('SqsTaskQueues.receive', () => {
       WaitTimeSeconds: 2,
       VisibilityTimeout: 45,
       MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
+      MessageAttributeNames: ['acceptedAt'],
     });
   });
 

@@ -238,7 +238,7 @@ describe('createReconcilerHandler', () => {
     expect(logs).toContainEqual({
       level: 'info',
       message: 'reconciler run',
-      fields: { checked: 0, repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 }, swept: 0 },
+      fields: { checked: 0, refreshed: 0, repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 }, swept: 0 },
     });
   });
 

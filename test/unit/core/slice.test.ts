@@ -357,6 +357,7 @@ describe('runSlice', () => {
       attempts: 1,
       firstAttemptAt: T0,
       lastAttemptAt: T0,
+      acceptedAt: T0 - 1000,
     });
     expect(world.w.deleted).toEqual(['r0']);
   });
