@@ -12,9 +12,6 @@ import { sqsSafeText } from '../core/sqs-text.js';
 import { refusalError, refusalOf } from './sqs-refusals.js';
 
 const SQS_BATCH_LIMIT = 10;
-/** The message attribute that carries a task's acceptance time (epoch ms) across its copies. */
-export const ACCEPTED_AT = 'acceptedAt';
-const acceptedAttribute = (at: number) => ({ DataType: 'Number', StringValue: String(Math.round(at)) });
 /** SendMessageBatch's payload ceiling (256 KiB), less room for attributes and the request's own framing. */
 const SQS_BATCH_BYTES = 250 * 1024;
 
@@ -107,20 +104,15 @@ export class SqsTaskQueues implements TaskQueues {
         WaitTimeSeconds: opts.waitSeconds,
         VisibilityTimeout: opts.visibilitySeconds,
         MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
-        MessageAttributeNames: [ACCEPTED_AT],
       }),
     );
-    return (out.Messages ?? []).map((m) => {
-      const accepted = Number(m.MessageAttributes?.[ACCEPTED_AT]?.StringValue);
-      return {
-        messageId: m.MessageId ?? '',
-        receiptHandle: m.ReceiptHandle ?? '',
-        body: m.Body ?? '',
-        receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? '1'),
-        sentAt: Number(m.Attributes?.SentTimestamp ?? Date.now()),
-        ...(Number.isFinite(accepted) && accepted > 0 ? { acceptedAt: accepted } : {}),
-      };
-    });
+    return (out.Messages ?? []).map((m) => ({
+      messageId: m.MessageId ?? '',
+      receiptHandle: m.ReceiptHandle ?? '',
+      body: m.Body ?? '',
+      receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? '1'),
+      sentAt: Number(m.Attributes?.SentTimestamp ?? Date.now()),
+    }));
   }
 
   async deleteBatch(queueUrl: string, receiptHandles: string[]): Promise<void> {
@@ -171,7 +163,6 @@ export class SqsTaskQueues implements TaskQueues {
           errorMessage: attr(reason.message || '-'),
           attempts: { DataType: 'Number', StringValue: String(reason.attempts) },
           deadLetteredAt: attr(new Date().toISOString()),
-          ...(reason.acceptedAt === undefined ? {} : { [ACCEPTED_AT]: acceptedAttribute(reason.acceptedAt) }),
           ...(reason.lastStatus === undefined
             ? {}
             : { lastStatus: { DataType: 'Number', StringValue: String(reason.lastStatus) } }),
@@ -188,7 +179,7 @@ export class SqsTaskQueues implements TaskQueues {
 
   async resend(
     queueUrl: string,
-    messages: { receiptHandle: string; body: string; acceptedAt?: number }[],
+    messages: { receiptHandle: string; body: string }[],
     delaySeconds: number,
   ): Promise<void> {
     // Copies first, originals after: a crash in between leaves a duplicate (deduplicated), never a loss.
@@ -198,18 +189,7 @@ export class SqsTaskQueues implements TaskQueues {
       const out = await this.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: queueUrl,
-          Entries: batch.map((e) => {
-            const acceptedAt = messages[Number(e.id)]?.acceptedAt;
-            return {
-              Id: e.id,
-              MessageBody: e.body,
-              DelaySeconds: delaySeconds,
-              // Every copy keeps when the task was accepted: its age survives the fresh SentTimestamp.
-              ...(acceptedAt === undefined
-                ? {}
-                : { MessageAttributes: { [ACCEPTED_AT]: acceptedAttribute(acceptedAt) } }),
-            };
-          }),
+          Entries: batch.map((e) => ({ Id: e.id, MessageBody: e.body, DelaySeconds: delaySeconds })),
         }),
       );
       const failed = new Set((out.Failed ?? []).map((f) => f.Id));

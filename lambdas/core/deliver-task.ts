@@ -12,7 +12,6 @@ import type {
   TaskQueues,
   Telemetry,
 } from './ports.js';
-import { acceptedAtOf } from './ports.js';
 import type { StoreRecord } from './store-model.js';
 import { CLOCK_SKEW_MS, EXPIRY_AGE_MS, MAX_DELAY_SECONDS } from './timing.js';
 
@@ -92,7 +91,6 @@ const deadLetter = async (
       ? {}
       : { firstAttemptAt: attempt.record.firstAttemptAt }),
     ...(attempt?.record.lastAttemptAt === undefined ? {} : { lastAttemptAt: attempt.record.lastAttemptAt }),
-    acceptedAt: acceptedAtOf(message),
   });
   if (attempt) {
     await deps.deliveries.settle(store.storeId, attempt.eventId, attempt.holder, {
@@ -271,7 +269,8 @@ export const deliverTask = async (
       // Re-sent copies restart SQS's retention clock, so a marketplace answering 429 for ever would keep a
       // task for ever with nothing telling anyone: past the expiry age since acceptance it is dead-lettered
       // instead, with its reason (issue #10, "no silent expiry"); a redrive gives it another life.
-      const accepted = acceptedAtOf(message);
+      // The body's acceptedAt (set by ingest) travels with every copy: re-sends, dead letters, redrives.
+      const accepted = work.acceptedAt;
       const expiryAgeMs = deps.settings.expiryAgeMs ?? EXPIRY_AGE_MS;
       const afterSeconds = Math.min(
         MAX_DELAY_SECONDS,

@@ -148,16 +148,7 @@ export interface ReceivedMessage {
   body: string;
   receiveCount: number;
   sentAt: number;
-  /**
-   * When ingest first sent the task (epoch ms), carried by every later copy (throttle re-send, retention
-   * refresh, dead letter) as the `acceptedAt` message attribute; absent on ingest's own message (then `sentAt`).
-   */
-  acceptedAt?: number;
 }
-
-/** When a task was accepted: its `acceptedAt` attribute, or the SentTimestamp of ingest's own message. */
-export const acceptedAtOf = (m: Pick<ReceivedMessage, 'sentAt' | 'acceptedAt'>): number =>
-  m.acceptedAt ?? m.sentAt;
 
 /**
  * The retention pass's bound (issue #10): `refreshedAt` says no message of the store's queues was sent before
@@ -180,8 +171,6 @@ export interface DeadLetterReason {
   attempts: number;
   firstAttemptAt?: number;
   lastAttemptAt?: number;
-  /** When the task was accepted, kept on the dead letter (and so on a redriven copy). */
-  acceptedAt?: number;
 }
 
 /**
@@ -213,7 +202,7 @@ export interface TaskQueues {
    */
   resend(
     queueUrl: string,
-    messages: { receiptHandle: string; body: string; acceptedAt?: number }[],
+    messages: { receiptHandle: string; body: string }[],
     delaySeconds: number,
   ): Promise<void>;
 }

@@ -1,13 +1,6 @@
 import type { DispatchItem } from './dispatch-model.js';
 import { MetricNames } from './names.js';
-import {
-  acceptedAtOf,
-  type Clock,
-  type DispatchState,
-  type RetentionMarks,
-  type TaskQueues,
-  type Telemetry,
-} from './ports.js';
+import type { Clock, DispatchState, RetentionMarks, TaskQueues, Telemetry } from './ports.js';
 import type { StoreRecord } from './store-model.js';
 import { workQueuesOf } from './store-queues.js';
 import { afterHiding, guardUntilVisible } from './wake.js';
@@ -16,8 +9,9 @@ import { afterHiding, guardUntilVisible } from './wake.js';
  * The retention pass (issue #10, "no silent expiry"). SQS deletes a message 14 days after it was sent, silently,
  * whatever the store's state. Any store whose queues may hold a message sent more than the refresh age ago —
  * paused, in maintenance, disabled or active with a backlog that does not drain — gets a pass from the
- * reconciler: every message of its work queues is re-sent as a fresh copy (SQS's clock restarts; `acceptedAt`
- * is kept) delayed by `copyDelaySeconds`, so the pass does not take it again, and the original is deleted.
+ * reconciler: every message of its work queues is re-sent as a fresh copy (SQS's clock restarts; the body,
+ * and so the task's `acceptedAt`, is kept) delayed by `copyDelaySeconds`, so the pass does not take it
+ * again, and the original is deleted.
  * Nothing is delivered: the pass never calls the marketplace, so a paused store stays paused.
  *
  * Lost wake-up (invariant 2): before each batch is hidden, `wakeAt` is raised past the end of its visibility
@@ -110,7 +104,7 @@ export const retentionPass = async (
       await deps.dispatch.recordEnqueued(store.storeId, batch.length, deps.clock.now());
       await deps.tasks.resend(
         url,
-        batch.map((m) => ({ receiptHandle: m.receiptHandle, body: m.body, acceptedAt: acceptedAtOf(m) })),
+        batch.map((m) => ({ receiptHandle: m.receiptHandle, body: m.body })),
         copyDelaySeconds,
       );
       await afterHiding(deps, store.storeId, {

@@ -1,7 +1,7 @@
 import type { RateAnswer, RateRules, RateState } from './adaptive-rate.js';
 import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
 import { MetricNames } from './names.js';
-import { acceptedAtOf, type DispatchState } from './ports.js';
+import type { DispatchState } from './ports.js';
 import type { Policy } from './plans.js';
 import { localPacer, maxPaceWaitMs, sharedPacer, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
@@ -266,13 +266,7 @@ export const runSlice = async (
       // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
       // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
       await deps.dispatch.recordEnqueued(store.storeId, rest.length, deps.clock.now());
-      // Each copy keeps when its task was accepted (retention, issue #10).
-      for (const [url, copies] of bySource(rest))
-        await deps.tasks.resend(
-          url,
-          copies.map((m) => ({ ...m, acceptedAt: acceptedAtOf(m) })),
-          delaySeconds,
-        );
+      for (const [url, copies] of bySource(rest)) await deps.tasks.resend(url, copies, delaySeconds);
       deps.telemetry.count(MetricNames.tasksResent, rest.length);
       await afterHiding(deps, store.storeId, { plannedAt, seconds: delaySeconds, enqueued: rest.length });
     };

@@ -47,7 +47,7 @@ export const clampDelaySeconds = (seconds: number): number =>
 
 /**
  * Retention (issue #10, "no silent expiry"). SQS deletes a message `STORE_RETENTION_MS` after it was sent
- * (its SentTimestamp), silently. Every copy of a task carries `acceptedAt` (when ingest first sent it).
+ * (its SentTimestamp), silently. Every copy of a task carries `acceptedAt` in its body (set by ingest).
  *
  * - A task older than `EXPIRY_AGE_MS` since acceptance that the marketplace throttles once more is
  *   dead-lettered with code `expiring` (and `TasksExpiring` counted) instead of being re-sent again.

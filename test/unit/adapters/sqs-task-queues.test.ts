@@ -186,7 +186,6 @@ describe('SqsTaskQueues.receive', () => {
       WaitTimeSeconds: 2,
       VisibilityTimeout: 45,
       MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
-      MessageAttributeNames: ['acceptedAt'],
     });
   });
 

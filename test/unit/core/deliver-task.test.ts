@@ -266,7 +266,6 @@ describe('deliverTask', () => {
       attempts: 3,
       firstAttemptAt: T0,
       lastAttemptAt: T0,
-      acceptedAt: T0,
     });
     expect(await deliveries.get('store-1', 'evt-1')).toMatchObject({ status: 'dead_lettered', attempts: 3 });
   });
@@ -319,7 +318,7 @@ describe('deliverTask', () => {
     await deliverTask(deps, storeRecord(), policy, message('{"not":"a task"}'));
     expect({ calls: deliver.mock.calls.length, reason: deadLetter.mock.calls[0]?.[2] }).toEqual({
       calls: 0,
-      reason: { code: 'invalid_message', message: 'not a valid task message', attempts: 0, acceptedAt: T0 },
+      reason: { code: 'invalid_message', message: 'not a valid task message', attempts: 0 },
     });
   });
 
