@@ -253,10 +253,10 @@ const firing = (props: Record<string, unknown>): unknown[] => [
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
 
-  // 12 stack-wide (the oldest-attention age once per level queue), errors and throttles of the 4 other
-  // functions, throttles and system errors of the 4 tables.
-  it('has 28 alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 12 + 4 * 2 + 4 * 2);
+  // 15 stack-wide (the oldest-attention age once per level queue; 3 for retention), errors and throttles of
+  // the 4 other functions, throttles and system errors of the 4 tables.
+  it('has 31 alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 15 + 4 * 2 + 4 * 2);
   });
 
   it('every alarm notifies the topic when it fires', () => {
@@ -345,6 +345,46 @@ describe('monitoring: alarms', () => {
     });
     it('fires on the first dead letter', () => {
       expect(firing(props)).toEqual(['GreaterThanThreshold', 0, 1]);
+    });
+  });
+
+  describe('retention (issue #10, no silent expiry)', () => {
+    it('alarms on the attention DLQ’s oldest message two days before its 14-day retention', () => {
+      const props = alarmProps(alarms.attentionDeadLettersAge);
+      expect([props['MetricName'], props['Statistic'], props['Dimensions'], ...firing(props)]).toEqual([
+        'ApproximateAgeOfOldestMessage',
+        'Maximum',
+        [
+          {
+            Name: 'QueueName',
+            Value: { 'Fn::GetAtt': [logicalIdOf(stack.attention.deadLetterQueue), 'QueueName'] },
+          },
+        ],
+        'GreaterThanThreshold',
+        12 * 24 * 3600,
+        1,
+      ]);
+    });
+    it('alarms on the first task dead-lettered as expiring (TasksExpiring)', () => {
+      const props = alarmProps(alarms.tasksExpiring);
+      const [query] = props['Metrics'] as { Expression: string }[];
+      expect([query?.Expression, ...firing(props)]).toEqual([
+        'SELECT SUM(TasksExpiring) FROM SCHEMA("AttentionQueue", service)',
+        'GreaterThanOrEqualToThreshold',
+        1,
+        1,
+      ]);
+    });
+    it('alarms on the first old task the retention pass kept (TasksRefreshed{age=old})', () => {
+      const props = alarmProps(alarms.tasksNearingRetention);
+      const [query] = props['Metrics'] as { Expression: string; Period: number }[];
+      expect([query?.Expression, query?.Period, ...firing(props)]).toEqual([
+        `SELECT SUM(TasksRefreshed) FROM SCHEMA("AttentionQueue", age, service) WHERE age = 'old'`,
+        300,
+        'GreaterThanOrEqualToThreshold',
+        1,
+        1,
+      ]);
     });
   });
 
