@@ -28,6 +28,7 @@ const main = async (): Promise<void> => {
       dataDir: join(env.DATA_DIR, 'dynamodb'),
       workerPoolSize: env.AQ_WORKER_POOL_SIZE,
       priorityShares: env.AQ_WORKER_POOL_SHARES,
+      highHeadroomPercent: env.AQ_WORKER_POOL_HEADROOM,
       reconcileIntervalMs: env.AQ_RECONCILE_INTERVAL_SECONDS * 1000,
     });
   } catch (error) {

@@ -1,16 +1,30 @@
 #!/usr/bin/env node
 /**
- * `npm test`'s runner. The integration project runs its files one at a time (they share two cores and the
- * emulators), and vitest starts such files only after every parallel file of the other projects has run:
- * the integration chain, the longest part of the suite, would wait minutes for the unit, infra and
- * simulation files to finish importing. This starts both at once, as two vitest processes: the integration
- * project's output streams as it runs, the others' is printed whole when they finish (so the two never
- * interleave), and the exit code is non-zero if either failed. Arguments (`npm test -- <filter>`) go to one
- * plain `vitest run` instead.
+ * `npm test`'s runner. The integration project runs its files one at a time (they share the emulators), and
+ * vitest starts such files only after every parallel file of the other projects has run: the integration
+ * chain, the longest part of the suite, would wait minutes for the unit, infra and simulation files to finish
+ * importing. This runs three vitest processes at once, each with its own emulators (the global setup starts
+ * them on free ports): the integration project's protocol files, its API files (request-heavy fuzzing of the
+ * HTTP API and the local-mode process tests — no timing in them to disturb), and the unit, infra and
+ * simulation projects. The first streams as it runs, the others' output is printed whole when they finish
+ * (so nothing interleaves), and the exit code is non-zero if any failed. Arguments (`npm test -- <filter>`)
+ * go to one plain `vitest run` instead.
  */
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import process from 'node:process';
+
+/** Integration files that only send requests and check answers: run beside the protocol files. */
+const API_FILES = [
+  'test/integration/http-fuzz.test.ts',
+  'test/integration/openapi.test.ts',
+  'test/integration/local-mode.test.ts',
+  'test/integration/task-content.test.ts',
+  'test/integration/http-api.test.ts',
+  'test/integration/cli.test.ts',
+  'test/integration/security.test.ts',
+  'test/integration/dashboard-browser.test.ts',
+];
 
 const vitest = (args, capture) =>
   new Promise((resolve) => {
@@ -33,10 +47,13 @@ if (args.length > 0) {
   const { code } = await vitest(args, false);
   process.exit(code);
 }
-const [integration, rest] = await Promise.all([
-  vitest(['--project', 'integration'], false),
+const [protocol, api, rest] = await Promise.all([
+  vitest(['--project', 'integration', ...API_FILES.flatMap((file) => ['--exclude', file])], false),
+  vitest(['--project', 'integration', ...API_FILES], true),
   vitest(['--project', 'unit', '--project', 'infra', '--project', 'sim'], true),
 ]);
+process.stdout.write('\n── integration project: API files ──\n');
+process.stdout.write(api.output);
 process.stdout.write('\n── unit, infra and simulation projects ──\n');
 process.stdout.write(rest.output);
-process.exit(integration.code !== 0 || rest.code !== 0 ? 1 : 0);
+process.exit([protocol, api, rest].some((run) => run.code !== 0) ? 1 : 0);

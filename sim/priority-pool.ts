@@ -1,6 +1,6 @@
 import { attentionLevelOf, type AttentionMessage } from '../lambdas/core/messages.js';
 import { STORE_PRIORITIES, type StorePriority } from '../lambdas/core/plans.js';
-import { LevelPicker, type PriorityShares } from '../lambdas/core/priority-shares.js';
+import { eligibleLevels, LevelPicker, type PriorityShares } from '../lambdas/core/priority-shares.js';
 
 /**
  * Store priority across stores: a discrete-event model of the worker pool in front of one attention queue
@@ -25,11 +25,13 @@ export interface PoolArrival {
 }
 
 /** How a free worker chooses: the real picker, or one of the broken ways the simulation must reject. */
-export type PoolChoice = 'shares' | 'strict' | 'single-queue' | 'blind';
+export type PoolChoice = 'shares' | 'strict' | 'single-queue' | 'blind' | 'headroom-ignored';
 
 export interface PoolConfig {
   workers: number;
   shares: PriorityShares;
+  /** Workers kept for `high` while the lower levels saturate the pool (`eligibleLevels`); default none. */
+  highHeadroom?: number;
   choice: PoolChoice;
   /** Event source delivery + invoke before a slice's first call. */
   invokeMs: number;
@@ -184,6 +186,8 @@ export class PriorityPool {
   private readonly events = new EventHeap();
   private readonly picker: LevelPicker;
   private busy = 0;
+  /** Slices taken from the normal and low queues now. */
+  private lowerBusy = 0;
   private readonly asked: Record<StorePriority, number> = { high: 0, normal: 0, low: 0 };
   private readonly serving: Record<StorePriority, number> = { high: 0, normal: 0, low: 0 };
   /** Blind workers waiting out an empty draw. */
@@ -241,6 +245,7 @@ export class PriorityPool {
       case 'end': {
         if (!store) return;
         this.busy--;
+        if (event.level !== 'high') this.lowerBusy--;
         this.serving[event.storeLevel]--;
         store.leases--;
         this.picker.end(event.charge, this.now - event.start);
@@ -294,7 +299,15 @@ export class PriorityPool {
     const withWork = this.withWork();
     switch (this.config.choice) {
       case 'shares':
+        return this.picker.pick(
+          eligibleLevels(withWork, {
+            workers: this.config.workers,
+            lowerBusy: this.lowerBusy,
+            headroom: this.config.highHeadroom ?? 0,
+          }),
+        );
       case 'single-queue':
+      case 'headroom-ignored':
         return this.picker.pick(withWork);
       case 'strict':
         return withWork[0];
@@ -309,7 +322,9 @@ export class PriorityPool {
 
   private dispatch(): void {
     while (this.busy + this.napping < this.config.workers && this.withWork().length > 0) {
-      const level = this.choose() as StorePriority;
+      const level = this.choose();
+      // Only the headroom's workers are free, and high has nothing: they stay free for it.
+      if (level === undefined) break;
       const next = this.queues[level].shift();
       if (next === undefined) {
         this.napping++;
@@ -325,6 +340,7 @@ export class PriorityPool {
   private startSlice(store: StoreState, level: StorePriority, storeLevel: StorePriority): void {
     const { spec } = store;
     this.busy++;
+    if (level !== 'high') this.lowerBusy++;
     this.serving[storeLevel]++;
     store.leases++;
     this.observer.leases?.(spec.storeId, store.leases, spec.maxConsumers);

@@ -133,6 +133,10 @@ export const scenarioFor = (seed: number): Scenario => {
         perSecond: Math.max(0.5, store.policy.ratePerSecond * rng.pick([0.2, 0.5])),
         headers: rng.chance(0.5),
       };
+  // Now and then a marketplace slower than one call per slice (drawn last): the regime where a multi-consumer
+  // store's refused reservations once pushed its schedule on forever (seeds 10392 and 64157 at e887726).
+  for (const store of stores)
+    if (store.marketLimit && rng.chance(0.5)) store.marketLimit.perSecond = rng.pick([0.2, 0.25]);
   const campaigns = campaignsFor(
     seed,
     stores.map((s) => ({ storeId: s.storeId, cap: s.policy.maxConcurrentConsumers })),

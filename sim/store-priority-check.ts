@@ -18,13 +18,16 @@ import { Rng } from './rng.js';
  *      changes nothing: every signal is taken at once);
  *   P3 no level starves: while saturated, a level with waiting attentions starts a slice within a bound
  *      derived from its share (`starvationBoundMs`);
+ *   P5 headroom: the lower levels never hold more than all but the pool's high headroom of workers, so a
+ *      high attention finds a free worker at once while the others saturate the pool;
  *   P4 floors: over the time the pool was saturated and every level wanted at least its floor (attentions
  *      waiting, or its floor's worth of slices running), each level's share of worker time is at least
  *      FLOOR_TOLERANCE × its documented share (by the level each store had when it signalled).
  *
  * Broken variants (the `choice` of the pool) it must reject: `strict` (always the highest level with work:
  * low starves), `single-queue` (the level is dropped from the signal: one FIFO for all, shares follow
- * demand), `blind` (a worker draws a level by share and waits when it is empty: not work-conserving).
+ * demand), `blind` (a worker draws a level by share and waits when it is empty: not work-conserving),
+ * `headroom-ignored` (the lower levels may take the workers kept for high: P5).
  */
 export const FLOOR_TOLERANCE = 0.75;
 /** Floors are judged only over at least this many longest slices of contended time. */
@@ -106,6 +109,8 @@ export const priorityScenario = (seed: number): PriorityScenario => {
   const invokeMs = 40;
   const emptyPollMs = 1_000;
   const longestSliceMs = invokeMs + Math.max(...stores.map((s) => s.maxSliceMs)) + emptyPollMs;
+  // Half the pools of three workers or more keep one for high (drawn last: the draws above stay as they were).
+  const highHeadroom = workers >= 3 && rng.chance(0.5) ? 1 : 0;
   const random = new Rng(seed ^ 0xb1d);
   return {
     seed,
@@ -113,6 +118,7 @@ export const priorityScenario = (seed: number): PriorityScenario => {
     config: {
       workers,
       shares,
+      highHeadroom,
       invokeMs,
       emptyPollMs,
       callMs: (storeId) => callMs.get(storeId) ?? 100,
@@ -152,19 +158,30 @@ export const runPriorityScenario = (scenario: PriorityScenario, choice: PoolChoi
     low: undefined,
   };
   let slices = 0;
+  const headroom = config.highHeadroom ?? 0;
+  /** Slices taken from the normal and low queues now. */
+  let lower = 0;
   const pool = new PriorityPool({ ...config, choice }, stores, scenario.arrivals, {
     leases: (storeId, live, max) => {
       if (live > max) fail(`P1: ${storeId} has ${live} leases (max ${max})`);
     },
-    started: (_storeId, level) => {
+    started: (_storeId, level, _storeLevel, now) => {
       waitingSince[level] = undefined;
       slices++;
+      if (level !== 'high') lower++;
+      if (lower > config.workers - headroom)
+        fail(
+          `P5: at ${(now / 1000).toFixed(1)} s the lower levels hold ${lower} of ${config.workers} workers (headroom ${headroom} kept for high)`,
+        );
+    },
+    slice: (record) => {
+      if (record.level !== 'high') lower--;
     },
     settled: (now, busy, waiting, asked, serving) => {
       // Time since the last settle ran with the previous state: contended if the pool was saturated and
       // every level wanted at least its floor (attentions waiting, or its floor's worth of slices running).
       const dt = now - last;
-      if (dt > 0 && lastBusy === config.workers && STORE_PRIORITIES.every((l) => wants[l])) {
+      if (dt > 0 && lastBusy >= config.workers - headroom && STORE_PRIORITIES.every((l) => wants[l])) {
         contendedMs += dt;
         for (const level of STORE_PRIORITIES) contended[level] += lastServing[level] * dt;
       }
@@ -175,9 +192,11 @@ export const runPriorityScenario = (scenario: PriorityScenario, choice: PoolChoi
         wants[level] = asked[level] > 0 || serving[level] >= (config.shares[level] * config.workers) / 100;
       if (busy > config.workers) fail(`P1: ${busy} slices at once with ${config.workers} workers`);
       const waitingTotal = waiting.high + waiting.normal + waiting.low;
-      if (busy < config.workers && waitingTotal > 0)
+      // Work-conserving, but for the headroom: more free workers than it, or any while high waits.
+      const free = config.workers - busy;
+      if ((free > headroom && waitingTotal > 0) || (free > 0 && waiting.high > 0))
         fail(
-          `P2: at ${(now / 1000).toFixed(1)} s a worker is free while ${waitingTotal} attentions wait (not work-conserving)`,
+          `P2: at ${(now / 1000).toFixed(1)} s ${free} worker(s) free (headroom ${headroom}) while ${waitingTotal} attentions wait (not work-conserving)`,
         );
       for (const level of STORE_PRIORITIES) {
         if (waiting[level] === 0) {
@@ -186,7 +205,9 @@ export const runPriorityScenario = (scenario: PriorityScenario, choice: PoolChoi
         }
         waitingSince[level] ??= now;
         const waited = now - (waitingSince[level] as number);
-        const bound = starvationBoundMs(config.shares[level], config.workers, longestSliceMs);
+        // A lower level is served by all but the headroom's workers.
+        const open = level === 'high' ? config.workers : config.workers - headroom;
+        const bound = starvationBoundMs(config.shares[level], open, longestSliceMs);
         if (waited > bound)
           fail(
             `P3: the ${level} level waited ${(waited / 1000).toFixed(1)} s for a slice (bound ${(bound / 1000).toFixed(1)} s) at ${(now / 1000).toFixed(1)} s`,

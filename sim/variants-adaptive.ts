@@ -8,6 +8,20 @@ import type { Variant } from './protocol-variant.js';
  */
 export const ADAPTIVE_VARIANTS: Variant[] = [
   {
+    name: 'refused-reservation-kept',
+    breaks: 1,
+    description:
+      'a multi-consumer slice keeps the pacing instant its deadline refused (no returnTat): with a marketplace slower than one call per slice, every slice pushes the schedule one interval on and none calls',
+    dispatch: (inner) =>
+      new Proxy(inner, {
+        get: (target, property) => {
+          if (property === 'returnTat') return async () => false;
+          const value = (target as unknown as Record<PropertyKey, unknown>)[property];
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      }),
+  },
+  {
     name: 'aimd-above-policy',
     breaks: RATE_INVARIANT,
     description:

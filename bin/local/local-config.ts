@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LIMIT_HEADER_MODES } from './marketplace-limit.js';
 import {
+  DEFAULT_HIGH_HEADROOM_PERCENT,
   DEFAULT_PRIORITY_SHARES,
   parsePriorityShares,
   type PriorityShares,
@@ -26,6 +27,8 @@ const LocalEnvSchema = z.object({
         return z.NEVER;
       }
     }),
+  /** Percent of the pool kept for `high` stores while lower levels saturate it (rounded down; 0 keeps none). */
+  AQ_WORKER_POOL_HEADROOM: z.coerce.number().int().min(0).max(50).default(DEFAULT_HIGH_HEADROOM_PERCENT),
   AQ_RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   SIM_MARKETPLACE_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(20),
   SIM_MARKETPLACE_ERROR_RATE: z.coerce.number().min(0).max(1).default(0),

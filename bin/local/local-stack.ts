@@ -14,7 +14,11 @@ import { EnvNames } from '../../lambdas/config/env-names.js';
 import { loadConfig, type FunctionName } from '../../lambdas/config/runtime-config.js';
 import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { MAX_RECEIVE_COUNT, STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
-import { DEFAULT_PRIORITY_SHARES, type PriorityShares } from '../../lambdas/core/priority-shares.js';
+import {
+  DEFAULT_PRIORITY_SHARES,
+  headroomWorkers,
+  type PriorityShares,
+} from '../../lambdas/core/priority-shares.js';
 import type { ReconcileReport } from '../../lambdas/core/reconcile.js';
 import { startApiServer, type ApiServerOptions } from './api-server.js';
 import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators.js';
@@ -41,6 +45,8 @@ export interface LocalStackOptions {
   workerPoolSize?: number;
   /** Each store priority level's share of a saturated worker pool (default DEFAULT_PRIORITY_SHARES). */
   priorityShares?: PriorityShares;
+  /** Percent of the pool kept for `high` stores while the lower levels saturate it (default 5; 0 keeps none). */
+  highHeadroomPercent?: number;
   reconcileIntervalMs?: number;
   /** Runtime settings by env var name (e.g. AQ_ATTENTION_GRACE_SECONDS), as the stack would set them. */
   settings?: Partial<Record<string, string>>;
@@ -204,6 +210,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         EventSourceQueue
       >,
       shares: options.priorityShares ?? DEFAULT_PRIORITY_SHARES,
+      highHeadroom: headroomWorkers(options.workerPoolSize ?? 4, options.highHeadroomPercent),
       batchSize: WORKER_EVENT_SOURCE.batchSize,
       maxConcurrency: options.workerPoolSize ?? 4,
       onError: (error) => telemetry.error('attention event source error', { error: String(error) }),

@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
-import { LevelPicker, type PriorityShares } from '../../lambdas/core/priority-shares.js';
+import { eligibleLevels, LevelPicker, type PriorityShares } from '../../lambdas/core/priority-shares.js';
 
 /**
  * Local stand-in for Lambda's SQS event sources on the attention queues: a pool of `maxConcurrency`
@@ -29,6 +29,8 @@ export interface EventSourceOptions {
   /** Every level's queue (levels may share one queue). */
   queues: Readonly<Record<StorePriority, EventSourceQueue>>;
   shares: PriorityShares;
+  /** Workers kept for `high` while the lower levels saturate the pool (`headroomWorkers`); 0 keeps none. */
+  highHeadroom?: number;
   batchSize: number;
   maxConcurrency: number;
   /** Long-poll wait per receive when every level is empty; short enough that stop() returns promptly. */
@@ -59,6 +61,8 @@ export class SqsEventSource {
   private running = false;
   private lanes: Promise<void>[] = [];
   private readonly picker: LevelPicker;
+  /** Lanes inside the handler now with an attention of `normal` or `low`. */
+  private lowerBusy = 0;
   /**
    * Invocations made and records that failed, for status output and tests; invocations per level too;
    * `busyMs`: time spent inside the handler (what Lambda bills as duration), for the benchmark's GB-s.
@@ -94,7 +98,11 @@ export class SqsEventSource {
     let turn = lane;
     while (this.running) {
       try {
-        if (!(await this.takeByShare())) await this.waitForAny(STORE_PRIORITIES[turn++ % 3] as StorePriority);
+        const levels = this.levelsOpen();
+        if (!(await this.takeByShare(levels)))
+          await this.waitForAny(
+            levels.length === 1 ? 'high' : (STORE_PRIORITIES[turn++ % 3] as StorePriority),
+          );
       } catch (error) {
         this.options.onError?.(error);
         await new Promise((r) => setTimeout(r, 500));
@@ -102,9 +110,18 @@ export class SqsEventSource {
     }
   }
 
-  /** Tries the levels in the picker's order with short polls; runs the first attention found. */
-  private async takeByShare(): Promise<boolean> {
-    for (const level of this.picker.order()) {
+  /** The levels this lane may take now: the last free lanes are kept for `high` (the headroom). */
+  private levelsOpen(): StorePriority[] {
+    return eligibleLevels(STORE_PRIORITIES, {
+      workers: this.options.maxConcurrency,
+      lowerBusy: this.lowerBusy,
+      headroom: this.options.highHeadroom ?? 0,
+    });
+  }
+
+  /** Tries the open levels in the picker's order with short polls; runs the first attention found. */
+  private async takeByShare(levels: readonly StorePriority[]): Promise<boolean> {
+    for (const level of this.picker.order(levels)) {
       const messages = await this.receive(level, 0);
       if (messages.length > 0) {
         await this.invoke(level, messages);
@@ -139,6 +156,8 @@ export class SqsEventSource {
     this.stats.byLevel[level]++;
     this.stats.records += records.length;
     const charge = this.picker.begin(level);
+    const lower = level !== 'high';
+    if (lower) this.lowerBusy++;
     const startedAt = Date.now();
     let failed: Set<string>;
     const started = performance.now();
@@ -149,6 +168,7 @@ export class SqsEventSource {
       this.options.onError?.(error);
       failed = new Set(records.map((r) => r.messageId));
     } finally {
+      if (lower) this.lowerBusy--;
       this.picker.end(charge, Date.now() - startedAt);
     }
     this.stats.busyMs += performance.now() - started;

@@ -237,17 +237,36 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
   async holdTat(storeId: string, until: number): Promise<void> {
     // Losing the condition means the schedule already reaches past `until`, which holds the store as long.
     await this.update(storeId, {
-      update: 'SET tat = :until',
+      update: 'SET tat = :until ADD tatSeq :one',
       condition: 'attribute_exists(slots) AND (attribute_not_exists(tat) OR tat < :until)',
-      values: { ':until': until },
+      values: { ':until': until, ':one': 1 },
     });
   }
 
   async restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean> {
     const result = await this.update(storeId, {
-      update: 'SET tat = :next',
+      update: 'SET tat = :next ADD tatSeq :one',
       condition: 'attribute_not_exists(tat) OR tat <= :now',
-      values: { ':next': now + intervalMs, ':now': now },
+      values: { ':next': now + intervalMs, ':now': now, ':one': 1 },
+    });
+    return result.ok;
+  }
+
+  async returnTat(
+    storeId: string,
+    reservation: { tat: number; seq: number },
+    intervalMs: number,
+  ): Promise<boolean> {
+    const result = await this.update(storeId, {
+      // Bumps tatSeq too: a retried give-back whose first attempt landed cannot give the instant back twice.
+      update: 'SET tat = :back ADD tatSeq :one',
+      condition: 'tat = :tat AND tatSeq = :seq',
+      values: {
+        ':back': reservation.tat - intervalMs,
+        ':tat': reservation.tat,
+        ':seq': reservation.seq,
+        ':one': 1,
+      },
     });
     return result.ok;
   }
@@ -259,14 +278,15 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
       new UpdateCommand({
         TableName: this.tableName,
         Key: { [KEY]: storeId },
-        UpdateExpression: 'ADD tat :interval',
-        ExpressionAttributeValues: { ':interval': intervalMs },
+        UpdateExpression: 'ADD tat :interval, tatSeq :one',
+        ExpressionAttributeValues: { ':interval': intervalMs, ':one': 1 },
         ReturnValues: 'ALL_NEW',
       }),
     );
     const tat = Number(out.Attributes?.['tat'] ?? intervalMs);
+    const seq = Number(out.Attributes?.['tatSeq'] ?? 1);
     const rate = RateStateSchema.safeParse(out.Attributes?.['rate']);
-    return rate.success ? { tat, rate: rate.data } : { tat };
+    return rate.success ? { tat, seq, rate: rate.data } : { tat, seq };
   }
 
   noteRate(storeId: string, next: RateState, seenAt: number | undefined): Promise<Conditional> {

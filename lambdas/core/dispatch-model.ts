@@ -66,6 +66,8 @@ export const DispatchItemSchema = z.object({
   ingestUntil: z.number().optional(),
   /** Rate limiting: the store's theoretical arrival time, the earliest its next marketplace call may start. */
   tat: z.number().optional(),
+  /** Writes to `tat` by the pacers (restart, advance, hold, give-back): what a give-back checks it still owns. */
+  tatSeq: z.number().int().optional(),
   /**
    * The marketplace's own limit as last learnt (adaptive rate, `adaptive-rate.ts`): a header rate or a backoff,
    * shared by all the store's consumers; absent while the policy rate holds. Written only when it changes.

@@ -35,6 +35,8 @@ export interface RequeueOptions {
 export interface TatReservation {
   tat: number;
   rate?: RateState;
+  /** The schedule's write count after this reservation (`tatSeq`): `returnTat` gives it back only if unchanged. */
+  seq?: number;
 }
 
 /** Per-store dispatch state (Dispatch table). Every mutation is one conditional write on one item. */
@@ -100,6 +102,13 @@ export interface DispatchState {
    * `tat` to it, never lowers it. Every consumer's next `advanceTat` then lands at or after `until`.
    */
   holdTat(storeId: string, until: number): Promise<void>;
+  /**
+   * Rate limiting: give back a reservation the caller will not use (its slice deadline came first), if no
+   * other write moved the schedule since (`tat` and `tatSeq` as it left them); false otherwise — its instant
+   * then stays unused, never handed out twice. Without it a store whose interval exceeds its slice would
+   * push its own schedule on at every slice and never call (simulation seed 10392).
+   */
+  returnTat(storeId: string, reservation: { tat: number; seq: number }, intervalMs: number): Promise<boolean>;
   /** Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs`; false if it does not lag. */
   restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean>;
   /**

@@ -32,6 +32,31 @@ export const parsePriorityShares = (text: string, field: string): PriorityShares
   return shares as PriorityShares;
 };
 
+/**
+ * Of a pool's workers, the share (percent, rounded down) kept for `high` while the lower levels saturate
+ * it: a high store's attention then finds a free worker at once instead of waiting for a running slice to
+ * end (nothing preempts one; a normal store's slice may last 20 s). Pools under 20 workers keep none.
+ */
+export const DEFAULT_HIGH_HEADROOM_PERCENT = 5;
+
+/** Workers kept for `high` in a pool of `workers`. */
+export const headroomWorkers = (workers: number, percent: number = DEFAULT_HIGH_HEADROOM_PERCENT): number =>
+  Math.floor((workers * percent) / 100);
+
+/**
+ * The levels a free worker may take, of those with work: `normal` and `low` only while their slices hold
+ * fewer than all but `headroom` of the pool's workers; `high` always. So the lower levels together never
+ * hold the last `headroom` workers, and a high store's attention finds one free at once; high may use
+ * every worker. While the pool is not saturated nothing changes.
+ */
+export const eligibleLevels = (
+  withWork: Iterable<StorePriority>,
+  pool: { workers: number; lowerBusy: number; headroom: number },
+): StorePriority[] => {
+  const levels = [...withWork];
+  return pool.lowerBusy < pool.workers - pool.headroom ? levels : levels.filter((level) => level === 'high');
+};
+
 /** The cost charged before a level has any measured slice: about a short slice (the end corrects it). */
 const INITIAL_ESTIMATE_MS = 1_000;
 /** Weight of the newest slice in a level's running estimate of its slice time. */

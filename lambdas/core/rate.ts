@@ -96,17 +96,22 @@ export const sharedPacer = (
   onRate: (rate: RateState | undefined) => void = () => undefined,
 ): Pacer => {
   let interval = read(spacing);
+  /** The latest reservation made by `advanceTat` (the schedule as it left it), while it may be given back. */
+  let reserved: { tat: number; seq: number } | undefined;
   const reserve = async (): Promise<number> => {
-    const { tat, rate } = await dispatch.advanceTat(storeId, interval);
-    onRate(rate);
+    const first = await dispatch.advanceTat(storeId, interval);
+    onRate(first.rate);
     const learnt = read(spacing);
-    if (learnt <= interval) return tat;
-    // Another consumer lowered the store's rate (adaptive rate): this reservation used the old spacing, so
-    // push the schedule on by the difference — the next call is then one new interval after this one (one
-    // more write, only when the rate was lowered since this lease last looked).
-    const corrected = await dispatch.advanceTat(storeId, learnt - interval);
-    interval = learnt;
-    return corrected.tat;
+    let got = first;
+    if (learnt > interval) {
+      // Another consumer lowered the store's rate (adaptive rate): this reservation used the old spacing, so
+      // push the schedule on by the difference — the next call is then one new interval after this one (one
+      // more write, only when the rate was lowered since this lease last looked).
+      got = await dispatch.advanceTat(storeId, learnt - interval);
+      interval = learnt;
+    }
+    reserved = got.seq === undefined ? undefined : { tat: got.tat, seq: got.seq };
+    return got.tat;
   };
   let next = clock.now();
   let blockedUntil = 0;
@@ -116,13 +121,17 @@ export const sharedPacer = (
   const take = async (): Promise<number> => {
     const now = clock.now();
     interval = read(spacing);
+    reserved = undefined;
     if (lagging && (await dispatch.restartTat(storeId, now, interval))) return now;
     let tat = await reserve();
     if (tat <= now) {
       // The schedule lagged a whole interval (a slow call): going now would leave it behind this call, and
       // the next restart would succeed against it at once — two calls together. Re-register it at now
       // first (a second write, only after such a lag); if another consumer moved it meanwhile, reserve again.
-      if (await dispatch.restartTat(storeId, now, interval)) return now;
+      if (await dispatch.restartTat(storeId, now, interval)) {
+        reserved = undefined;
+        return now;
+      }
       tat = await reserve();
     }
     // A schedule less than an interval behind takes no credit for it: the call goes now, and the next one
@@ -138,6 +147,13 @@ export const sharedPacer = (
         held = instant - clock.now() > read(maxWait);
         if (held || instant >= deadline) {
           blockedUntil = instant;
+          // The slice will not use this instant: give it back, so the slice resuming at it finds it free.
+          // Kept, every slice of a store whose interval exceeds the slice would push the schedule one
+          // interval on and never call (a livelock; simulation seeds 10392, 64157). A held store keeps its
+          // reservation: its instant lies past a Retry-After, where the hold itself already put the schedule.
+          if (!held && reserved !== undefined)
+            // A failed give-back only leaves that one instant unused.
+            await dispatch.returnTat(storeId, reserved, interval).catch(() => false);
           return false;
         }
         await sleepUntil(clock, instant);

@@ -249,6 +249,25 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     { activated: T, afterSlice: T + 400, idle: undefined, shard: undefined },
   ],
   [
+    'returnTat gives a refused reservation back only while no other write moved the schedule, and only once',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.restartTat(id, T, 200); // tat T + 200
+      const mine = await d.advanceTat(id, 200); // instant T + 200, tat T + 400
+      const back = await d.returnTat(id, { tat: mine.tat, seq: mine.seq as number }, 200);
+      const again = await d.returnTat(id, { tat: mine.tat, seq: mine.seq as number }, 200);
+      const afterBack = (await d.read(id))?.tat;
+      const first = await d.advanceTat(id, 200); // instant T + 200 again, tat T + 400
+      await d.advanceTat(id, 200); // another consumer reserves after it: tat T + 600
+      const overtaken = await d.returnTat(id, { tat: first.tat, seq: first.seq as number }, 200);
+      const held = await d.advanceTat(id, 200); // tat T + 800
+      await d.holdTat(id, T + 5_000);
+      const afterHold = await d.returnTat(id, { tat: held.tat, seq: held.seq as number }, 200);
+      return { back, again, afterBack, overtaken, afterHold, tat: (await d.read(id))?.tat };
+    },
+    { back: true, again: false, afterBack: T + 200, overtaken: false, afterHold: false, tat: T + 5_000 },
+  ],
+  [
     'holdTat raises the schedule to a 429’s Retry-After, never lowers it, and creates no item',
     async (d, id) => {
       await d.holdTat(id, T + 30_000);

@@ -210,6 +210,7 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       (item) => item !== undefined && (item.tat === undefined || item.tat < until),
       (item) => {
         item.tat = until;
+        item.tatSeq = (item.tatSeq ?? 0) + 1;
       },
     );
   }
@@ -219,6 +220,22 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       (item) => item !== undefined && (item.tat === undefined || item.tat <= now),
       (item) => {
         item.tat = now + intervalMs;
+        item.tatSeq = (item.tatSeq ?? 0) + 1;
+      },
+    );
+    return result.ok;
+  }
+  async returnTat(
+    storeId: string,
+    reservation: { tat: number; seq: number },
+    intervalMs: number,
+  ): Promise<boolean> {
+    const result = this.write(
+      storeId,
+      (item) => item?.tat === reservation.tat && item.tatSeq === reservation.seq,
+      (item) => {
+        item.tat = reservation.tat - intervalMs;
+        item.tatSeq = (item.tatSeq ?? 0) + 1;
       },
     );
     return result.ok;
@@ -229,12 +246,12 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       () => true,
       (item) => {
         item.tat = (item.tat ?? 0) + intervalMs;
+        item.tatSeq = (item.tatSeq ?? 0) + 1;
       },
     );
     const item = (result as { item: DispatchItem }).item;
-    return item.rate === undefined
-      ? { tat: item.tat as number }
-      : { tat: item.tat as number, rate: item.rate };
+    const reservation = { tat: item.tat as number, seq: item.tatSeq as number };
+    return item.rate === undefined ? reservation : { ...reservation, rate: item.rate };
   }
   async noteRate(storeId: string, next: RateState, seenAt: number | undefined): Promise<Conditional> {
     return this.write(

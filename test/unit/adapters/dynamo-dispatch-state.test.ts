@@ -267,9 +267,27 @@ describe('DynamoDispatchState writes', () => {
       'holdTat only ever moves the rate schedule later, on an existing item',
       (s) => s.holdTat(STORE, T0 + 30_000),
       update({
-        UpdateExpression: 'SET tat = :until',
+        UpdateExpression: 'SET tat = :until ADD tatSeq :one',
         ConditionExpression: 'attribute_exists(slots) AND (attribute_not_exists(tat) OR tat < :until)',
-        ExpressionAttributeValues: { ':until': T0 + 30_000 },
+        ExpressionAttributeValues: { ':until': T0 + 30_000, ':one': 1 },
+      }),
+    ],
+    [
+      'restartTat restarts only a schedule that lags the clock, counting the write',
+      (s) => s.restartTat(STORE, T0, 250),
+      update({
+        UpdateExpression: 'SET tat = :next ADD tatSeq :one',
+        ConditionExpression: 'attribute_not_exists(tat) OR tat <= :now',
+        ExpressionAttributeValues: { ':next': T0 + 250, ':now': T0, ':one': 1 },
+      }),
+    ],
+    [
+      'returnTat gives a reservation back only over the schedule as the reservation left it',
+      (s) => s.returnTat(STORE, { tat: T0 + 500, seq: 7 }, 250),
+      update({
+        UpdateExpression: 'SET tat = :back ADD tatSeq :one',
+        ConditionExpression: 'tat = :tat AND tatSeq = :seq',
+        ExpressionAttributeValues: { ':back': T0 + 250, ':tat': T0 + 500, ':seq': 7, ':one': 1 },
       }),
     ],
     [
@@ -415,20 +433,20 @@ describe('DynamoDispatchState lost conditions', () => {
 describe('DynamoDispatchState reads', () => {
   it('advanceTat adds the interval and hands back the schedule and the learnt rate (ALL_NEW)', async () => {
     const rate = { why: 'header', r: 4, at: T0 };
-    ddb.on(UpdateCommand).resolves({ Attributes: { storeId: STORE, tat: T0 + 250, rate } });
-    await expect(state.advanceTat(STORE, 250)).resolves.toEqual({ tat: T0 + 250, rate });
+    ddb.on(UpdateCommand).resolves({ Attributes: { storeId: STORE, tat: T0 + 250, tatSeq: 4, rate } });
+    await expect(state.advanceTat(STORE, 250)).resolves.toEqual({ tat: T0 + 250, seq: 4, rate });
     expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
       TableName: TABLE,
       Key: { storeId: STORE },
-      UpdateExpression: 'ADD tat :interval',
-      ExpressionAttributeValues: { ':interval': 250 },
+      UpdateExpression: 'ADD tat :interval, tatSeq :one',
+      ExpressionAttributeValues: { ':interval': 250, ':one': 1 },
       ReturnValues: 'ALL_NEW',
     });
   });
 
   it('advanceTat without a learnt rate hands back the schedule alone', async () => {
-    ddb.on(UpdateCommand).resolves({ Attributes: { storeId: STORE, tat: T0 } });
-    await expect(state.advanceTat(STORE, 250)).resolves.toEqual({ tat: T0 });
+    ddb.on(UpdateCommand).resolves({ Attributes: { storeId: STORE, tat: T0, tatSeq: 1 } });
+    await expect(state.advanceTat(STORE, 250)).resolves.toEqual({ tat: T0, seq: 1 });
   });
 
   it('read is strongly consistent', async () => {

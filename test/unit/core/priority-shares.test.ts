@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { STORE_PRIORITIES, type StorePriority } from '../../../lambdas/core/plans.js';
 import {
+  DEFAULT_HIGH_HEADROOM_PERCENT,
   DEFAULT_PRIORITY_SHARES,
+  eligibleLevels,
+  headroomWorkers,
   LevelPicker,
   parsePriorityShares,
 } from '../../../lambdas/core/priority-shares.js';
@@ -116,5 +119,34 @@ describe('parsePriorityShares', () => {
     expect(() => parsePriorityShares(text, 'AQ_WORKER_POOL_SHARES')).toThrow(
       new RegExp(`AQ_WORKER_POOL_SHARES.*${problem}`),
     );
+  });
+});
+
+describe('the high headroom', () => {
+  it.each([
+    { workers: 100, percent: DEFAULT_HIGH_HEADROOM_PERCENT, kept: 5 },
+    { workers: 20, percent: DEFAULT_HIGH_HEADROOM_PERCENT, kept: 1 },
+    { workers: 19, percent: DEFAULT_HIGH_HEADROOM_PERCENT, kept: 0 },
+    { workers: 64, percent: 10, kept: 6 },
+    { workers: 100, percent: 0, kept: 0 },
+  ])('keeps $kept of $workers workers at $percent %', ({ workers, percent, kept }) => {
+    expect(headroomWorkers(workers, percent)).toBe(kept);
+  });
+
+  it('lets normal and low take a worker while they hold fewer than all but the headroom', () => {
+    expect(eligibleLevels(STORE_PRIORITIES, { workers: 10, lowerBusy: 7, headroom: 2 })).toEqual([
+      'high',
+      'normal',
+      'low',
+    ]);
+  });
+
+  it('keeps the last workers for high once normal and low hold all the others', () => {
+    expect(eligibleLevels(STORE_PRIORITIES, { workers: 10, lowerBusy: 8, headroom: 2 })).toEqual(['high']);
+    expect(eligibleLevels(['normal', 'low'], { workers: 10, lowerBusy: 9, headroom: 2 })).toEqual([]);
+  });
+
+  it('changes nothing without a headroom: every level with work may take the last worker', () => {
+    expect(eligibleLevels(['low'], { workers: 4, lowerBusy: 3, headroom: 0 })).toEqual(['low']);
   });
 });

@@ -33,6 +33,11 @@ const recordingDispatch = (storeId: string, tat?: number) => {
       writes.push('advance');
       return state.advanceTat(id, interval);
     },
+    returnTat: async (id: string, reservation: { tat: number; seq: number }, interval: number) => {
+      const ok = await state.returnTat(id, reservation, interval);
+      writes.push(ok ? 'return' : 'return-refused');
+      return ok;
+    },
   } as unknown as DispatchState;
   return { dispatch, writes, tat: () => state.items.get(storeId)?.tat };
 };
@@ -100,6 +105,52 @@ describe('localPacer', () => {
 
 describe('sharedPacer', () => {
   const STORE = 'store-1';
+
+  it('gives back an instant its slice deadline refuses, so the slice resuming at it calls (no livelock)', async () => {
+    // Simulation seed 10392: an interval of 2 s, slices of 1 s. Each slice reserved the next instant, could
+    // not use it before its deadline, and the next slice — resuming at that instant — found the schedule one
+    // interval further on: no call, ever.
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, tat } = recordingDispatch(STORE, T0 + 1_000);
+    const first = sharedPacer(dispatch, STORE, 2_000, clock);
+
+    expect(await first.acquire(T0 + 500)).toBe(false);
+    expect(first.held).toBe(false);
+    expect(first.blockedUntil).toBe(T0 + 1_000);
+    expect(writes).toEqual(['restart-refused', 'advance', 'return']);
+    expect(tat()).toBe(T0 + 1_000);
+
+    advance(first.blockedUntil - clock.now()); // the next slice starts at the refused instant
+    writes.length = 0;
+    const next = sharedPacer(dispatch, STORE, 2_000, clock);
+    expect(await next.acquire(clock.now() + 500)).toBe(true);
+    expect(clock.now()).toBe(T0 + 1_000);
+    expect(writes).toEqual(['restart']);
+  });
+
+  it('leaves a refused instant in place when another consumer reserved after it', async () => {
+    const { clock } = steppedClock();
+    const { dispatch, writes, tat } = recordingDispatch(STORE, T0 + 1_000);
+    const other = sharedPacer(dispatch, STORE, 2_000, clock);
+    const mine = sharedPacer(dispatch, STORE, 2_000, clock);
+    const slow = dispatch.advanceTat.bind(dispatch);
+    let interleaved = false;
+    // The other consumer's reservation lands between this one's advance and its give-back.
+    (dispatch as { advanceTat: DispatchState['advanceTat'] }).advanceTat = async (id, interval) => {
+      const got = await slow(id, interval);
+      if (!interleaved) {
+        interleaved = true;
+        await other.acquire(T0 + 500);
+      }
+      return got;
+    };
+
+    expect(await mine.acquire(T0 + 500)).toBe(false);
+    expect(writes.filter((w) => w.startsWith('return'))).toEqual(['return', 'return-refused']);
+    // The other consumer gave its instant (T0 + 3000) back, so the schedule reads as this reservation left
+    // it — but not as the same write (tatSeq moved): this one's instant (T0 + 1000) stays unused, never doubled.
+    expect(tat()).toBe(T0 + 3_000);
+  });
 
   it('never starts two calls together after a slow call left the schedule a whole interval behind', async () => {
     // Found by mutation testing: calls lasting 0, 3000, 10 and 10 ms at 1/s started at 0, 1000, 4000 and
