@@ -37,6 +37,7 @@ export const composeWorker = (
     settings: {
       emptyPollSeconds: config[EnvNames.emptyPollSeconds],
       marketplaceTimeoutMs: config[EnvNames.marketplaceTimeoutMs],
+      expiryAgeMs: config[EnvNames.expiryAgeSeconds] * 1000,
     },
   };
 };

@@ -97,6 +97,10 @@ export const MetricNames = {
   tasksDuplicate: 'TasksDuplicate',
   tasksStale: 'TasksStale',
   tasksResent: 'TasksResent',
+  /** A task accepted more than EXPIRY_AGE ago was throttled again: dead-lettered (`expiring`), never re-sent. */
+  tasksExpiring: 'TasksExpiring',
+  /** Tasks the retention pass re-sent as fresh copies; dimension `age`: old (sent > REFRESH_AGE ago) or recent. */
+  tasksRefreshed: 'TasksRefreshed',
   attentionsPublished: 'AttentionsPublished',
   attentionsDiscarded: 'AttentionsDiscarded',
   attentionsCoalesced: 'AttentionsCoalesced',

@@ -329,7 +329,8 @@ export const runSlice = async (
         callMs += deps.clock.now() - callStartedAt;
       }
       handled++;
-      if (outcome.kind === 'throttled') {
+      // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
+      if (outcome.kind === 'throttled' && !outcome.deadLettered) {
         // A short Retry-After that ends before the deadline: hold every consumer of the store (the shared
         // schedule), sleep through it with the task still in hand, and call it again — no copies, no restart.
         // The 429 counted as one of the slice's calls: only while the batch's calls still fit the slice.
@@ -370,7 +371,12 @@ export const runSlice = async (
       // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
       // receive limit.
       await deps.dispatch.holdTat(store.storeId, until);
-      await resendRest(i, outcome.afterSeconds, plannedAt);
+      // A task past its expiry age was dead-lettered instead (issue #10): delete it, re-send the rest.
+      if (outcome.deadLettered) {
+        deadLettered++;
+        finished.push(message);
+      }
+      await resendRest(outcome.deadLettered ? i + 1 : i, outcome.afterSeconds, plannedAt);
       return result('throttled', { resumeAt: until });
     }
     await flush();

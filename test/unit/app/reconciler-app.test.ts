@@ -245,6 +245,7 @@ describe('createReconcilerHandler', () => {
       message: 'reconciler run',
       fields: {
         checked: 0,
+        refreshed: 0,
         repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
         swept: 0,
         deadLettersUnaccounted: 0,
