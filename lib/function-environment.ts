@@ -33,6 +33,11 @@ export const RUNTIME_DEFAULTED: readonly EnvName[] = [
   EnvNames.sweepStoresPerRun,
   EnvNames.storeCacheSeconds,
   EnvNames.logLevel,
+  // Retention (issue #10): tests and local mode shorten them; a deployment keeps SQS's own ages.
+  EnvNames.expiryAgeSeconds,
+  EnvNames.refreshAgeSeconds,
+  EnvNames.refreshCopyDelaySeconds,
+  EnvNames.refreshBatchesPerRun,
 ];
 
 /** The name the runtime gives Powertools (FUNCTIONS[fn].serviceName), so logs and metrics agree with the environment. */

@@ -63,8 +63,9 @@ export const StoreQueueActions = {
   },
   // The sweep reads a work queue's counts to find stranded backlogs. On a DLQ, only whether its redrive's
   // move task still runs (the DLQ's ARN first), to lift the store's redrive mark when it has ended.
+  // The retention pass (issue #10) re-sends a store's old tasks as fresh copies and deletes the originals.
   reconciler: {
-    work: ['sqs:GetQueueAttributes'],
+    work: ['sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'sqs:DeleteMessage'],
     deadLetter: ['sqs:GetQueueAttributes', 'sqs:ListMessageMoveTasks'],
   },
   authorizer: { work: [], deadLetter: [] },

@@ -9,6 +9,7 @@ import type { SimPorts } from './sim-ports.js';
 import type { SimMessage, SimQueue } from './sim-sqs.js';
 import type { LeaseTrack } from './world-view.js';
 
+const WORKER_TIMEOUT_MS = workerTimeoutSeconds() * 1000;
 const ATTENTION_VISIBILITY_MS = attentionVisibilitySeconds(workerTimeoutSeconds()) * 1000;
 
 /**
@@ -56,6 +57,8 @@ export class WorkerPool {
   private spawn(message: SimMessage): void {
     const { ctx } = this;
     const actor = ctx.sched.newActor('worker', 'worker', ctx.skew());
+    // Its Lambda timeout, from its invocation: a zombie stalled past it is killed, its call in flight with it.
+    actor.killAt = ctx.now + WORKER_TIMEOUT_MS;
     this.free--;
     const parsed = AttentionMessageSchema.parse(JSON.parse(message.body));
     const receipt = message.receipt;

@@ -50,6 +50,7 @@ let worstAttentions = 0;
 let worstAttentionsSeed = 0;
 let rawDuplicates = 0;
 let crashes = 0;
+let workerTimeouts = 0;
 /** Totals of the counters that show which edge faults a run exercised. */
 const edges = {
   zombieStalls: 0,
@@ -72,6 +73,7 @@ for (let seed = from; seed < from + count; seed++) {
   }
   rawDuplicates += result.stats.rawDuplicateSuccesses;
   crashes += result.stats.crashes;
+  workerTimeouts += result.stats.workerTimeouts;
   for (const key of Object.keys(edges) as (keyof typeof edges)[]) edges[key] += result.stats[key];
   if (!result.ok) {
     failures++;
@@ -99,6 +101,7 @@ console.log(
     seedsPerSecond: Number((count / secs).toFixed(1)),
     steps,
     crashes,
+    workerTimeouts,
     rawDuplicateSuccesses: rawDuplicates,
     ...edges,
     worstStrandedRatio: Number(worstStranded.toFixed(3)),

@@ -36,7 +36,7 @@ export const CORE_FIXES = {
    * their guard, store idle with a message in its queue). Fixed when the delay is computed from the
    * guarded instant at the SQS call (or the guard is written after it).
    */
-  wakeGuardSurvivesStall: false,
+  wakeGuardSurvivesStall: true,
   /**
    * slice.ts throttled paths: a zombie (stalled past its lease after a 429) still re-sends "the rest of its
    * batch" as fresh copies; its receipt handles are stale, so the originals stay too, and the copies land
@@ -62,7 +62,7 @@ export const CORE_FIXES = {
    * store idle at 57.5 s). Fixed when a receive that returns past the lease end hands its messages back
    * (or guards until they are visible) before anything else.
    */
-  receiveVisibilityBounded: false,
+  receiveVisibilityBounded: true,
   /**
    * slice.ts throttle re-send and retry hiding: with the two fixes above, a stall *inside* the SQS call
    * (its effect lands late, after the zombie's lease and after a lease let the store go idle) is covered
@@ -72,7 +72,7 @@ export const CORE_FIXES = {
    * store idle since 86.1 s). Fixed when a worker's own send-then-record window is excused like ingest's,
    * or the enqueue is recorded before the send (write-ahead, issue #10 point 3).
    */
-  hidingCallStallCovered: false,
+  hidingCallStallCovered: true,
 };
 
 /** Worker calls that get no zombie stall until the matching CORE_FIXES flag is set. */

@@ -114,7 +114,15 @@ export class Invariants implements Checks {
     const state = this.world.store(storeId);
     // One consumer or several: as the throttled slice's lease was taken (a campaign may have changed the cap).
     const cap = this.world.leases().get(actor.id)?.cap ?? state?.spec.policy.maxConcurrentConsumers;
-    if (state) this.rate.throttled(storeId, until, cap === 1, actor.id);
+    const lease = this.world.leases().get(actor.id);
+    if (state)
+      this.rate.throttled(
+        storeId,
+        until,
+        cap === 1,
+        actor.id,
+        lease?.storeId === storeId ? lease : undefined,
+      );
   }
 
   holdLanded(storeId: string, until: number): void {

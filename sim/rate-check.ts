@@ -28,6 +28,8 @@ export const RETRY_AFTER_TOLERANCE_MS = 2 * CLOCK_SKEW_MS;
 interface Hold {
   scope: 'actor' | 'store' | 'reservation';
   actorId?: number;
+  /** The lease (slot and fence) of the call that got the 429: within it, one clock, so no skew tolerance. */
+  lease?: { slotId: string; fence: number };
   toldAt: number;
   /** True time the Retry-After ends. */
   until: number;
@@ -47,9 +49,21 @@ export class RateCheck {
     private readonly fail: (invariant: number, message: string) => void,
   ) {}
 
-  /** A 429 answered `actorId`'s call of `storeId` now, with this Retry-After end (true time). */
-  throttled(storeId: string, until: number, single: boolean, actorId: number): void {
-    this.hold(storeId, { scope: single ? 'store' : 'actor', actorId, toldAt: this.world.now, until });
+  /** A 429 answered `actorId`'s call of `storeId` (under `lease`) now, with this Retry-After end (true time). */
+  throttled(
+    storeId: string,
+    until: number,
+    single: boolean,
+    actorId: number,
+    lease?: { slotId: string; fence: number },
+  ): void {
+    this.hold(storeId, {
+      scope: single ? 'store' : 'actor',
+      actorId,
+      ...(lease === undefined ? {} : { lease: { slotId: lease.slotId, fence: lease.fence } }),
+      toldAt: this.world.now,
+      until,
+    });
   }
 
   /** A holdTat write landed (several consumers: this is how the others are told). */
@@ -89,11 +103,23 @@ export class RateCheck {
       );
     const holds = (this.holds.get(storeId) ?? []).filter((h) => h.until > now - RETRY_AFTER_TOLERANCE_MS);
     this.holds.set(storeId, holds);
-    for (const hold of holds)
-      if (now < hold.until - RETRY_AFTER_TOLERANCE_MS && this.told(hold, actorId, lease))
+    for (const hold of holds) {
+      // The lease that got the 429 and sleeps through it in its slice: its own clock, no skew to allow for.
+      const sameLease =
+        hold.actorId === actorId &&
+        hold.lease?.slotId === lease.slotId &&
+        hold.lease.fence === lease.fence &&
+        hold.toldAt < now;
+      if (sameLease && now < hold.until)
+        this.fail(
+          RATE_INVARIANT,
+          `a call of ${storeId} started ${((hold.until - now) / 1000).toFixed(1)} s before the Retry-After its own lease was told`,
+        );
+      else if (now < hold.until - RETRY_AFTER_TOLERANCE_MS && this.told(hold, actorId, lease))
         this.fail(
           RATE_INVARIANT,
           `a call of ${storeId} started ${((hold.until - now) / 1000).toFixed(1)} s before the Retry-After it was told`,
         );
+    }
   }
 }

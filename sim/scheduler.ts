@@ -16,6 +16,11 @@ export interface Actor {
   /** This actor's clock offset from true time (|skew| ≤ CLOCK_SKEW_MS / 2, so any two clocks agree within CLOCK_SKEW_MS). */
   readonly skewMs: number;
   crashed: boolean;
+  /**
+   * True time its Lambda timeout kills this actor (workers): an operation that would complete later is
+   * dropped with the actor — its effect applied or not, as a request in flight at the kill — like a crash.
+   */
+  killAt?: number;
   /** When this actor last began a stall longer than the lease margin (a zombie in the making). */
   longStallAt?: number;
   /**
@@ -68,6 +73,8 @@ export class Scheduler {
   now: number;
   private readonly start: number;
   crashes = 0;
+  /** Actors killed by their Lambda timeout (`killAt`). */
+  timeouts = 0;
   steps = 0;
   crashesEnabled = true;
   readonly traceLines: string[] = [];
@@ -158,11 +165,13 @@ export class Scheduler {
     const op = this.rng.pick(runnable);
     this.ops.splice(this.ops.indexOf(op), 1);
     this.steps++;
+    const timedOut = op.actor.killAt !== undefined && op.readyAt > op.actor.killAt;
     if (
-      this.crashesEnabled &&
-      op.actor.kind !== 'env' &&
-      this.crashes < this.options.maxCrashes &&
-      this.rng.chance(this.options.crashProbability)
+      timedOut ||
+      (this.crashesEnabled &&
+        op.actor.kind !== 'env' &&
+        this.crashes < this.options.maxCrashes &&
+        this.rng.chance(this.options.crashProbability))
     ) {
       const applied = this.rng.chance(0.5);
       if (applied) {
@@ -173,9 +182,12 @@ export class Scheduler {
           // The effect failed; the actor is gone either way.
         }
       }
-      this.log(`${op.actor.name} CRASH at ${op.label} (effect ${applied ? 'applied' : 'not applied'})`);
+      this.log(
+        `${op.actor.name} ${timedOut ? 'TIMED OUT' : 'CRASH'} at ${op.label} (effect ${applied ? 'applied' : 'not applied'})`,
+      );
       op.onDrop?.(applied);
-      this.crash(op.actor);
+      if (timedOut) this.timeouts++;
+      this.crash(op.actor, !timedOut);
       await this.settle();
       return true;
     }
@@ -199,10 +211,10 @@ export class Scheduler {
     return true;
   }
 
-  crash(actor: Actor): void {
+  crash(actor: Actor, counted = true): void {
     if (actor.crashed || actor.finished) return;
     actor.crashed = true;
-    this.crashes++;
+    if (counted) this.crashes++;
     const dropped = this.ops.filter((op) => op.actor === actor);
     this.ops = this.ops.filter((op) => op.actor !== actor);
     for (const op of dropped) op.onDrop?.(false);

@@ -1,4 +1,4 @@
-import { afterAnswer, effectiveRate } from '../lambdas/core/adaptive-rate.js';
+import { afterAnswer, effectiveRate, resumeWithinSlice } from '../lambdas/core/adaptive-rate.js';
 import { RATE_INVARIANT } from './rate-check.js';
 import type { Variant } from './protocol-variant.js';
 
@@ -28,10 +28,22 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
       'after a marketplace 429 the AIMD recovery is capped at three times the policy rate instead of the policy rate',
     rateRules: {
       afterAnswer,
+      resumeWithinSlice,
       effectiveRate: (state, policyRate, now) =>
         state === undefined
           ? effectiveRate(state, policyRate, now)
           : { ...effectiveRate(state, 3 * policyRate, now), configured: policyRate },
+    },
+  },
+  {
+    name: 'sleep-through-no-wait',
+    breaks: RATE_INVARIANT,
+    description: 'a lease that should sleep through a short Retry-After inside its slice calls again at once',
+    rateRules: {
+      afterAnswer,
+      effectiveRate,
+      resumeWithinSlice: (afterSeconds, now, deadline) =>
+        resumeWithinSlice(afterSeconds, now, deadline) === undefined ? undefined : now,
     },
   },
 ];

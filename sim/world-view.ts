@@ -88,6 +88,8 @@ export interface SimStats {
   delivered: number;
   deadLettered: number;
   crashes: number;
+  /** Workers killed by their Lambda timeout (a zombie stalled past it). */
+  workerTimeouts: number;
   attentionsPublished: number;
   attentionsLost: number;
   rawDuplicateSuccesses: number;
@@ -121,6 +123,7 @@ export const emptyStats = (): SimStats => ({
   delivered: 0,
   deadLettered: 0,
   crashes: 0,
+  workerTimeouts: 0,
   attentionsPublished: 0,
   attentionsLost: 0,
   rawDuplicateSuccesses: 0,

@@ -201,6 +201,7 @@ export class World implements WorldView {
     stats.steps = sched.steps;
     stats.virtualMs = ctx.now - T0;
     stats.crashes = sched.crashes;
+    stats.workerTimeouts = sched.timeouts;
     stats.rawDuplicateSuccesses = this.market.server.rawDuplicates();
     for (const record of this.db.deliveries.records.values()) if (record.status === 'stale') stats.stale++;
     for (const track of this.sqs.tasks.values()) {

@@ -10,6 +10,8 @@ export interface MarketplaceCall {
   marketplace: string;
   storeId: string;
   idempotencyKey: string | undefined;
+  /** The X-Amzn-Trace-Id the worker forwarded: the trace of the request that submitted the task. */
+  traceHeader?: string;
   body: unknown;
   startedAt: number;
   endedAt: number;
@@ -96,6 +98,7 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
       const marketplace = decodeURIComponent(match[1] ?? '');
       const storeId = decodeURIComponent(match[2] ?? '');
       const idempotencyKey = req.headers['idempotency-key'] as string | undefined;
+      const traceHeader = req.headers['x-amzn-trace-id'];
       const startedAt = Date.now();
       const now = (inFlight.get(storeId) ?? 0) + 1;
       inFlight.set(storeId, now);
@@ -137,6 +140,7 @@ export const startMarketplaceSim = async (options: MarketplaceSimOptions = {}): 
         marketplace,
         storeId,
         idempotencyKey,
+        ...(typeof traceHeader === 'string' ? { traceHeader } : {}),
         body,
         startedAt,
         endedAt: Date.now(),

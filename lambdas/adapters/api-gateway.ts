@@ -4,12 +4,17 @@ import { errorBody, errorResponse, json, type HttpRequest, type HttpResponse } f
 import type { RouteId } from '../core/routes.js';
 import { ROUTES } from '../core/routes.js';
 import type { Telemetry } from '../core/ports.js';
+import { TRACE_HEADER } from '../core/trace-header.js';
 
 /** API Gateway REST (v1 proxy) event → the core's HttpRequest. */
 export const toHttpRequest = (event: APIGatewayProxyEvent): HttpRequest => {
   const headers: Record<string, string> = {};
   for (const [key, value] of Object.entries(event.headers ?? {}))
     if (value !== undefined) headers[key.toLowerCase()] = value;
+  // In Lambda, the invocation's own trace (it continues the API stage's when the stage traces): the trace a
+  // submitted task carries to the marketplace call (core/trace-header.ts). Local mode keeps the request's header.
+  const invocationTrace = process.env['_X_AMZN_TRACE_ID'];
+  if (invocationTrace) headers[TRACE_HEADER] = invocationTrace;
   const body =
     event.body === null || event.body === undefined
       ? undefined

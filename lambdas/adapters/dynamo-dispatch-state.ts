@@ -8,7 +8,13 @@ import {
 import { RateStateSchema, type RateState } from '../core/adaptive-rate.js';
 import { DispatchItemSchema, type DispatchItem, type Slot } from '../core/dispatch-model.js';
 import { activeShardOf, Tables } from '../core/names.js';
-import type { Conditional, DispatchState, RequeueOptions, TatReservation } from '../core/ports.js';
+import type {
+  Conditional,
+  DispatchState,
+  RequeueOptions,
+  RetentionMarks,
+  TatReservation,
+} from '../core/ports.js';
 import { CLOCK_SKEW_MS } from '../core/timing.js';
 import { conditional } from './dynamo-conditional.js';
 import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
@@ -41,7 +47,7 @@ const INIT = 'slots = if_not_exists(slots, :empty), fence = if_not_exists(fence,
  * The dispatch state in DynamoDB: one item per store, every change a single conditional UpdateItem on it
  * (strongly consistent), so no transaction is needed and a store's protocol state moves atomically.
  */
-export class DynamoDispatchState implements DispatchState {
+export class DynamoDispatchState implements DispatchState, RetentionMarks {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -209,7 +215,7 @@ export class DynamoDispatchState implements DispatchState {
       ...(opts.drainMs === undefined ? [] : ['lastDrainMs = :drain']),
     ];
     return this.update(storeId, {
-      update: `REMOVE slots.#id, activeShard, activeSince, headSentAt, ingesting, ingestUntil SET ${sets.join(', ')}`,
+      update: `REMOVE slots.#id, activeShard, activeSince, headSentAt, refreshedAt, ingesting, ingestUntil SET ${sets.join(', ')}`,
       condition:
         `${isMyLease} AND enqSeq = :seen AND size(slots) = :one AND ` +
         '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt) AND ' +
@@ -314,6 +320,19 @@ export class DynamoDispatchState implements DispatchState {
     });
   }
 
+  async raiseRefreshed(storeId: string, at: number, seen: number | undefined): Promise<boolean> {
+    const result = await this.update(storeId, {
+      update: 'SET refreshedAt = :at',
+      condition: `attribute_exists(activeShard) AND ${seen === undefined ? 'attribute_not_exists(refreshedAt)' : 'refreshedAt = :seen'}`,
+      values: { ':at': at, ...(seen === undefined ? {} : { ':seen': seen }) },
+    });
+    return result.ok;
+  }
+
+  async lowerRefreshed(storeId: string): Promise<void> {
+    await this.update(storeId, { update: 'SET refreshedAt = :zero', values: { ':zero': 0 } });
+  }
+
   async deferWake(storeId: string, until: number): Promise<void> {
     // Losing the condition means a later wake is already recorded, which covers this one.
     await this.update(storeId, {
@@ -356,7 +375,8 @@ export class DynamoDispatchState implements DispatchState {
 
   async beginRedrive(storeId: string, now: number): Promise<void> {
     await this.update(storeId, {
-      update: `SET ${INIT}, enqSeq = if_not_exists(enqSeq, :zero), ${ACTIVATE}, redriveAt = :now`,
+      // Moved messages may be older than anything the bound knew: the next reconciler run makes a retention pass.
+      update: `SET ${INIT}, enqSeq = if_not_exists(enqSeq, :zero), ${ACTIVATE}, redriveAt = :now, refreshedAt = :zero`,
       values: { ':empty': {}, ':zero': 0, ':shard': activeShardOf(storeId), ':now': now },
     });
   }

@@ -1,5 +1,7 @@
 import type { MarketLimit } from '../core/adaptive-rate.js';
 import type { DeliveryOutcome, DeliveryRequest, Marketplace } from '../core/ports.js';
+import { traceHeaderFor } from '../core/trace-header.js';
+import { traceMarketplaceCall, type MarketplaceCallTracer } from './tracing.js';
 
 /** IMF-fixdate, the HTTP-date form senders must use (RFC 9110 §5.6.7); Date.parse alone accepts "1.5". */
 const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
@@ -68,13 +70,18 @@ export const classify = (status: number, retryAfter: string | null, now: number)
   return { kind: 'permanent', status, error: `marketplace answered ${status}` };
 };
 
-/** Delivers tasks over HTTP: POST {base}/{marketplace}/stores/{storeId}/tasks with the Idempotency-Key header. */
+/**
+ * Delivers tasks over HTTP: POST {base}/{marketplace}/stores/{storeId}/tasks with the Idempotency-Key header,
+ * and `X-Amzn-Trace-Id: Root={the task's origin trace}` when ingest recorded one (issue #12), so a traced
+ * marketplace joins the trace of the request that submitted the task.
+ */
 export class HttpMarketplace implements Marketplace {
   private readonly base: string;
   constructor(
     baseUrl: string,
     private readonly timeoutMs: number,
     private readonly fetchImpl: typeof fetch = fetch,
+    private readonly traceCall: MarketplaceCallTracer = traceMarketplaceCall,
   ) {
     this.base = baseUrl.replace(/\/+$/, '');
   }
@@ -82,14 +89,31 @@ export class HttpMarketplace implements Marketplace {
   async deliver(request: DeliveryRequest): Promise<DeliveryOutcome> {
     const url = `${this.base}/${encodeURIComponent(request.marketplace)}/stores/${encodeURIComponent(request.storeId)}/tasks`;
     try {
-      const response = await this.fetchImpl(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'Idempotency-Key': request.idempotencyKey },
-        body: JSON.stringify(request.body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      // Drain the body so the connection returns to the keep-alive pool.
-      await response.arrayBuffer().catch(() => undefined);
+      const { result: response } = await this.traceCall(
+        url,
+        {
+          storeId: request.storeId,
+          eventId: request.body.eventId,
+          ...(request.traceId === undefined ? {} : { originTraceId: request.traceId }),
+        },
+        async () => {
+          const answer = await this.fetchImpl(url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'Idempotency-Key': request.idempotencyKey,
+              ...(request.traceId === undefined
+                ? {}
+                : { 'X-Amzn-Trace-Id': traceHeaderFor(request.traceId) }),
+            },
+            body: JSON.stringify(request.body),
+            signal: AbortSignal.timeout(this.timeoutMs),
+          });
+          // Drain the body so the connection returns to the keep-alive pool.
+          await answer.arrayBuffer().catch(() => undefined);
+          return { status: answer.status, result: answer };
+        },
+      );
       const outcome = classify(response.status, response.headers.get('retry-after'), Date.now());
       const limit = parseMarketLimit(response.headers);
       return limit === undefined ? outcome : { ...outcome, limit };

@@ -1,6 +1,9 @@
 import type { Context } from 'aws-lambda';
+import { DynamoDeadLetterLedger } from '../adapters/dynamo-dead-letter-ledger.js';
 import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
+import { DynamoDispatchState } from '../adapters/dynamo-dispatch-state.js';
 import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
+import { SqsTaskQueues } from '../adapters/sqs-task-queues.js';
 import { EnvNames } from '../config/env-names.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
 import { reconcile, type ReconcileReport, type ReconcilerDeps } from '../core/reconcile.js';
@@ -16,10 +19,19 @@ export const composeReconciler = (
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
     // The reconciler only reads queue counts; the prefix is unused by counts().
     queues: new SqsQueueAdmin(clients.sqs, 'unused'),
+    deadLetterLedger: new DynamoDeadLetterLedger(clients.doc, config[EnvNames.dispatchTable]),
     settings: {
       attentionGraceMs: config[EnvNames.attentionGraceSeconds] * 1000,
       sweepStoresPerRun: config[EnvNames.sweepStoresPerRun],
+      retention: {
+        refreshAgeMs: config[EnvNames.refreshAgeSeconds] * 1000,
+        copyDelaySeconds: config[EnvNames.refreshCopyDelaySeconds],
+        batchesPerRun: config[EnvNames.refreshBatchesPerRun],
+      },
     },
+    // The retention pass (issue #10): it receives, re-sends and deletes store tasks; the bound is on the item.
+    tasks: new SqsTaskQueues(clients.sqs),
+    marks: new DynamoDispatchState(clients.doc, config[EnvNames.dispatchTable]),
   };
 };
 

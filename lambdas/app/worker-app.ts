@@ -1,6 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { CachedCampaignBook, DynamoCampaignBook } from '../adapters/dynamo-campaign-book.js';
+import { DynamoDeadLetterLedger } from '../adapters/dynamo-dead-letter-ledger.js';
 import { DynamoDeliveryLog } from '../adapters/dynamo-delivery-log.js';
 import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { HttpMarketplace } from '../adapters/http-marketplace.js';
@@ -28,6 +29,7 @@ export const composeWorker = (
     campaignTransitions: new CampaignTransitions(),
     tasks: new SqsTaskQueues(clients.sqs),
     deliveries: new DynamoDeliveryLog(clients.doc, config[EnvNames.deliveriesTable]),
+    deadLetterLedger: new DynamoDeadLetterLedger(clients.doc, config[EnvNames.dispatchTable]),
     marketplace:
       overrides.marketplace ??
       new HttpMarketplace(config[EnvNames.marketplaceBaseUrl], config[EnvNames.marketplaceTimeoutMs]),
@@ -35,6 +37,7 @@ export const composeWorker = (
     settings: {
       emptyPollSeconds: config[EnvNames.emptyPollSeconds],
       marketplaceTimeoutMs: config[EnvNames.marketplaceTimeoutMs],
+      expiryAgeMs: config[EnvNames.expiryAgeSeconds] * 1000,
     },
   };
 };

@@ -20,6 +20,14 @@ export const EnvNames = {
   attentionGraceSeconds: 'AQ_ATTENTION_GRACE_SECONDS',
   sweepStoresPerRun: 'AQ_SWEEP_STORES_PER_RUN',
   storeCacheSeconds: 'AQ_STORE_CACHE_SECONDS',
+  /** Retention (issue #10): a task accepted this long ago and throttled again is dead-lettered (`expiring`). */
+  expiryAgeSeconds: 'AQ_EXPIRY_AGE_SECONDS',
+  /** Retention: a store whose queues may hold a message sent this long ago gets a retention pass. */
+  refreshAgeSeconds: 'AQ_REFRESH_AGE_SECONDS',
+  /** Retention: the pass's copies are delayed this long (longer than a pass may run). */
+  refreshCopyDelaySeconds: 'AQ_REFRESH_COPY_DELAY_SECONDS',
+  /** Retention: receives (of up to 10 tasks) the pass makes per reconciler run, over all stores. */
+  refreshBatchesPerRun: 'AQ_REFRESH_BATCHES_PER_RUN',
   /**
    * `{restApiId}:{stageName}` of the API stage whose usage plan throttles each tenant (API Gateway's own
    * notation for a usage plan's stage); the admin function finds the plan by it. Set on AWS only: when

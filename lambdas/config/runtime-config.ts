@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { QUEUE_PREFIX_PATTERN } from '../core/names.js';
-import { DEFAULT_MARKETPLACE_TIMEOUT_MS, MAX_MARKETPLACE_TIMEOUT_MS } from '../core/timing.js';
+import {
+  DEFAULT_MARKETPLACE_TIMEOUT_MS,
+  EXPIRY_AGE_MS,
+  MAX_DELAY_SECONDS,
+  MAX_MARKETPLACE_TIMEOUT_MS,
+  REFRESH_AGE_MS,
+  RETENTION_BATCHES_PER_RUN,
+  RETENTION_COPY_DELAY_SECONDS,
+  STORE_RETENTION_MS,
+} from '../core/timing.js';
 import { EnvNames } from './env-names.js';
 
 /**
@@ -32,6 +41,11 @@ const FullConfigSchema = z.object({
   [EnvNames.attentionGraceSeconds]: intInRange(1, 900, 20),
   [EnvNames.sweepStoresPerRun]: intInRange(0, 10_000, 35),
   [EnvNames.storeCacheSeconds]: intInRange(0, 300, 0),
+  // Retention (issue #10): at most SQS's 14 days, so a setting cannot outlive the queue's own retention.
+  [EnvNames.expiryAgeSeconds]: intInRange(1, STORE_RETENTION_MS / 1000, EXPIRY_AGE_MS / 1000),
+  [EnvNames.refreshAgeSeconds]: intInRange(1, STORE_RETENTION_MS / 1000, REFRESH_AGE_MS / 1000),
+  [EnvNames.refreshCopyDelaySeconds]: intInRange(0, MAX_DELAY_SECONDS, RETENTION_COPY_DELAY_SECONDS),
+  [EnvNames.refreshBatchesPerRun]: intInRange(0, 10_000, RETENTION_BATCHES_PER_RUN),
   [EnvNames.usagePlanStage]: z
     .string()
     .regex(/^[a-z0-9]+:[A-Za-z0-9_-]+$/, '{restApiId}:{stageName}')
@@ -82,6 +96,7 @@ export const FunctionEnv = {
     EnvNames.marketplaceBaseUrl,
     EnvNames.marketplaceTimeoutMs,
     EnvNames.emptyPollSeconds,
+    EnvNames.expiryAgeSeconds,
   ],
   reconciler: [
     ...COMMON,
@@ -90,6 +105,9 @@ export const FunctionEnv = {
     ...ATTENTION_QUEUES,
     EnvNames.attentionGraceSeconds,
     EnvNames.sweepStoresPerRun,
+    EnvNames.refreshAgeSeconds,
+    EnvNames.refreshCopyDelaySeconds,
+    EnvNames.refreshBatchesPerRun,
   ],
 } as const;
 

@@ -26,8 +26,9 @@ export interface MarketLimit {
 
 /**
  * The stored state (`rate` on the dispatch item). `r`: the rate set at `at` — the marketplace's header rate, or
- * the rate a backoff dropped to; `c`: for a backoff, the rate in use when the 429 came (the recovery is fast up
- * to just under it, then slow: the limit was found there). `at` is on the writer's clock.
+ * the rate a backoff dropped to; `c`: for a backoff, the estimate of the marketplace's limit found by the 429
+ * (the recovery is fast up to just under it, then slow, then probes above it ever faster). `at` is on the
+ * writer's clock.
  */
 export const RateStateSchema = z.object({
   why: z.enum(['header', 'backoff']),
@@ -42,13 +43,20 @@ export const BACKOFF_FACTOR = 0.5;
 /** After a backoff, the rate climbs back by this share of the policy rate per second up to the knee. */
 export const FAST_RECOVERY_SHARE = 0.2;
 /**
- * The knee: this share of the rate that met the 429 (`c`). A token-bucket marketplace answers 429 only once its
- * burst is spent, so `c` overshoots its limit; from the knee up to `c` the rate climbs slowly, and past `c`
- * without a 429 (the limit was raised) fast again.
+ * The knee: this share of the limit estimate (`c`). Past it the rate climbs slowly: a token-bucket marketplace
+ * answers 429 only once its burst is spent, so the slower the rate crosses its limit, the closer to the limit
+ * the next 429 comes (and the fewer 429s a store meets).
  */
-export const RECOVERY_KNEE = 0.9;
-/** Between the knee and `c`, the rate climbs by this share of `c` per second: 10 s from the knee to `c`. */
+export const RECOVERY_KNEE = 0.85;
+/** Past the knee, the rate climbs by this share of `c` per second (the additive increase)... */
 export const SLOW_RECOVERY_SHARE = 0.01;
+/** ...for this long: about the time a 429 takes to come back when the limit is where it was found... */
+export const PROBE_AFTER_SECONDS = 15;
+/**
+ * ...then faster and faster (this share of `c` per second², quadratic): the estimate decays, so a limit the
+ * marketplace raised is found again within seconds rather than minutes (a doubled limit in about 10 s more).
+ */
+export const PROBE_ACCELERATION_SHARE = 0.02;
 /** Never slower than one call per 10 s: a store that met many 429s is still looked at and probes again. */
 export const MIN_RATE_PER_SECOND = 0.1;
 /** A header rate within this share of the stored one is not written again (headers repeat on every answer). */
@@ -62,19 +70,45 @@ export interface EffectiveRate {
 
 const floor = (policyRate: number): number => Math.min(policyRate, MIN_RATE_PER_SECOND);
 
-/** The rate a backoff has climbed back to `now` (not clamped to the policy): fast, slow to `c`, fast again. */
-const recovered = (state: RateState, policyRate: number, now: number): number => {
-  let seconds = Math.max(0, now - state.at) / 1000;
-  const ceiling = Math.max(state.r, state.c ?? state.r / BACKOFF_FACTOR);
+/** The shape of a backoff's recovery: fast from `r` to the knee, then slow, then probing ever faster. */
+const curve = (state: RateState, policyRate: number) => {
+  const estimate = Math.max(state.r, state.c ?? state.r / BACKOFF_FACTOR);
   const fast = FAST_RECOVERY_SHARE * policyRate;
-  const slow = SLOW_RECOVERY_SHARE * ceiling;
-  const knee = Math.max(state.r, RECOVERY_KNEE * ceiling);
-  const toKnee = (knee - state.r) / fast;
+  const knee = Math.max(state.r, RECOVERY_KNEE * estimate);
+  return {
+    fast,
+    knee,
+    slow: SLOW_RECOVERY_SHARE * estimate,
+    accel: PROBE_ACCELERATION_SHARE * estimate,
+    toKnee: (knee - state.r) / fast,
+  };
+};
+
+/** The rate a backoff has climbed back to `now` (not clamped to the policy). */
+const recovered = (state: RateState, policyRate: number, now: number): number => {
+  const { fast, knee, slow, accel, toKnee } = curve(state, policyRate);
+  const seconds = Math.max(0, now - state.at) / 1000;
   if (seconds <= toKnee) return state.r + fast * seconds;
-  seconds -= toKnee;
-  const toCeiling = (ceiling - knee) / slow;
-  if (seconds <= toCeiling) return knee + slow * seconds;
-  return ceiling + fast * (seconds - toCeiling);
+  const past = seconds - toKnee;
+  return knee + slow * past + accel * Math.max(0, past - PROBE_AFTER_SECONDS) ** 2;
+};
+
+/**
+ * The mean rate of the recovery from the backoff to `now` (the integral of `recovered`, over the time): what
+ * the store sent on average before the marketplace said 429 again. A token bucket lets a rate run above the
+ * limit until the burst is spent, so the rate at the 429 overshoots the limit; the mean since the last change
+ * is closer to it (burst / time above it), and sits below the rate at the 429.
+ */
+const meanRecovered = (state: RateState, policyRate: number, now: number): number => {
+  const { fast, knee, slow, accel, toKnee } = curve(state, policyRate);
+  const seconds = Math.max(0, now - state.at) / 1000;
+  if (seconds <= 0) return state.r;
+  const rising = Math.min(seconds, toKnee);
+  let area = state.r * rising + (fast * rising ** 2) / 2;
+  const past = Math.max(0, seconds - toKnee);
+  const probing = Math.max(0, past - PROBE_AFTER_SECONDS);
+  area += knee * past + (slow * past ** 2) / 2 + (accel * probing ** 3) / 3;
+  return area / seconds;
 };
 
 /** The store's rate now: the policy's, or lower where the marketplace said so; never above the policy. */
@@ -121,15 +155,46 @@ export const afterAnswer = (
   if (!answer.throttled) return undefined;
   if (state !== undefined && answer.startedAt < state.at) return undefined;
   const current = effectiveRate(state, policyRate, now).effective;
-  return { why: 'backoff', r: Math.max(floor(policyRate), current * BACKOFF_FACTOR), c: current, at: now };
+  // The limit estimate: the rate at the 429, or after an earlier backoff the mean rate since (closer to the
+  // limit: the rate at the 429 overshoots it by the marketplace's burst).
+  const estimate =
+    state?.why === 'backoff' ? Math.min(current, meanRecovered(state, policyRate, now)) : current;
+  return {
+    why: 'backoff',
+    r: Math.max(floor(policyRate), current * BACKOFF_FACTOR),
+    c: Math.max(floor(policyRate), estimate),
+    at: now,
+  };
 };
 
 /**
- * The two rules as one value, so the deterministic simulation can run a deliberately broken variant of them
- * (sim/variants.ts); the worker always runs ADAPTIVE_RULES.
+ * A Retry-After up to this long is slept through inside the slice (its lease keeps the task in hand and calls
+ * again when it ends), instead of ending the slice and coming back through a delayed attention: a 1 s hold then
+ * costs the store 1 s, not the 2–3 s of a slice restart. Longer ones end the slice (the worker goes elsewhere).
+ */
+export const SLEEP_THROUGH_MAX_SECONDS = 2;
+
+/**
+ * When a lease whose call was answered 429 (`now`, with this Retry-After) may call again within its slice:
+ * the Retry-After's end, if it is short and comes before the slice deadline; undefined when the slice ends.
+ */
+export const resumeWithinSlice = (
+  afterSeconds: number,
+  now: number,
+  deadline: number,
+): number | undefined => {
+  if (afterSeconds > SLEEP_THROUGH_MAX_SECONDS) return undefined;
+  const at = now + afterSeconds * 1000;
+  return at < deadline ? at : undefined;
+};
+
+/**
+ * The rules as one value, so the deterministic simulation can run a deliberately broken variant of them
+ * (sim/variants-adaptive.ts); the worker always runs ADAPTIVE_RULES.
  */
 export interface RateRules {
   effectiveRate: typeof effectiveRate;
   afterAnswer: typeof afterAnswer;
+  resumeWithinSlice: typeof resumeWithinSlice;
 }
-export const ADAPTIVE_RULES: RateRules = { effectiveRate, afterAnswer };
+export const ADAPTIVE_RULES: RateRules = { effectiveRate, afterAnswer, resumeWithinSlice };

@@ -1,4 +1,5 @@
 import type { RateAnswer } from './adaptive-rate.js';
+import type { DeadLetterLedger } from './dead-letter-audit.js';
 import { WorkMessageSchema, type WorkMessage } from './messages.js';
 import { deliveryKey, MetricNames } from './names.js';
 import { MAX_RECEIVE_COUNT, type Policy } from './plans.js';
@@ -13,7 +14,7 @@ import type {
   Telemetry,
 } from './ports.js';
 import type { StoreRecord } from './store-model.js';
-import { CLOCK_SKEW_MS, MAX_DELAY_SECONDS } from './timing.js';
+import { CLOCK_SKEW_MS, EXPIRY_AGE_MS, MAX_DELAY_SECONDS } from './timing.js';
 
 export interface DeliverDeps {
   tasks: TaskQueues;
@@ -23,7 +24,10 @@ export interface DeliverDeps {
   ids: IdGenerator;
   telemetry: Telemetry;
   random: () => number;
-  settings: { marketplaceTimeoutMs: number };
+  /** `expiryAgeMs`: a task accepted this long ago that is throttled again is dead-lettered (default EXPIRY_AGE_MS). */
+  settings: { marketplaceTimeoutMs: number; expiryAgeMs?: number };
+  /** Counts each dead letter the worker writes, so the reconciler can tell the ones SQS moved by itself. */
+  deadLetterLedger?: Pick<DeadLetterLedger, 'noteWritten'>;
 }
 
 /** What the slice does with the message next. */
@@ -32,7 +36,8 @@ export type TaskResult =
   /** The rate left no call slot before the slice deadline: the task was not tried (its claim is released). */
   | { kind: 'not_started' }
   | { kind: 'retry'; afterSeconds: number }
-  | { kind: 'throttled'; afterSeconds: number };
+  /** `deadLettered`: this task itself was dead-lettered (`expiring`); the store is throttled all the same. */
+  | { kind: 'throttled'; afterSeconds: number; deadLettered?: true };
 
 /** Transient failures back off exponentially with full jitter, from 2 s up to SQS's 900 s visibility hop. */
 const BACKOFF_BASE_SECONDS = 2;
@@ -81,6 +86,11 @@ const deadLetter = async (
   /** Whether this attempt made a marketplace call (false when the task is given up before one). */
   countAttempt = true,
 ): Promise<TaskResult> => {
+  // Counted before the send, so the tally never lags the DLQ (a failed send over-counts one: that only hides
+  // an SQS move within the same audit interval). A failed count must not stop the dead-lettering.
+  await deps.deadLetterLedger?.noteWritten(store.storeId, deps.clock.now()).catch((error: unknown) => {
+    deps.telemetry.warn('dead letter not counted', { storeId: store.storeId, error: String(error) });
+  });
   // The DLQ message comes first: if the settle below is lost, a redrive still finds the task.
   await deps.tasks.deadLetter(store.deadLetterQueueUrl, message.body, {
     ...reason,
@@ -236,6 +246,7 @@ export const deliverTask = async (
       ...(work.entityId === undefined ? {} : { entityId: work.entityId }),
       ...(work.version === undefined ? {} : { version: work.version }),
     },
+    ...(work.traceId === undefined ? {} : { traceId: work.traceId }),
   });
   deps.telemetry.timing(MetricNames.marketplaceLatency, deps.clock.now() - started);
   // Best effort: the rate's own write failing must never keep this call's outcome from being settled.
@@ -263,21 +274,42 @@ export const deliverTask = async (
         { code: 'marketplace_rejected', message: outcome.error, lastStatus: outcome.status },
         attempt,
       );
-    case 'throttled':
+    case 'throttled': {
+      // Re-sent copies restart SQS's retention clock, so a marketplace answering 429 for ever would keep a
+      // task for ever with nothing telling anyone: past the expiry age since acceptance it is dead-lettered
+      // instead, with its reason (issue #10, "no silent expiry"); a redrive gives it another life.
+      // The body's acceptedAt (set by ingest) travels with every copy: re-sends, dead letters, redrives.
+      const accepted = work.acceptedAt;
+      const expiryAgeMs = deps.settings.expiryAgeMs ?? EXPIRY_AGE_MS;
+      const afterSeconds = Math.min(
+        MAX_DELAY_SECONDS,
+        Math.max(1, outcome.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS),
+      );
+      deps.telemetry.count(MetricNames.marketplaceThrottled);
+      if (deps.clock.now() - accepted >= expiryAgeMs) {
+        deps.telemetry.count(MetricNames.tasksExpiring);
+        await deadLetter(
+          deps,
+          store,
+          message,
+          {
+            code: 'expiring',
+            message: `throttled (429) ${Math.floor((deps.clock.now() - accepted) / 1000)} s after it was accepted`,
+            lastStatus: outcome.status,
+          },
+          { ...claimed, attempts: record.attempts ?? 0 },
+          false,
+        );
+        return { kind: 'throttled', afterSeconds, deadLettered: true };
+      }
       // Not an attempt against the task: the store was busy. The claim is released for the retry.
       await settle('pending', {
         lastError: 'throttled (429)',
         lastStatus: outcome.status,
         countAttempt: false,
       });
-      deps.telemetry.count(MetricNames.marketplaceThrottled);
-      return {
-        kind: 'throttled',
-        afterSeconds: Math.min(
-          MAX_DELAY_SECONDS,
-          Math.max(1, outcome.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS),
-        ),
-      };
+      return { kind: 'throttled', afterSeconds };
+    }
     case 'transient': {
       const statusClass = outcome.status === undefined ? 'network' : `${Math.floor(outcome.status / 100)}xx`;
       deps.telemetry.count(MetricNames.tasksFailed, 1, { statusClass });

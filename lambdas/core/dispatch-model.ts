@@ -50,6 +50,12 @@ export const DispatchItemSchema = z.object({
    * then the SentTimestamp of the oldest message seen at the last slice end. Removed with idle.
    */
   headSentAt: z.number().optional(),
+  /**
+   * Retention (issue #10): no message of the store's queues was sent before this (a lower bound, set by the
+   * retention pass; 0 after a sweep rescue or a redrive, which may bring older messages). Absent: `activeSince`
+   * is the bound. Removed with idle.
+   */
+  refreshedAt: z.number().optional(),
   idleSeq: z.number().int().optional(),
   /**
    * Ingest requests between their write-ahead and their end (their send in between), and when the last of

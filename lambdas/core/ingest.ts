@@ -21,6 +21,7 @@ import { encodeWorkMessage } from './messages.js';
 import { sqsSafeJson } from './sqs-text.js';
 import { MetricNames } from './names.js';
 import { INGEST_WINDOW_MS } from './timing.js';
+import { TRACE_HEADER, traceIdOf } from './trace-header.js';
 import type { DeliveryLog, SendFailure, StoreRegistry, TaskQueues } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { acceptsTasks, isConsumable, policyOf, type StoreRecord } from './store-model.js';
@@ -64,15 +65,18 @@ const accepting = (store: StoreRecord): StoreRecord => {
   return store;
 };
 
-const toWorkMessage = (store: StoreRecord, task: Task, now: number, correlationId: string): string =>
-  encodeWorkMessage({
+const toWorkMessage = (store: StoreRecord, task: Task, now: number, request: HttpRequest): string => {
+  const traceId = traceIdOf(request.headers[TRACE_HEADER]);
+  return encodeWorkMessage({
     v: 1,
     storeId: store.storeId,
     ...task,
     priority: taskPriorityOf(task),
     acceptedAt: now,
-    correlationId,
+    correlationId: request.requestId,
+    ...(traceId === undefined ? {} : { traceId }),
   });
+};
 
 /** The store queue a task goes to: its high queue for a `high` task, else its work queue (store-queues.ts). */
 const queueOf = (store: StoreRecord, task: Task): string => queueForPriority(store, taskPriorityOf(task));
@@ -163,7 +167,7 @@ export const submitTask = async (deps: IngestDeps, request: HttpRequest): Promis
   await enqueueAhead(deps, store, 1);
   try {
     await wrapDependency('the store queue', () =>
-      deps.tasks.send(queueOf(store, task), toWorkMessage(store, task, now, request.requestId)),
+      deps.tasks.send(queueOf(store, task), toWorkMessage(store, task, now, request)),
     );
   } catch (error) {
     await abandonEnqueue(deps, store);
@@ -233,7 +237,7 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
       workQueuesOf(store).map((url) => [url, []]),
     );
     for (const { task, index } of valid) {
-      const entry = { id: String(index), body: toWorkMessage(store, task, now, request.requestId) };
+      const entry = { id: String(index), body: toWorkMessage(store, task, now, request) };
       byQueue.get(queueOf(store, task))?.push(entry);
     }
     const sends = [...byQueue].filter(([, entries]) => entries.length > 0);

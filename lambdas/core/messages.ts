@@ -49,6 +49,8 @@ export const WorkMessageSchema = z.object({
   priority: z.enum(TASK_PRIORITIES).optional(),
   acceptedAt: z.number().int(),
   correlationId: z.string().optional(),
+  /** The X-Ray trace id of the request that submitted it (core/trace-header.ts): one trace, ingest to marketplace. */
+  traceId: z.string().max(64).optional(),
 });
 export type WorkMessage = z.infer<typeof WorkMessageSchema>;
 

@@ -78,6 +78,9 @@ export const SWEEP_CURSOR_ID = '#sweep-cursor';
  */
 export const campaignListId = (scope: 'store' | 'tenant', id: string): string => `#campaigns:${scope}:${id}`;
 
+/** A store's dead-letter tally (core/dead-letter-audit.ts): one item in the dispatch table, under a reserved id. */
+export const deadLetterTallyId = (storeId: string): string => `#dead-letters:${storeId}`;
+
 /** The marketplace's idempotency key for one task of one store (contract: `{storeId}:{eventId}`). */
 export const deliveryKey = (storeId: string, eventId: string): string => `${storeId}:${eventId}`;
 /** Highest delivered version of one entity of one store. `#` never occurs in a store id, so no delivery key collides. */
@@ -94,6 +97,10 @@ export const MetricNames = {
   tasksDuplicate: 'TasksDuplicate',
   tasksStale: 'TasksStale',
   tasksResent: 'TasksResent',
+  /** A task accepted more than EXPIRY_AGE ago was throttled again: dead-lettered (`expiring`), never re-sent. */
+  tasksExpiring: 'TasksExpiring',
+  /** Tasks the retention pass re-sent as fresh copies; dimension `age`: old (sent > REFRESH_AGE ago) or recent. */
+  tasksRefreshed: 'TasksRefreshed',
   attentionsPublished: 'AttentionsPublished',
   attentionsDiscarded: 'AttentionsDiscarded',
   attentionsCoalesced: 'AttentionsCoalesced',
@@ -106,6 +113,8 @@ export const MetricNames = {
   leaseBlocked: 'LeaseBlocked',
   reconcilerRepairs: 'ReconcilerRepairs',
   reconcilerStoresChecked: 'ReconcilerStoresChecked',
+  /** Dead letters found in store DLQs that the worker did not write (SQS moved them itself), per run. */
+  deadLettersUnaccounted: 'DeadLettersUnaccounted',
   marketplaceLatency: 'MarketplaceLatency',
   timeToDrain: 'TimeToDrain',
   oldestTaskAge: 'OldestTaskAge',

@@ -159,6 +159,20 @@ export interface ReceivedMessage {
   sentAt: number;
 }
 
+/**
+ * The retention pass's bound (issue #10): `refreshedAt` says no message of the store's queues was sent before
+ * it (conservatively); `activeSince` says the same until a pass sets it. Kept by the Dispatch table.
+ */
+export interface RetentionMarks {
+  /**
+   * A completed pass: set the bound to `at`, only while the store is active and its bound is still the one the
+   * pass read (`seen`, undefined for none) — a lowering meanwhile (a redrive) wins. False when refused.
+   */
+  raiseRefreshed(storeId: string, at: number, seen: number | undefined): Promise<boolean>;
+  /** The queue may now hold messages of any age (a sweep rescue): the next reconciler run makes a pass. */
+  lowerRefreshed(storeId: string): Promise<void>;
+}
+
 export interface DeadLetterReason {
   code: string;
   message: string;
@@ -260,6 +274,8 @@ export interface DeliveryRequest {
   storeId: string;
   idempotencyKey: string;
   body: { eventId: string; type: string; payload: unknown; entityId?: string; version?: number };
+  /** The X-Ray trace id of the request that submitted the task (core/trace-header.ts), when it had one. */
+  traceId?: string;
 }
 
 export interface Marketplace {

@@ -1,28 +1,42 @@
+import { auditStoreDeadLetters, type DeadLetterLedger } from './dead-letter-audit.js';
 import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
-import type { QueueAdmin, StoreRegistry } from './ports.js';
+import type { QueueAdmin, RetentionMarks, StoreRegistry, TaskQueues } from './ports.js';
+import { needsPass, retentionPass, type RetentionSettings } from './retention.js';
 import { publishAttention, signalStore, type SignalDeps } from './signal.js';
-import { isConsumable, policyOf } from './store-model.js';
+import type { DispatchItem } from './dispatch-model.js';
+import { isConsumable, policyOf, type StoreRecord } from './store-model.js';
 import { workQueuesOf } from './store-queues.js';
-import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
+import { CLOCK_SKEW_MS, VISIBILITY_MARGIN_SECONDS, ZOMBIE_HIDE_MS } from './timing.js';
 import { guardUntilVisible } from './wake.js';
 
 export interface ReconcilerDeps extends SignalDeps {
   stores: StoreRegistry;
   queues: QueueAdmin;
+  /** The worker's dead-letter tallies: with it, the sweep audits each swept store's DLQ. */
+  deadLetterLedger?: DeadLetterLedger;
   settings: {
     /** How long after its due time a queued slot's attention counts as lost (doubling per resend). */
     attentionGraceMs: number;
     /** Stores the slow full sweep checks per run (the last safety net; 0 turns it off). */
     sweepStoresPerRun: number;
+    /** The retention pass (issue #10); absent, no pass runs (tests of other paths). */
+    retention?: RetentionSettings;
   };
+  /** The store work queues and the retention bound, for the retention pass. */
+  tasks?: TaskQueues;
+  marks?: RetentionMarks;
 }
 
 export type RepairKind = 'reclaim' | 'resend' | 'repair' | 'sweep';
 
 export interface ReconcileReport {
   checked: number;
+  /** Tasks the retention pass re-sent as fresh copies this run. */
+  refreshed: number;
   repairs: Record<RepairKind, number>;
   swept: number;
+  /** Dead letters the sweep found in swept stores' DLQs that the worker did not write. */
+  deadLettersUnaccounted: number;
 }
 
 const ACTIVE_PAGE = 100;
@@ -51,8 +65,11 @@ const repairStore = async (
   storeId: string,
   report: ReconcileReport,
   correlationId: string,
+  budget: { batches: number },
 ): Promise<void> => {
   const [item, store] = await Promise.all([deps.dispatch.read(storeId), deps.stores.get(storeId)]);
+  // Retention first, whatever the store's status: a paused store's backlog must outlive SQS's 14 days.
+  if (item && store) await refreshIfOld(deps, store, item, report, budget);
   if (!item || !store || !isConsumable(store.status)) return;
   report.checked++;
   const now = deps.clock.now();
@@ -68,10 +85,13 @@ const repairStore = async (
     if (slot.s === 'l' && slot.at + CLOCK_SKEW_MS < now) {
       // Its worker died or overran. Its messages reappear VISIBILITY_MARGIN after the lease: look after that.
       const dueAt = slot.at + (VISIBILITY_MARGIN_SECONDS + 1) * 1000;
-      // The dead lease's messages reappear up to a clock skew later than its own clock said: no one may
-      // mark the store idle before they are surely visible again (race B, found by the simulation).
-      // Written first, so a failure here cannot leave a reclaimed slot without its guard.
-      await guardUntilVisible(deps.dispatch, storeId, dueAt);
+      // The dead lease's messages reappear up to a clock skew later than its own clock said (race B, found by
+      // the simulation) — and if its holder is a zombie (stalled past the lease, not dead), a hiding call of
+      // its may still land until its Lambda timeout and hide a message for up to 15 min after that. No one
+      // may mark the store idle before all of them are surely visible again: the store stays awake (looked
+      // at every 20 s, then idle) instead of holding a message outside the active index. Written first, so a
+      // failure here cannot leave a reclaimed slot without its guard.
+      await guardUntilVisible(deps.dispatch, storeId, slot.at + ZOMBIE_HIDE_MS);
       const reclaimed = await deps.dispatch.reclaim(storeId, slotId, slot.f, dueAt);
       if (reclaimed.ok) {
         await publishAttention(deps, storeId, slotId, 'reclaim', priority, dueAt - now, correlationId);
@@ -105,6 +125,26 @@ const repairStore = async (
   }
 };
 
+const refreshIfOld = async (
+  deps: ReconcilerDeps,
+  store: StoreRecord,
+  item: DispatchItem,
+  report: ReconcileReport,
+  budget: { batches: number },
+): Promise<void> => {
+  const settings = deps.settings.retention;
+  if (!settings || !deps.tasks || !deps.marks || budget.batches <= 0) return;
+  if (!needsPass(item, deps.clock.now(), settings.refreshAgeMs)) return;
+  const { tasks, marks } = deps;
+  try {
+    const pass = await retentionPass({ ...deps, tasks, marks, settings }, store, item, budget);
+    report.refreshed += pass.refreshed;
+  } catch (error) {
+    // The next run tries again (the bound was not raised); the store's other repairs go on.
+    deps.telemetry.error('retention pass failed', { storeId: store.storeId, error: String(error) });
+  }
+};
+
 /** The last safety net: a few stores per run, any store with messages but no active mark is signalled. */
 const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationId: string): Promise<void> => {
   if (deps.settings.sweepStoresPerRun <= 0) return;
@@ -112,6 +152,20 @@ const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationI
   const page = await deps.stores.scan(cursor, deps.settings.sweepStoresPerRun);
   await inParallel(page.stores, CONCURRENCY, async (store) => {
     report.swept++;
+    if (deps.deadLetterLedger) {
+      // Every store, consumable or not (a paused store's letters may have moved before its pause); one
+      // store's failed audit does not stop the sweep.
+      report.deadLettersUnaccounted += await auditStoreDeadLetters(
+        { ...deps, deadLetterLedger: deps.deadLetterLedger },
+        store,
+      ).catch((error: unknown) => {
+        deps.telemetry.error('reconciler could not audit a dead-letter queue', {
+          storeId: store.storeId,
+          error: String(error),
+        });
+        return 0;
+      });
+    }
     if (!isConsumable(store.status)) return;
     // One count per work queue until one holds work: a store with a high queue costs the sweep up to two
     // requests, not one.
@@ -126,6 +180,8 @@ const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationI
     // the index's sort key has `activeShard` alone and is in no index; markActive adds the missing key.
     if (item?.activeShard !== undefined && item.headSentAt !== undefined) return;
     await deps.dispatch.markActive(store.storeId, deps.clock.now());
+    // Its messages may be of any age: the next run's retention pass refreshes them.
+    await deps.marks?.lowerRefreshed(store.storeId);
     const { priority } = policyOf(store);
     if (await signalStore(deps, store.storeId, { limit: 1, reason: 'sweep', priority, correlationId })) {
       report.repairs.sweep++;
@@ -158,16 +214,19 @@ export const reconcile = async (deps: ReconcilerDeps): Promise<ReconcileReport> 
 const reconcileRun = async (deps: ReconcilerDeps, correlationId: string): Promise<ReconcileReport> => {
   const report: ReconcileReport = {
     checked: 0,
+    refreshed: 0,
     repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
     swept: 0,
+    deadLettersUnaccounted: 0,
   };
+  const budget = { batches: deps.settings.retention?.batchesPerRun ?? 0 };
   for (let shard = 0; shard < ACTIVE_SHARDS; shard++) {
     let cursor: string | undefined;
     do {
       const page = await deps.dispatch.listActive(String(shard), cursor, ACTIVE_PAGE);
       await inParallel(page.storeIds, CONCURRENCY, (storeId) =>
         // One store's failure must not stop the run for the others.
-        repairStore(deps, storeId, report, correlationId).catch((error: unknown) =>
+        repairStore(deps, storeId, report, correlationId, budget).catch((error: unknown) =>
           deps.telemetry.error('reconciler could not check a store', { storeId, error: String(error) }),
         ),
       );
@@ -176,5 +235,7 @@ const reconcileRun = async (deps: ReconcilerDeps, correlationId: string): Promis
   }
   await sweep(deps, report, correlationId);
   deps.telemetry.count(MetricNames.reconcilerStoresChecked, report.checked);
+  // Every run, zero included: the alarm on it sees data, and a missing series means the reconciler is not running.
+  deps.telemetry.count(MetricNames.deadLettersUnaccounted, report.deadLettersUnaccounted);
   return report;
 };

@@ -1,4 +1,10 @@
-import type { RateAnswer, RateRules, RateState } from './adaptive-rate.js';
+import {
+  ADAPTIVE_RULES,
+  SLEEP_THROUGH_MAX_SECONDS,
+  type RateAnswer,
+  type RateRules,
+  type RateState,
+} from './adaptive-rate.js';
 import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
 import { MetricNames } from './names.js';
 import type { DispatchState } from './ports.js';
@@ -148,8 +154,13 @@ export const runSlice = async (
   /** The store's effective rate: the policy's, or lower where the marketplace said so (read before each call). */
   const rate = new StoreRate(deps, store.storeId, policy.ratePerSecond, lease.rate);
   const interval = (): number => rate.intervalMs();
-  /** Past this wait for its instant, a multi-consumer store is held (another consumer's 429), not paced. */
-  const maxWaitMs = (): number => maxPaceWaitMs(interval(), policy.maxConcurrentConsumers);
+  const rules = deps.rateRules ?? ADAPTIVE_RULES;
+  /**
+   * Past this wait for its instant, a multi-consumer store is held (another consumer's 429), not paced: a
+   * hold short enough to sleep through (as the consumer that met the 429 does) is waited out in the slice.
+   */
+  const maxWaitMs = (): number =>
+    maxPaceWaitMs(interval(), policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
   const pacer: Pacer = single
     ? localPacer(interval, lease.nextCallAt, deps.clock)
     : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock, maxWaitMs, (learnt) =>
@@ -178,6 +189,8 @@ export const runSlice = async (
   let calls = 0;
   let callMs = 0;
   let headSentAt: number | undefined;
+  /** This lease's last call was answered 429 and slept through (the next 429 in a row ends the slice). */
+  let sleptThrough = false;
   const result = (end: SliceEndReason, extra: Partial<SliceResult> = {}): SliceResult => ({
     end,
     handled,
@@ -316,6 +329,24 @@ export const runSlice = async (
         callMs += deps.clock.now() - callStartedAt;
       }
       handled++;
+      // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
+      if (outcome.kind === 'throttled' && !outcome.deadLettered) {
+        // A short Retry-After that ends before the deadline: hold every consumer of the store (the shared
+        // schedule), sleep through it with the task still in hand, and call it again — no copies, no restart.
+        // The 429 counted as one of the slice's calls: only while the batch's calls still fit the slice.
+        // Not twice in a row: a store the marketplace keeps refusing (a 429 storm) gives its worker back.
+        const at = deps.clock.now();
+        const resume = sleptThrough ? undefined : rules.resumeWithinSlice(outcome.afterSeconds, at, deadline);
+        if (resume !== undefined && handled + batch.length - i <= policy.maxMessagesPerSlice) {
+          sleptThrough = true;
+          await deps.dispatch.holdTat(store.storeId, resume);
+          const wait = resume - deps.clock.now();
+          if (wait > 0) await deps.clock.sleep(wait);
+          i--;
+          continue;
+        }
+      }
+      sleptThrough = false;
       if (outcome.kind === 'done') {
         if (outcome.as === 'delivered') delivered++;
         if (outcome.as === 'dead_lettered') deadLettered++;
@@ -335,10 +366,17 @@ export const runSlice = async (
       }
       // Throttled: the store stops until Retry-After — all its consumers, not only this one: holding the
       // shared schedule makes the others' next calls wait for it too (or end their slices until then).
+      // Written for a single-consumer store too (one write per 429): a consumer added meanwhile by a raised
+      // cap paces on the shared schedule, and must find the hold there.
       // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
       // receive limit.
-      if (!single) await deps.dispatch.holdTat(store.storeId, until);
-      await resendRest(i, outcome.afterSeconds, plannedAt);
+      await deps.dispatch.holdTat(store.storeId, until);
+      // A task past its expiry age was dead-lettered instead (issue #10): delete it, re-send the rest.
+      if (outcome.deadLettered) {
+        deadLettered++;
+        finished.push(message);
+      }
+      await resendRest(outcome.deadLettered ? i + 1 : i, outcome.afterSeconds, plannedAt);
       return result('throttled', { resumeAt: until });
     }
     await flush();

@@ -42,5 +42,35 @@ export const workerTimeoutSeconds = (marketplaceTimeoutMs = MAX_MARKETPLACE_TIME
 
 export const attentionVisibilitySeconds = (workerTimeout: number): number => 6 * workerTimeout;
 
+/**
+ * How long after a lease's expiry (on its holder's clock) a message its holder hid may still be hidden,
+ * whatever its holder's calls did: the holder was invoked before it acquired the lease, so its Lambda
+ * timeout kills it at most `workerTimeoutSeconds()` after the expiry; a call it sent before that (one that
+ * stalled: a zombie) hides a message for at most MAX_DELAY_SECONDS after it lands (a receive for the lease
+ * and its margin, a retry's backoff or a throttled copy's delay); then the clocks' skew. The reconciler's
+ * reclaim forbids idle that long, so a zombie's late hiding can never leave a message in an idle store.
+ */
+export const ZOMBIE_HIDE_MS = (workerTimeoutSeconds() + MAX_DELAY_SECONDS) * 1000 + CLOCK_SKEW_MS;
+
 export const clampDelaySeconds = (seconds: number): number =>
   Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.ceil(seconds)));
+
+/**
+ * Retention (issue #10, "no silent expiry"). SQS deletes a message `STORE_RETENTION_MS` after it was sent
+ * (its SentTimestamp), silently. Every copy of a task carries `acceptedAt` in its body (set by ingest).
+ *
+ * - A task older than `EXPIRY_AGE_MS` since acceptance that the marketplace throttles once more is
+ *   dead-lettered with code `expiring` (and `TasksExpiring` counted) instead of being re-sent again.
+ * - The reconciler's retention pass re-sends, as fresh copies (acceptance kept), the tasks of any store
+ *   whose queue may hold a message sent more than `REFRESH_AGE_MS` ago: SQS's clock restarts, nothing
+ *   reaches 14 days, a paused store gets its backlog back on resume.
+ */
+export const STORE_RETENTION_MS = 14 * 24 * 3600 * 1000;
+/** Accepted this long ago and throttled again: dead-lettered (`expiring`) rather than re-sent. */
+export const EXPIRY_AGE_MS = STORE_RETENTION_MS - 2 * 24 * 3600 * 1000;
+/** A store whose queue may hold a message sent this long ago gets a retention pass. */
+export const REFRESH_AGE_MS = 7 * 24 * 3600 * 1000;
+/** Receives (of up to 10 messages) the retention pass makes per reconciler run, over all stores. */
+export const RETENTION_BATCHES_PER_RUN = 100;
+/** The pass's copies are delayed this long, so the pass does not take them again while it runs. */
+export const RETENTION_COPY_DELAY_SECONDS = MAX_DELAY_SECONDS;

@@ -147,6 +147,8 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
     integrationLatency: AccessLogField.contextIntegrationLatency(),
     errorType: AccessLogField.contextErrorResponseType(),
     authorizerError: AccessLogField.contextAuthorizerError(),
+    // The request's X-Ray trace: the trace its tasks carry to their marketplace calls (README, X-Ray).
+    xrayTraceId: AccessLogField.contextXrayTraceId(),
   }),
 );
 

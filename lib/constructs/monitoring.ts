@@ -25,6 +25,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FunctionName } from '../../lambdas/config/runtime-config.js';
+import { ATTENTION_QUEUE } from '../../lambdas/config/topology.js';
 import { STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
 import {
   METRICS_NAMESPACE,
@@ -66,6 +67,8 @@ export interface AlarmThresholds {
   readonly tableSystemErrorsPer5Minutes: number;
   /** Requests the WAF flood rule blocked per 5 minutes. */
   readonly wafBlockedRequestsPer5Minutes: number;
+  /** Dead letters the reconciler's audit found in store DLQs that the worker did not write, per 5 minutes. */
+  readonly deadLettersUnaccountedPer5Minutes: number;
 }
 
 /**
@@ -84,6 +87,7 @@ export const DEFAULT_ALARM_THRESHOLDS: AlarmThresholds = {
   tableThrottlesPer5Minutes: 1,
   tableSystemErrorsPer5Minutes: 1,
   wafBlockedRequestsPer5Minutes: 1,
+  deadLettersUnaccountedPer5Minutes: 1,
 };
 
 export type MonitoringFunctions = Readonly<Record<FunctionName, IFunction>>;
@@ -126,6 +130,8 @@ export const MonitoringQueries = {
   /** Sum of a dimensioned project metric across every value of `dimension` and every service. */
   total: (metric: MetricName, dimension: string): string =>
     `SELECT SUM(${metric}) FROM SCHEMA("${METRICS_NAMESPACE}", ${dimension}, service)`,
+  /** Sum of a project metric that has no dimension of its own, across services. */
+  plain: (metric: MetricName): string => `SELECT SUM(${metric}) FROM SCHEMA("${METRICS_NAMESPACE}", service)`,
   /** Sum of a dimensioned project metric for one value of its dimension, across services. */
   totalWhere: (metric: MetricName, dimension: string, value: string): string =>
     `SELECT SUM(${metric}) FROM SCHEMA("${METRICS_NAMESPACE}", ${dimension}, service) WHERE ${dimension} = '${value}'`,
@@ -178,6 +184,8 @@ const TABLE_OPERATIONS = [
 ];
 
 const FIVE_MINUTES = Duration.minutes(5);
+/** A DLQ message this close to its queue's retention raises an alarm (two days, as the store queues' expiry age). */
+export const RETENTION_ALARM_MARGIN_SECONDS = 2 * 24 * 3600;
 const ONE_MINUTE = Duration.minutes(1);
 
 /**
@@ -194,7 +202,11 @@ export class Monitoring extends Construct {
     readonly attentionOldestAgeHigh: Alarm;
     readonly attentionOldestAgeLow: Alarm;
     readonly attentionDeadLetters: Alarm;
+    readonly attentionDeadLettersAge: Alarm;
+    readonly tasksExpiring: Alarm;
+    readonly tasksNearingRetention: Alarm;
     readonly deadLetters: Alarm;
+    readonly deadLettersUnaccounted: Alarm;
     readonly reconcilerRepairs: Alarm;
     readonly storesBackingOff: Alarm;
     readonly workerErrors: Alarm;
@@ -362,6 +374,7 @@ export class Monitoring extends Construct {
         [
           insights(q.byDimension(MetricNames.tasksDeadLettered, 'code'), 'Dead-lettered'),
           metric(MetricNames.tasksPurged, 'admin'),
+          metric(MetricNames.deadLettersUnaccounted, 'reconciler'),
         ],
         12,
       ),
@@ -503,12 +516,68 @@ export class Monitoring extends Construct {
           comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         },
       ),
+      // Retention (issue #10, "no silent expiry"): SQS deletes what is older than a queue's retention silently.
+      attentionDeadLettersAge: alarm(
+        'AttentionDeadLettersAge',
+        'The attention DLQ holds an attention close to its retention: SQS deletes it silently then (the reconciler has re-announced its store; inspect and delete it).',
+        {
+          metric: props.attentionDeadLetterQueue.metricApproximateAgeOfOldestMessage({
+            period: FIVE_MINUTES,
+            statistic: 'Maximum',
+          }),
+          threshold: ATTENTION_QUEUE.deadLetterRetentionSeconds - RETENTION_ALARM_MARGIN_SECONDS,
+          evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        },
+      ),
+      tasksExpiring: alarm(
+        'TasksExpiring',
+        'A task accepted more than 12 days ago was throttled again by its marketplace and dead-lettered (code expiring) instead of re-sent: its marketplace keeps answering 429.',
+        {
+          metric: insights(q.plain(MetricNames.tasksExpiring), 'Expiring'),
+          threshold: 1,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        },
+      ),
+      tasksNearingRetention: alarm(
+        'TasksNearingRetention',
+        'The retention pass re-sent tasks that waited more than 7 days in a store queue (a paused, disabled or stalled store): they are kept, but their store is not draining.',
+        {
+          metric: insights(
+            q.totalWhere(MetricNames.tasksRefreshed, 'age', 'old'),
+            'Refreshed old tasks',
+            FIVE_MINUTES,
+          ),
+          threshold: 1,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        },
+      ),
       deadLetters: alarm('DeadLetters', 'Tasks are arriving in store dead-letter queues.', {
         metric: insights(q.total(MetricNames.tasksDeadLettered, 'code'), 'Dead-lettered'),
         threshold: 0,
         evaluationPeriods: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       }),
+      // SQS moved tasks to a store DLQ by itself (the worker's own letters are the alarm above): the reconciler's
+      // sweep audits each store's DLQ once per cycle (core/dead-letter-audit.ts), one metric for every store.
+      deadLettersUnaccounted: alarm(
+        'DeadLettersUnaccounted',
+        'Store DLQs hold tasks the worker did not dead-letter: SQS moved them after a receive the worker never finished (crash or timeout on the last allowed receive). Their status stays pending.',
+        {
+          metric: new Metric({
+            namespace: METRICS_NAMESPACE,
+            metricName: MetricNames.deadLettersUnaccounted,
+            dimensionsMap: { service: serviceNameOf('reconciler') },
+            statistic: 'Sum',
+            period: FIVE_MINUTES,
+          }),
+          threshold: thresholds.deadLettersUnaccountedPer5Minutes,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        },
+      ),
       reconcilerRepairs: alarm(
         'ReconcilerRepairs',
         'The reconciler has repaired stores for 15 minutes in a row: attentions are being lost.',

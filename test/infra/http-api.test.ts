@@ -196,6 +196,12 @@ describe('API stage', () => {
     });
   });
 
+  it('logs each request’s X-Ray trace id (the trace its tasks carry to the marketplace)', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      AccessLogSetting: { Format: Match.stringLikeRegexp('"xrayTraceId":"\\$context.xrayTraceId"') },
+    });
+  });
+
   it('traces by default', () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
   });

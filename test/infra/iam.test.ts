@@ -97,7 +97,7 @@ describe('store queues (created at run time, granted by name pattern, per queue 
       deadLetter: ['sqs:SendMessage'],
     },
     reconciler: {
-      work: ['sqs:GetQueueAttributes'],
+      work: ['sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'sqs:DeleteMessage'],
       deadLetter: ['sqs:GetQueueAttributes', 'sqs:ListMessageMoveTasks'],
     },
     authorizer: { work: [], deadLetter: [] },

@@ -145,11 +145,12 @@ describe('monitoring: dashboard', () => {
     ]);
   });
 
-  it('shows dead-letter inflow in total and per reason code, and purged tasks', () => {
+  it('shows dead-letter inflow in total and per reason code, purged tasks and the letters SQS moved itself', () => {
     expect(series('Dead-letter inflow and purges')).toEqual([
       'SELECT SUM(TasksDeadLettered) FROM SCHEMA("AttentionQueue", code, service)',
       'SELECT SUM(TasksDeadLettered) FROM SCHEMA("AttentionQueue", code, service) GROUP BY code',
       own(MetricNames.tasksPurged, FUNCTIONS.admin.serviceName),
+      own(MetricNames.deadLettersUnaccounted, reconciler),
     ]);
   });
 
@@ -253,10 +254,10 @@ const firing = (props: Record<string, unknown>): unknown[] => [
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
 
-  // 12 stack-wide (the oldest-attention age once per level queue), errors and throttles of the 4 other
-  // functions, throttles and system errors of the 4 tables.
-  it('has 28 alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 12 + 4 * 2 + 4 * 2);
+  // 16 stack-wide (the oldest-attention age once per level queue; 3 for retention; dead letters SQS moved
+  // by itself), errors and throttles of the 4 other functions, throttles and system errors of the 4 tables.
+  it('has 32 alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 16 + 4 * 2 + 4 * 2);
   });
 
   it('every alarm notifies the topic when it fires', () => {
@@ -345,6 +346,72 @@ describe('monitoring: alarms', () => {
     });
     it('fires on the first dead letter', () => {
       expect(firing(props)).toEqual(['GreaterThanThreshold', 0, 1]);
+    });
+  });
+
+  describe('dead letters SQS moved by itself (issue #12)', () => {
+    const props = alarmProps(alarms.deadLettersUnaccounted);
+    it('reads the reconciler’s DeadLettersUnaccounted', () => {
+      expect([props['Namespace'], props['MetricName']]).toEqual([
+        METRICS_NAMESPACE,
+        MetricNames.deadLettersUnaccounted,
+      ]);
+    });
+    it('under the reconciler’s service dimension only', () => {
+      expect(props['Dimensions']).toEqual([{ Name: 'service', Value: reconciler }]);
+    });
+    it('sums over 5 minutes', () => {
+      expect([props['Statistic'], props['Period']]).toEqual(['Sum', 300]);
+    });
+    it(`fires at ${DEFAULT_ALARM_THRESHOLDS.deadLettersUnaccountedPer5Minutes} or more in one period`, () => {
+      expect(firing(props)).toEqual([
+        'GreaterThanOrEqualToThreshold',
+        DEFAULT_ALARM_THRESHOLDS.deadLettersUnaccountedPer5Minutes,
+        1,
+      ]);
+    });
+    it('is not a Metrics Insights query (no 10,000-metric limit, no per-queue series)', () => {
+      expect(props['Metrics']).toBeUndefined();
+    });
+  });
+
+  describe('retention (issue #10, no silent expiry)', () => {
+    it('alarms on the attention DLQ’s oldest message two days before its 14-day retention', () => {
+      const props = alarmProps(alarms.attentionDeadLettersAge);
+      expect([props['MetricName'], props['Statistic'], props['Dimensions'], ...firing(props)]).toEqual([
+        'ApproximateAgeOfOldestMessage',
+        'Maximum',
+        [
+          {
+            Name: 'QueueName',
+            Value: { 'Fn::GetAtt': [logicalIdOf(stack.attention.deadLetterQueue), 'QueueName'] },
+          },
+        ],
+        'GreaterThanThreshold',
+        12 * 24 * 3600,
+        1,
+      ]);
+    });
+    it('alarms on the first task dead-lettered as expiring (TasksExpiring)', () => {
+      const props = alarmProps(alarms.tasksExpiring);
+      const [query] = props['Metrics'] as { Expression: string }[];
+      expect([query?.Expression, ...firing(props)]).toEqual([
+        'SELECT SUM(TasksExpiring) FROM SCHEMA("AttentionQueue", service)',
+        'GreaterThanOrEqualToThreshold',
+        1,
+        1,
+      ]);
+    });
+    it('alarms on the first old task the retention pass kept (TasksRefreshed{age=old})', () => {
+      const props = alarmProps(alarms.tasksNearingRetention);
+      const [query] = props['Metrics'] as { Expression: string; Period: number }[];
+      expect([query?.Expression, query?.Period, ...firing(props)]).toEqual([
+        `SELECT SUM(TasksRefreshed) FROM SCHEMA("AttentionQueue", age, service) WHERE age = 'old'`,
+        300,
+        'GreaterThanOrEqualToThreshold',
+        1,
+        1,
+      ]);
     });
   });
 

@@ -195,8 +195,9 @@ describe('delivery under faults', () => {
       await t.createStore(id, { tenantId: 'acme', marketplace: 'shopee', plan: 'basic', overrides: fast });
     // The storm lasts until the calm stores are done, however long that takes on a loaded machine.
     let storming = true;
+    // Retry-After 3 s: longer than a slice sleeps through, so each 429 ends the stormy store's slice.
     rules.push((call) =>
-      call.storeId === 'storm-0' && storming ? { status: 429, headers: { 'retry-after': '1' } } : undefined,
+      call.storeId === 'storm-0' && storming ? { status: 429, headers: { 'retry-after': '3' } } : undefined,
     );
     const refused = () =>
       t.marketplace.calls.filter((c) => c.storeId === 'storm-0' && c.status === 429).length;

@@ -225,8 +225,9 @@ describe('task content (issue #15)', () => {
     });
     let throttled = 0;
     t.marketplace.setResponder((call) =>
+      // Retry-After 3 s: longer than a slice sleeps through, so the task comes back as a re-sent copy.
       call.storeId === 'uni-429' && throttled++ === 0
-        ? { status: 429, headers: { 'retry-after': '1' } }
+        ? { status: 429, headers: { 'retry-after': '3' } }
         : undefined,
     );
     const task = emojiTask('thr');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FIXED_SEED_COUNT, firstRejection, replayCommand } from '../../sim/catalogue.js';
-import { VARIANTS, variantByName } from '../../sim/variants.js';
+import { RARE_VARIANTS, VARIANTS, variantByName } from '../../sim/variants.js';
 import { runSeed, type Variant } from '../../sim/world.js';
 
 /**
@@ -68,6 +68,18 @@ describe('each deliberately broken variant is rejected by a seed of the fixed se
       expect(rejection?.result.violation?.invariant).toBe(breaks);
     },
   );
+});
+
+describe('broken variants rarer than the fixed seeds: rejected by the seeds that found them, which are clean as built', () => {
+  it.each(
+    RARE_VARIANTS.flatMap(({ variant, seeds }) =>
+      seeds.map((seed) => [variant.name, seed, variant] as const),
+    ),
+  )('%s, seed %i', async (_name, seed, variant) => {
+    const broken = await runSeed(seed, variant);
+    expect(broken.violation?.invariant).toBe(variant.breaks);
+    expect((await runSeed(seed, asBuilt)).ok).toBe(true);
+  });
 });
 
 describe('the wake-up races the simulation found (fixed in lambdas/core)', () => {

@@ -1,7 +1,13 @@
 import { DispatchItemSchema, type DispatchItem, type Slot } from '../../lambdas/core/dispatch-model.js';
 import { activeShardOf } from '../../lambdas/core/names.js';
 import type { RateState } from '../../lambdas/core/adaptive-rate.js';
-import type { Conditional, DispatchState, RequeueOptions, TatReservation } from '../../lambdas/core/ports.js';
+import type {
+  Conditional,
+  DispatchState,
+  RequeueOptions,
+  RetentionMarks,
+  TatReservation,
+} from '../../lambdas/core/ports.js';
 import { CLOCK_SKEW_MS } from '../../lambdas/core/timing.js';
 
 /**
@@ -9,7 +15,7 @@ import { CLOCK_SKEW_MS } from '../../lambdas/core/timing.js';
  * core and for simulation. `test/integration/dispatch-state-contract.test.ts` runs one scenario table
  * against both implementations so they cannot drift.
  */
-export class MemoryDispatchState implements DispatchState {
+export class MemoryDispatchState implements DispatchState, RetentionMarks {
   readonly items = new Map<string, DispatchItem>();
   private readonly cursors = new Map<string, string>();
 
@@ -188,6 +194,7 @@ export class MemoryDispatchState implements DispatchState {
         delete item.activeShard;
         delete item.activeSince;
         delete item.headSentAt;
+        delete item.refreshedAt;
         delete item.ingesting;
         delete item.ingestUntil;
         item.idleSeq = opts.seenSeq;
@@ -276,6 +283,24 @@ export class MemoryDispatchState implements DispatchState {
       (item) => MemoryDispatchState.add(item, 'nDiscarded'),
     );
   }
+  async raiseRefreshed(storeId: string, at: number, seen: number | undefined): Promise<boolean> {
+    return this.write(
+      storeId,
+      (item) => item?.activeShard !== undefined && item.refreshedAt === seen,
+      (item) => {
+        item.refreshedAt = at;
+      },
+    ).ok;
+  }
+  async lowerRefreshed(storeId: string): Promise<void> {
+    this.write(
+      storeId,
+      () => true,
+      (item) => {
+        item.refreshedAt = 0;
+      },
+    );
+  }
   async deferWake(storeId: string, until: number): Promise<void> {
     this.write(
       storeId,
@@ -323,6 +348,7 @@ export class MemoryDispatchState implements DispatchState {
       (item) => {
         this.activate(item, now);
         item.redriveAt = now;
+        item.refreshedAt = 0;
       },
     );
   }

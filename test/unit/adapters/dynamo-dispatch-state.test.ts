@@ -203,7 +203,7 @@ describe('DynamoDispatchState writes', () => {
       (s) => s.markIdle(STORE, 'slot-a', 4, { seenSeq: 7, now: T0 }),
       update({
         UpdateExpression:
-          'REMOVE slots.#id, activeShard, activeSince, headSentAt, ingesting, ingestUntil SET idleSeq = :seen, lastIdleAt = :now',
+          'REMOVE slots.#id, activeShard, activeSince, headSentAt, refreshedAt, ingesting, ingestUntil SET idleSeq = :seen, lastIdleAt = :now',
         ConditionExpression:
           'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND ' +
           '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt) AND ' +
@@ -217,7 +217,7 @@ describe('DynamoDispatchState writes', () => {
       (s) => s.markIdle(STORE, 'slot-a', 4, { seenSeq: 7, now: T0, drainMs: 5_000 }),
       update({
         UpdateExpression:
-          'REMOVE slots.#id, activeShard, activeSince, headSentAt, ingesting, ingestUntil SET idleSeq = :seen, lastIdleAt = :now, lastDrainMs = :drain',
+          'REMOVE slots.#id, activeShard, activeSince, headSentAt, refreshedAt, ingesting, ingestUntil SET idleSeq = :seen, lastIdleAt = :now, lastDrainMs = :drain',
         ConditionExpression:
           'slots.#id.#s = :l AND slots.#id.#f = :fence AND enqSeq = :seen AND size(slots) = :one AND ' +
           '(attribute_not_exists(wakeAt) OR wakeAt <= :now) AND attribute_not_exists(redriveAt) AND ' +

@@ -1,10 +1,16 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   classify,
   HttpMarketplace,
   parseMarketLimit,
   parseRetryAfter,
 } from '../../../lambdas/adapters/http-marketplace.js';
+import {
+  tracer,
+  traceMarketplaceCall,
+  type MarketplaceCallAnnotations,
+  type MarketplaceCallTracer,
+} from '../../../lambdas/adapters/tracing.js';
 import type { DeliveryOutcome, DeliveryRequest } from '../../../lambdas/core/ports.js';
 import { T0 } from '../support/fixtures.js';
 
@@ -256,5 +262,135 @@ describe('parseMarketLimit (adaptive rate)', () => {
       retryAfterSeconds: 3,
       limit: { perSecond: 2 },
     });
+  });
+});
+
+describe('HttpMarketplace.deliver: one task’s trace (issue #12)', () => {
+  const TRACE_ID = '1-5759e988-bd862e3fe1be46a994272793';
+  const traced: DeliveryRequest = { ...request, traceId: TRACE_ID };
+  const recordingTracer = () => {
+    const seen: { url: string; annotations: MarketplaceCallAnnotations }[] = [];
+    const traceCall: MarketplaceCallTracer = async (url, annotations, call) => {
+      seen.push({ url, annotations });
+      return call();
+    };
+    return { seen, traceCall };
+  };
+
+  it('forwards the task’s origin trace as X-Amzn-Trace-Id, beside the contract’s headers', async () => {
+    const fetch = answering(202);
+    await new HttpMarketplace('https://mp.example.com', 5_000, fetch).deliver(traced);
+    expect(fetch.mock.calls[0]?.[1]?.headers).toEqual({
+      'content-type': 'application/json',
+      'Idempotency-Key': 'store-1:evt-1',
+      'X-Amzn-Trace-Id': `Root=${TRACE_ID}`,
+    });
+  });
+
+  it('sends only the contract’s headers for a task without a trace', async () => {
+    const fetch = answering(202);
+    await new HttpMarketplace('https://mp.example.com', 5_000, fetch).deliver(request);
+    expect(fetch.mock.calls[0]?.[1]?.headers).toEqual({
+      'content-type': 'application/json',
+      'Idempotency-Key': 'store-1:evt-1',
+    });
+  });
+
+  it('records the call annotated with its store, its task and its origin trace', async () => {
+    const { seen, traceCall } = recordingTracer();
+    await new HttpMarketplace('https://mp.example.com', 5_000, answering(202), traceCall).deliver(traced);
+    expect(seen).toEqual([
+      {
+        url: 'https://mp.example.com/acme/stores/store-1/tasks',
+        annotations: { storeId: 'store-1', eventId: 'evt-1', originTraceId: TRACE_ID },
+      },
+    ]);
+  });
+
+  it('classifies what the recorded call answered', async () => {
+    const { traceCall } = recordingTracer();
+    await expect(
+      new HttpMarketplace('https://mp.example.com', 5_000, answering(503), traceCall).deliver(traced),
+    ).resolves.toEqual({ kind: 'transient', status: 503, error: 'marketplace answered 503' });
+  });
+
+  it('answers transient when the recorded call fails to connect', async () => {
+    const { traceCall } = recordingTracer();
+    const refused = fakeFetch(async () => Promise.reject(new TypeError('fetch failed')));
+    await expect(
+      new HttpMarketplace('https://mp.example.com', 5_000, refused, traceCall).deliver(traced),
+    ).resolves.toEqual({ kind: 'transient', error: 'connection failed: fetch failed' });
+  });
+});
+
+describe('traceMarketplaceCall', () => {
+  const recordingSegment = () => {
+    const sub = {
+      name: '',
+      annotations: {} as Record<string, string>,
+      attributes: {} as Record<string, unknown>,
+      flags: [] as string[],
+      closed: false,
+      addAttribute: (key: string, value: unknown) => void (sub.attributes[key] = value),
+      addAnnotation: (key: string, value: string) => void (sub.annotations[key] = value),
+      addThrottleFlag: () => void sub.flags.push('throttle'),
+      addErrorFlag: () => void sub.flags.push('error'),
+      addFaultFlag: () => void sub.flags.push('fault'),
+      addError: () => void sub.flags.push('exception'),
+      close: () => void (sub.closed = true),
+    };
+    const parent = { addNewSubsegment: (name: string) => ((sub.name = name), sub) };
+    vi.spyOn(tracer, 'isTracingEnabled').mockReturnValue(true);
+    vi.spyOn(tracer, 'getSegment').mockReturnValue(parent as never);
+    return sub;
+  };
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+  const URL_ = 'https://mp.example.com/acme/stores/s/tasks';
+  const annotations = { storeId: 's', eventId: 'e', originTraceId: '1-5759e988-bd862e3fe1be46a994272793' };
+
+  it('records the call in a subsegment named for the marketplace host, annotated with its task', async () => {
+    const sub = recordingSegment();
+    await traceMarketplaceCall(URL_, annotations, async () => ({ status: 202, result: undefined }));
+    expect({ name: sub.name, annotations: sub.annotations, closed: sub.closed }).toEqual({
+      name: 'mp.example.com',
+      annotations,
+      closed: true,
+    });
+  });
+
+  it('records the answer’s status, a 429 as a throttle', async () => {
+    const sub = recordingSegment();
+    await traceMarketplaceCall(URL_, annotations, async () => ({ status: 429, result: undefined }));
+    expect({ http: sub.attributes['http'], flags: sub.flags }).toEqual({
+      http: { request: { url: URL_, method: 'POST' }, response: { status: 429 } },
+      flags: ['throttle', 'error'],
+    });
+  });
+
+  it('marks a 5xx as a fault', async () => {
+    const sub = recordingSegment();
+    await traceMarketplaceCall(URL_, annotations, async () => ({ status: 503, result: undefined }));
+    expect(sub.flags).toEqual(['fault']);
+  });
+
+  it('closes the subsegment with the error when the call throws', async () => {
+    const sub = recordingSegment();
+    await expect(
+      traceMarketplaceCall(URL_, annotations, async () => Promise.reject(new Error('refused'))),
+    ).rejects.toThrow('refused');
+    expect({ flags: sub.flags, closed: sub.closed }).toEqual({ flags: ['exception'], closed: true });
+  });
+
+  it('just makes the call when tracing is off (outside Lambda)', async () => {
+    const call = vi.fn(async () => ({ status: 202, result: 'answer' }));
+    await expect(
+      traceMarketplaceCall(
+        'https://mp.example.com/acme/stores/s/tasks',
+        { storeId: 's', eventId: 'e' },
+        call,
+      ),
+    ).resolves.toEqual({ status: 202, result: 'answer' });
   });
 });

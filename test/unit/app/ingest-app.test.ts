@@ -2,7 +2,7 @@ import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createIngestHandler } from '../../../lambdas/app/ingest-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
@@ -66,6 +66,53 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
       priority: 'normal',
       acceptedAt: T0,
       correlationId: 'req-1',
+    });
+  });
+
+  describe('the request’s trace (issue #12)', () => {
+    const TRACE_ID = '1-5759e988-bd862e3fe1be46a994272793';
+    const sentBody = () => JSON.parse(sendsTo(QUEUE_URL)[0]?.args[0].input.MessageBody ?? '{}');
+    const traced = (value: string) => ({ 'Content-Type': 'application/json', 'X-Amzn-Trace-Id': value });
+    afterEach(() => {
+      delete process.env['_X_AMZN_TRACE_ID'];
+    });
+
+    it('puts the trace id of the request’s X-Amzn-Trace-Id on the task’s message', async () => {
+      const { call } = setup();
+      await call(submit(task, { headers: traced(`Root=${TRACE_ID};Parent=53995c3f42cd8ad8;Sampled=1`) }));
+      expect(sentBody().traceId).toBe(TRACE_ID);
+    });
+
+    it('prefers the Lambda invocation’s own trace (_X_AMZN_TRACE_ID) to the request’s header', async () => {
+      process.env['_X_AMZN_TRACE_ID'] = `Root=${TRACE_ID};Parent=53995c3f42cd8ad8;Sampled=1`;
+      const { call } = setup();
+      await call(submit(task, { headers: traced('Root=1-00000000-000000000000000000000000') }));
+      expect(sentBody().traceId).toBe(TRACE_ID);
+    });
+
+    it('puts it on every task of a batch', async () => {
+      const { call } = setup();
+      await call(
+        submit(
+          { tasks: [task, { ...task, eventId: 'evt-2' }] },
+          {
+            resource: '/v1/stores/{storeId}/tasks/batch',
+            path: '/v1/stores/store-1/tasks/batch',
+            headers: traced(`Root=${TRACE_ID}`),
+          },
+        ),
+      );
+      const entries = sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries ?? [];
+      expect(entries.map((e) => JSON.parse(e.MessageBody ?? '{}').traceId)).toEqual([TRACE_ID, TRACE_ID]);
+    });
+
+    it('ignores a malformed trace header and still accepts the task', async () => {
+      const { call } = setup();
+      const answer = await call(submit(task, { headers: traced('Root=not-a-trace') }));
+      expect({ status: answer.status, traceId: sentBody().traceId }).toEqual({
+        status: 202,
+        traceId: undefined,
+      });
     });
   });
 

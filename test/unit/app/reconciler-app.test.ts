@@ -1,4 +1,4 @@
-import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
+import { WAKE_MARGIN_MS, ZOMBIE_HIDE_MS } from '../../../lambdas/core/timing.js';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   DynamoDBDocumentClient,
@@ -14,13 +14,14 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import { createReconcilerHandler } from '../../../lambdas/app/reconciler-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
-import { ACTIVE_SHARDS, activeShardOf } from '../../../lambdas/core/names.js';
+import { ACTIVE_SHARDS, activeShardOf, deadLetterTallyId } from '../../../lambdas/core/names.js';
 import type { FlushableTelemetry } from '../../../lambdas/app/runtime.js';
 
 import {
   answerQueueAttributes,
   appOverrides,
   ATTENTION_URL,
+  DLQ_URL,
   FULL_ENV,
   QUEUE_URL,
   sequentialIds,
@@ -35,6 +36,7 @@ const RUN = `reconcile-${new Date(T0).toISOString()}`;
 const sqs = mockClient(SQSClient);
 const ddb = mockClient(DynamoDBDocumentClient);
 const NO_SWEEP = { AQ_SWEEP_STORES_PER_RUN: '0' };
+const TALLY_ID = deadLetterTallyId('store-1');
 
 const setup = (env: Record<string, string> = NO_SWEEP, telemetry?: FlushableTelemetry) => {
   const { overrides, ...recorded } = appOverrides({
@@ -94,8 +96,11 @@ describe('createReconcilerHandler', () => {
     const { handler } = setup();
     await handler();
     const [wake, reclaim] = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
-    // First the guard (race B): no one marks the store idle before the dead lease's messages are surely back.
-    expect(wake?.ExpressionAttributeValues).toEqual({ ':until': T0 + 3_000 + WAKE_MARGIN_MS });
+    // First the guard (race B, and a zombie holder's late hides): no one marks the store idle before the
+    // dead lease's messages are surely back.
+    expect(wake?.ExpressionAttributeValues).toEqual({
+      ':until': T0 - 3_000 + ZOMBIE_HIDE_MS + WAKE_MARGIN_MS,
+    });
     expect(reclaim).toMatchObject({
       UpdateExpression: 'SET slots.#id = :slot',
       ConditionExpression: 'slots.#id.#s = :l AND slots.#id.#f = :fence',
@@ -238,7 +243,13 @@ describe('createReconcilerHandler', () => {
     expect(logs).toContainEqual({
       level: 'info',
       message: 'reconciler run',
-      fields: { checked: 0, repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 }, swept: 0 },
+      fields: {
+        checked: 0,
+        refreshed: 0,
+        repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
+        swept: 0,
+        deadLettersUnaccounted: 0,
+      },
     });
   });
 
@@ -262,6 +273,7 @@ describe('createReconcilerHandler: the sweep', () => {
     ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: 'store-1' } }).resolves({
       Item: { storeId: 'store-1', enqSeq: 9, fence: 0, slots: {} },
     });
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: TALLY_ID } }).resolves({});
   });
 
   it('scans the configured number of stores from where the last run stopped', async () => {
@@ -314,13 +326,48 @@ describe('createReconcilerHandler: the sweep', () => {
     );
   });
 
-  it('asks only the store’s work queue for its depth', async () => {
+  it('asks the store’s DLQ (its audit) and its work queue for their depths', async () => {
     answerQueueAttributes(sqs, { backlog: 4 });
     const { handler } = setup(SWEEP);
     await handler();
     expect(sqs.commandCalls(GetQueueAttributesCommand).map((c) => c.args[0].input.QueueUrl)).toEqual([
+      DLQ_URL,
       QUEUE_URL,
     ]);
+  });
+
+  it('reports the dead letters the worker did not write (issue #12)', async () => {
+    answerQueueAttributes(sqs, { deadLetters: 3 });
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: TALLY_ID } }).resolves({
+      Item: { storeId: TALLY_ID, written: 2, writtenAt: T0 - 120_000 },
+    });
+    const { handler, logs } = setup(SWEEP);
+    const report = await handler();
+    expect({
+      report: report.deadLettersUnaccounted,
+      log: logs.find((l) => l.message === 'dead letters the worker did not write')?.fields,
+    }).toEqual({
+      report: 1,
+      log: { storeId: 'store-1', tenantId: 'tenant-1', unaccounted: 1, depth: 3, correlationId: RUN },
+    });
+  });
+
+  it('keeps what the audit saw as the next audit’s baseline', async () => {
+    answerQueueAttributes(sqs, { deadLetters: 3 });
+    ddb.on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: TALLY_ID } }).resolves({
+      Item: { storeId: TALLY_ID, written: 2, writtenAt: T0 - 120_000 },
+    });
+    const { handler } = setup(SWEEP);
+    await handler();
+    expect(
+      ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.Key?.['storeId'] === TALLY_ID)?.args[0]
+        .input,
+    ).toEqual({
+      TableName: TABLES.dispatch,
+      Key: { storeId: TALLY_ID },
+      UpdateExpression: 'SET seenDepth = :depth, seenWritten = :written',
+      ExpressionAttributeValues: { ':depth': 3, ':written': 2 },
+    });
   });
 
   it('counts in-flight and delayed messages as backlog', async () => {
@@ -334,7 +381,10 @@ describe('createReconcilerHandler: the sweep', () => {
     answerQueueAttributes(sqs, { deadLetters: 8 });
     const { handler } = setup(SWEEP);
     const report = await handler();
-    expect({ swept: report.swept, updates: ddb.commandCalls(UpdateCommand).length }).toEqual({
+    const storeUpdates = ddb
+      .commandCalls(UpdateCommand)
+      .filter((c) => c.args[0].input.Key?.['storeId'] === 'store-1');
+    expect({ swept: report.swept, updates: storeUpdates.length }).toEqual({
       swept: 1,
       updates: 0,
     });
@@ -368,10 +418,13 @@ describe('createReconcilerHandler: the sweep', () => {
     expect(attentions().map((a) => a.reason)).toEqual(['sweep']);
   });
 
-  it('does not read the queues of a store that is not active', async () => {
+  it('reads only the DLQ of a store that is not active (its audit), not its work queue', async () => {
+    answerQueueAttributes(sqs);
     ddb.on(ScanCommand).resolves({ Items: [storeRecord({ status: 'paused' })] });
     const { handler } = setup(SWEEP);
     await handler();
-    expect(sqs.calls()).toHaveLength(0);
+    expect(sqs.commandCalls(GetQueueAttributesCommand).map((c) => c.args[0].input.QueueUrl)).toEqual([
+      DLQ_URL,
+    ]);
   });
 });

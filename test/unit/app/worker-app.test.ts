@@ -330,6 +330,32 @@ describe('createWorkerHandler: a slice', () => {
     });
   });
 
+  describe('with a task submitted under a trace (issue #12)', () => {
+    const TRACE_ID = '1-5759e988-bd862e3fe1be46a994272793';
+    beforeEach(() => {
+      sqs
+        .on(ReceiveMessageCommand)
+        .resolvesOnce({
+          Messages: [
+            {
+              MessageId: 'm1',
+              ReceiptHandle: 'rh-task',
+              Body: JSON.stringify({ ...work, traceId: TRACE_ID }),
+              Attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(T0 - 500) },
+            },
+          ],
+        })
+        .resolves({});
+    });
+
+    it('hands the marketplace call the trace id read back from the message', async () => {
+      const marketplace = marketplaceAnswering({ kind: 'ok', status: 202 });
+      const { handler } = setup(marketplace);
+      await handler(attentionEvent());
+      expect(marketplace.deliver.mock.calls[0]?.[0].traceId).toBe(TRACE_ID);
+    });
+  });
+
   describe('with a task in the queue', () => {
     beforeEach(() => {
       sqs

@@ -5,7 +5,11 @@ import {
   effectiveRate,
   FAST_RECOVERY_SHARE,
   MIN_RATE_PER_SECOND,
+  PROBE_ACCELERATION_SHARE,
+  PROBE_AFTER_SECONDS,
   RECOVERY_KNEE,
+  resumeWithinSlice,
+  SLEEP_THROUGH_MAX_SECONDS,
   SLOW_RECOVERY_SHARE,
   type RateState,
 } from '../../../lambdas/core/adaptive-rate.js';
@@ -26,20 +30,27 @@ describe('effectiveRate', () => {
     expect(effectiveRate({ why: 'header', r, at: T }, POLICY, T + 60_000)).toEqual(expected);
   });
 
-  it('recovers a backoff fast up to the knee under the 429, slowly up to where it came, then fast again', () => {
+  it('recovers a backoff fast up to the knee under the estimate, slowly past it, then probes ever faster', () => {
     const state: RateState = { why: 'backoff', r: 3, c: 6, at: T };
     const fast = FAST_RECOVERY_SHARE * POLICY;
     const slow = SLOW_RECOVERY_SHARE * 6;
+    const accel = PROBE_ACCELERATION_SHARE * 6;
     const knee = RECOVERY_KNEE * 6;
     const toKnee = ((knee - 3) / fast) * 1000;
-    const toCeiling = toKnee + ((6 - knee) / slow) * 1000;
+    const probing = toKnee + PROBE_AFTER_SECONDS * 1000;
     expect(effectiveRate(state, POLICY, T).effective).toBe(3);
     expect(effectiveRate(state, POLICY, T + 100).effective).toBeCloseTo(3 + fast * 0.1);
     expect(effectiveRate(state, POLICY, T + toKnee).effective).toBeCloseTo(knee);
     expect(effectiveRate(state, POLICY, T + toKnee + 2_000).effective).toBeCloseTo(knee + slow * 2);
-    expect(effectiveRate(state, POLICY, T + toCeiling).effective).toBeCloseTo(6);
-    expect(effectiveRate(state, POLICY, T + toCeiling + 1_000).effective).toBeCloseTo(6 + fast);
-    expect(effectiveRate(state, POLICY, T + toCeiling + 1_000).reason).toBe('backoff');
+    expect(effectiveRate(state, POLICY, T + probing).effective).toBeCloseTo(
+      knee + slow * PROBE_AFTER_SECONDS,
+    );
+    expect(effectiveRate(state, POLICY, T + probing + 5_000).effective).toBeCloseTo(
+      knee + slow * (PROBE_AFTER_SECONDS + 5) + accel * 25,
+    );
+    // A doubled limit is reached within about 10 s of probing.
+    expect(effectiveRate(state, POLICY, T + probing + 10_000).effective).toBeGreaterThan(12);
+    expect(effectiveRate(state, POLICY, T + probing + 5_000).reason).toBe('backoff');
     // Long enough without a 429: back at the policy rate, and said so.
     expect(effectiveRate(state, POLICY, T + 3_600_000)).toEqual({
       configured: 20,
@@ -98,6 +109,33 @@ describe('afterAnswer', () => {
     expect(again?.r).toBeCloseTo(effectiveRate(state, POLICY, T + 20).effective * BACKOFF_FACTOR);
   });
 
+  it('after a backoff, takes the mean rate since as the limit estimate (below the rate at the 429)', () => {
+    // Recovering from 3 with an estimate of 6: fast to the knee, then slowly past it; a 429 after 10 s.
+    const state: RateState = { why: 'backoff', r: 3, c: 6, at: T };
+    const now = T + 10_000;
+    const current = effectiveRate(state, POLICY, now).effective;
+    const next = afterAnswer(state, { throttled: true, startedAt: now - 50 }, POLICY, now);
+    // The mean of the recovery, by steps: the estimate is the store's average rate since the last change.
+    let sum = 0;
+    for (let ms = 0; ms < 10_000; ms += 1) sum += effectiveRate(state, POLICY, T + ms + 0.5).effective;
+    expect(next?.c).toBeCloseTo(sum / 10_000, 3);
+    expect(next?.c).toBeLessThan(current);
+    expect(next?.r).toBeCloseTo(current * BACKOFF_FACTOR);
+    // The next recovery climbs fast only to the knee under that estimate.
+    const after = next as RateState;
+    expect(effectiveRate(after, POLICY, now + 60_000).effective).toBeGreaterThan(
+      (RECOVERY_KNEE * sum) / 10_000,
+    );
+  });
+
+  it('probing past the estimate: a 429 there keeps an estimate above the previous one', () => {
+    const state: RateState = { why: 'backoff', r: 3, c: 6, at: T };
+    const now = T + 24_000;
+    const next = afterAnswer(state, { throttled: true, startedAt: now - 50 }, POLICY, now);
+    expect(next?.c).toBeGreaterThan(6);
+    expect(next?.c).toBeLessThan(effectiveRate(state, POLICY, now).effective);
+  });
+
   it('a header on a 429 wins over the backoff (the marketplace said how much)', () => {
     expect(
       afterAnswer(undefined, { throttled: true, startedAt: T, limit: { perSecond: 4 } }, POLICY, T),
@@ -114,5 +152,22 @@ describe('afterAnswer', () => {
       expect(effectiveRate(state, POLICY, now).effective).toBeLessThanOrEqual(POLICY);
       expect(effectiveRate(state, POLICY, now).effective).toBeGreaterThanOrEqual(MIN_RATE_PER_SECOND);
     }
+  });
+});
+
+describe('resumeWithinSlice', () => {
+  const deadline = T + 20_000;
+
+  it('sleeps through a short Retry-After that ends before the slice deadline', () => {
+    expect(resumeWithinSlice(1, T, deadline)).toBe(T + 1_000);
+    expect(resumeWithinSlice(SLEEP_THROUGH_MAX_SECONDS, T, deadline)).toBe(
+      T + SLEEP_THROUGH_MAX_SECONDS * 1000,
+    );
+  });
+
+  it('ends the slice for a longer one, or one that outlasts the deadline', () => {
+    expect(resumeWithinSlice(SLEEP_THROUGH_MAX_SECONDS + 1, T, deadline)).toBeUndefined();
+    expect(resumeWithinSlice(1, deadline - 1_000, deadline)).toBeUndefined();
+    expect(resumeWithinSlice(1, deadline - 1_001, deadline)).toBe(deadline - 1);
   });
 });

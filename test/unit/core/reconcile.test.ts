@@ -3,8 +3,9 @@ import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetr
 import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import { reconcile, type ReconcilerDeps } from '../../../lambdas/core/reconcile.js';
 import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
+import { MemoryDeadLetterLedger } from '../../support/memory-dead-letter-ledger.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
-import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
+import { WAKE_MARGIN_MS, workerTimeoutSeconds, ZOMBIE_HIDE_MS } from '../../../lambdas/core/timing.js';
 import { ACTIVE_SHARDS, activeShardOf, MetricNames, SWEEP_CURSOR_ID } from '../../../lambdas/core/names.js';
 
 const T0 = 1_800_000_000_000;
@@ -80,8 +81,11 @@ describe('reconcile', () => {
     const report = await reconcile(deps);
     expect(report.repairs.reclaim).toBe(1);
     expect((await dispatch.read('s1'))?.slots['a']).toEqual({ s: 'q', at: T0 + 41_000 });
-    // No one may mark the store idle before the dead lease's messages are surely visible again (race B).
-    expect((await dispatch.read('s1'))?.wakeAt).toBe(T0 + 41_000 + WAKE_MARGIN_MS);
+    // No one may mark the store idle before the dead lease's messages are surely visible again (race B) —
+    // nor before anything its holder, if only stalled, may still hide is visible again (Lambda timeout +
+    // the longest hide + skew after the lease's expiry).
+    expect((await dispatch.read('s1'))?.wakeAt).toBe(T0 + 35_000 + ZOMBIE_HIDE_MS + WAKE_MARGIN_MS);
+    expect(ZOMBIE_HIDE_MS).toBe((workerTimeoutSeconds() + 900) * 1000 + 2_000);
     expect(published).toEqual([
       { message: expect.objectContaining({ slotId: 'a', reason: 'reclaim' }), delay: 4 },
     ]);
@@ -162,6 +166,46 @@ describe('reconcile', () => {
     expect(published.map((p) => [p.message.storeId, p.message.reason])).toEqual([['h', 'sweep']]);
     // The high queue first; the work queue only when it is empty: one request for h, two for idle i.
     expect(asked.sort()).toEqual(['hq-h', 'hq-i', 'q-i']);
+  });
+
+  describe('dead letters SQS moved by itself (issue #12)', () => {
+    it('reports a swept store’s dead letter the worker did not write, in the report and the metric', async () => {
+      stores.set('m', storeOf('m'));
+      pending.set('dlq-m', 1);
+      deps.deadLetterLedger = new MemoryDeadLetterLedger();
+      const report = await reconcile(deps);
+      expect({
+        report: report.deadLettersUnaccounted,
+        metric: telemetry.counters.get(MetricNames.deadLettersUnaccounted),
+      }).toEqual({ report: 1, metric: 1 });
+    });
+
+    it('audits a paused store’s DLQ too', async () => {
+      stores.set('p', storeOf('p', 'paused'));
+      pending.set('dlq-p', 2);
+      deps.deadLetterLedger = new MemoryDeadLetterLedger();
+      expect((await reconcile(deps)).deadLettersUnaccounted).toBe(2);
+    });
+
+    it('counts zero every run, so the alarm has data', async () => {
+      deps.deadLetterLedger = new MemoryDeadLetterLedger();
+      await reconcile(deps);
+      expect(telemetry.counters.get(MetricNames.deadLettersUnaccounted)).toBe(0);
+    });
+
+    it('goes on sweeping when one store’s audit fails', async () => {
+      for (const id of ['x', 'y']) stores.set(id, storeOf(id));
+      pending.set('dlq-y', 1);
+      const ledger = new MemoryDeadLetterLedger();
+      const read = ledger.read.bind(ledger);
+      ledger.read = async (id) => (id === 'x' ? Promise.reject(new Error('throttled')) : read(id));
+      deps.deadLetterLedger = ledger;
+      const report = await reconcile(deps);
+      expect({ swept: report.swept, unaccounted: report.deadLettersUnaccounted }).toEqual({
+        swept: 2,
+        unaccounted: 1,
+      });
+    });
   });
 
   describe('at the edges (issue #10)', () => {

@@ -145,6 +145,87 @@ describe('adaptive rate in a slice', () => {
     expect(next[0]).toBeGreaterThan(50);
   });
 
+  it('sleeps through a short Retry-After inside the slice: the same task again after it, no copies, no restart', async () => {
+    const { w, deps, dispatch, fill } = setup((call) =>
+      call === 2 ? { kind: 'throttled', status: 429, retryAfterSeconds: 1 } : { kind: 'ok', status: 200 },
+    );
+    const events: string[] = [];
+    const deliver = deps.marketplace.deliver;
+    deps.marketplace = {
+      deliver: async (request) => {
+        events.push(request.body.eventId);
+        return deliver(request);
+      },
+    };
+    let resent = 0;
+    deps.tasks = {
+      ...deps.tasks,
+      resend: async () => {
+        resent++;
+      },
+    };
+    await dispatch.recordEnqueued('s1', 3, T0);
+    fill(0, 3);
+    const result = await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    expect(events).toEqual(['e0', 'e1', 'e1', 'e2']);
+    expect(resent).toBe(0);
+    // The 429 was one of the slice's calls (maxMessagesPerSlice bounds calls).
+    expect(result).toMatchObject({ handled: 4, delivered: 3 });
+    expect(result.end).not.toBe('throttled');
+    // Not before the Retry-After's end; the hold is on the shared schedule for any other consumer.
+    expect((w.calls[2] as number) - (w.calls[1] as number)).toBeGreaterThanOrEqual(1_000);
+    expect(dispatch.items.get('s1')?.tat).toBeGreaterThanOrEqual((w.calls[1] as number) + 1_000);
+  });
+
+  it('ends the slice on a second 429 in a row (a storm): the worker goes back, the tasks come back as copies', async () => {
+    const { deps, dispatch, fill } = setup((call) =>
+      call <= 2 ? { kind: 'throttled', status: 429, retryAfterSeconds: 1 } : { kind: 'ok', status: 200 },
+    );
+    let resent = 0;
+    deps.tasks = {
+      ...deps.tasks,
+      resend: async (_url: string, copies: unknown[]) => {
+        resent += copies.length;
+      },
+    } as typeof deps.tasks;
+    await dispatch.recordEnqueued('s1', 2, T0);
+    fill(0, 2);
+    const result = await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    expect(result.end).toBe('throttled');
+    expect(resent).toBe(2);
+  });
+
+  it('another consumer of the store waits out a short hold in its slice instead of ending it', async () => {
+    const { w, deps, dispatch, fill } = setup(() => ({ kind: 'ok', status: 200 }));
+    await dispatch.recordEnqueued('s1', 2, T0);
+    fill(0, 2);
+    // Another consumer's 429 held the store for 1.5 s (longer than a normal wait for the schedule).
+    await dispatch.issueSlot('s1', 'a', T0, 2, T0);
+    await dispatch.holdTat('s1', T0 + 1_500);
+    const result = await runSlice(deps, store, policy(2), await leaseOf(dispatch, 'b', T0, 2));
+    expect(result.end).not.toBe('throttled');
+    expect(result.delivered).toBe(2);
+    expect(w.calls[0]).toBeGreaterThanOrEqual(T0 + 1_500);
+  });
+
+  it("holds the store through a single consumer's Retry-After, so a consumer added by a raised cap waits too", async () => {
+    const { w, deps, dispatch, fill } = setup((call) =>
+      call === 1 ? { kind: 'throttled', status: 429, retryAfterSeconds: 5 } : { kind: 'ok', status: 200 },
+    );
+    await dispatch.recordEnqueued('s1', 3, T0);
+    fill(0, 3);
+    const a = await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    expect(a.end).toBe('throttled');
+    const until = T0 + 5_000;
+    // The cap goes from 1 to 2 during the hold (a campaign, an override): a second slot starts at once.
+    w.now += 100;
+    fill(10, 3);
+    const before = w.calls.length;
+    await runSlice(deps, store, policy(2), await leaseOf(dispatch, 'b', w.now, 2));
+    for (const at of w.calls.slice(before)) expect(at).toBeGreaterThanOrEqual(until);
+    expect(dispatch.items.get('s1')?.tat).toBeGreaterThanOrEqual(until);
+  });
+
   it('shares a rate one consumer learnt with another lease of the store at its next reservation', async () => {
     const { w, deps, dispatch, fill } = setup((call) =>
       call === 1 ? { kind: 'ok', status: 200, limit: { perSecond: 5 } } : { kind: 'ok', status: 200 },

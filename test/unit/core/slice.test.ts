@@ -278,10 +278,54 @@ describe('runSlice', () => {
     const result = await runSlice(world.deps, store, policy(), lease());
     // The second call started 1 ms in (paced at 1,000/s), so Retry-After counts from there.
     expect(result).toMatchObject({ end: 'throttled', resumeAt: T0 + 1 + 30_000, delivered: 1 });
-    expect(world.w.events).toEqual(['deferWake', 'recordEnqueued', 'resend', 'recordEnqueued']);
+    // The hold is written for a single consumer too: a consumer added by a raised cap must find it.
+    expect(world.w.events).toEqual(['deferWake', 'holdTat', 'recordEnqueued', 'resend', 'recordEnqueued']);
     // Fresh copies: their receive count starts again, so a 429 storm cannot push them into the DLQ.
     expect(world.w.resent).toEqual(['r1', 'r2', 'r3'].map((receiptHandle) => ({ receiptHandle, delay: 30 })));
     expect(world.w.deleted).toEqual(['r0']);
+  });
+
+  it('dead-letters a throttled task past its expiry age (expiring) instead of re-sending it; re-sends the rest', async () => {
+    world = setup({
+      messages: 4,
+      outcome: (id) =>
+        id === 'e1' ? { kind: 'throttled', status: 429, retryAfterSeconds: 30 } : { kind: 'ok', status: 200 },
+    });
+    world.w.now = T0 + 10_000;
+    world.deps.settings = { ...world.deps.settings, expiryAgeMs: 10_000 };
+    const result = await runSlice(world.deps, store, policy(), lease({ startedAt: T0 + 10_000 }));
+    expect({
+      result: [result.end, result.deadLettered, result.delivered],
+      reason: vi.mocked(world.tasks.deadLetter).mock.calls.map((c) => [c[1], c[2].code, c[2].lastStatus]),
+      resent: world.w.resent.map((r) => r.receiptHandle),
+      deleted: world.w.deleted,
+      expiring: (world.deps.telemetry as RecordingTelemetry).counters.get('TasksExpiring'),
+    }).toEqual({
+      result: ['throttled', 1, 1],
+      reason: [[work(1), 'expiring', 429]],
+      // The store still waits for Retry-After; the expired task is deleted with the delivered one.
+      resent: ['r2', 'r3'],
+      deleted: ['r0', 'r1'],
+      expiring: 1,
+    });
+  });
+
+  it('re-sends a throttled task one millisecond younger than its expiry age', async () => {
+    world = setup({
+      messages: 2,
+      outcome: (id) =>
+        id === 'e0' ? { kind: 'throttled', status: 429, retryAfterSeconds: 30 } : { kind: 'ok', status: 200 },
+    });
+    world.w.now = T0 + 9_999;
+    world.deps.settings = { ...world.deps.settings, expiryAgeMs: 10_000 };
+    await runSlice(world.deps, store, policy(), lease({ startedAt: T0 + 9_999 }));
+    expect({
+      dead: vi.mocked(world.tasks.deadLetter).mock.calls.length,
+      resent: world.w.resent.length,
+    }).toEqual({
+      dead: 0,
+      resent: 2,
+    });
   });
 
   it('holds the whole store on a 429 when it has several consumers: the shared schedule waits for Retry-After', async () => {

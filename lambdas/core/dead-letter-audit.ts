@@ -1,0 +1,99 @@
+import type { Clock, QueueAdmin, Telemetry } from './ports.js';
+import type { StoreRecord } from './store-model.js';
+
+/**
+ * Dead letters SQS moved by itself (issue #12). The worker dead-letters every task it gives up on (a copy
+ * into the store's DLQ, metric TasksDeadLettered), including on the task's last allowed receive; SQS moves a
+ * message by itself (redrive policy, maxReceiveCount) only when that last receive ended without the worker
+ * acting on it (a crash, a timeout). No metric sees such a move: SQS's NumberOfMessagesSent on a DLQ leaves
+ * out what a redrive policy moved, and an alarm cannot select `{prefix}-d-*` queues (Metrics Insights has no
+ * prefix match and reads at most 10,000 metrics per query; 50,000 stores have 50,000 DLQs).
+ *
+ * So the reconciler's sweep, which visits every store once a cycle, audits each DLQ: the growth of its depth
+ * since the last audit, minus the dead letters the worker wrote meanwhile, is what SQS moved by itself.
+ */
+
+/** Per store, the worker's count of dead letters written and the last audit's view. */
+export interface DeadLetterTally {
+  /** Dead letters the worker has written to the store's DLQ, ever (counted before each send). */
+  written: number;
+  /** When the worker last counted one (epoch ms). */
+  writtenAt?: number;
+  /** The DLQ's depth at the last audit (none yet: 0). */
+  seenDepth?: number;
+  /** `written` at the last audit (none yet: 0). */
+  seenWritten?: number;
+}
+
+export interface DeadLetterLedger {
+  /** Worker: one more dead letter written to the store's DLQ (before the send, so the count never lags it). */
+  noteWritten(storeId: string, now: number): Promise<void>;
+  read(storeId: string): Promise<DeadLetterTally | undefined>;
+  /** Reconciler: what this audit saw, the baseline of the next (never touches `written`). */
+  settle(storeId: string, seenDepth: number, seenWritten: number): Promise<void>;
+}
+
+/**
+ * ApproximateNumberOfMessages is eventually consistent (about a minute): a store the worker dead-lettered
+ * into this recently is audited at a later visit, so a copy the count does not show yet is never taken for a
+ * missing one later.
+ */
+export const DEAD_LETTER_SETTLE_MS = 60_000;
+
+export interface AuditResult {
+  /** Dead letters in the DLQ that the worker did not write. */
+  unaccounted: number;
+  /** The baseline to store, when it changed; absent when the audit is deferred or nothing moved. */
+  settle?: { seenDepth: number; seenWritten: number };
+}
+
+/**
+ * One audit of one DLQ. Growth beyond what the worker wrote is unaccounted; a shrinking DLQ (a redrive, an
+ * operator's purge, retention expiry) moves the baseline down and reports nothing. A store never audited
+ * counts from an empty DLQ: every letter of a store created after this audit existed is accounted for.
+ */
+export const auditDeadLetters = (
+  tally: DeadLetterTally | undefined,
+  depth: number,
+  now: number,
+): AuditResult => {
+  const written = tally?.written ?? 0;
+  if (tally?.writtenAt !== undefined && now - tally.writtenAt < DEAD_LETTER_SETTLE_MS)
+    return { unaccounted: 0 };
+  const seenDepth = tally?.seenDepth ?? 0;
+  const seenWritten = tally?.seenWritten ?? 0;
+  const unaccounted = Math.max(0, depth - seenDepth - (written - seenWritten));
+  if (depth === seenDepth && written === seenWritten) return { unaccounted };
+  return { unaccounted, settle: { seenDepth: depth, seenWritten: written } };
+};
+
+export interface AuditDeps {
+  queues: Pick<QueueAdmin, 'pending'>;
+  deadLetterLedger: DeadLetterLedger;
+  clock: Clock;
+  telemetry: Telemetry;
+}
+
+/** Audits one store's DLQ; returns how many of its dead letters the worker did not write. */
+export const auditStoreDeadLetters = async (
+  deps: AuditDeps,
+  store: Pick<StoreRecord, 'storeId' | 'tenantId' | 'deadLetterQueueUrl'>,
+): Promise<number> => {
+  // The depth first: the worker counts a letter before it sends it, so every letter this depth shows is in
+  // the tally read after it (or that tally's `writtenAt` is recent and the audit waits).
+  const depth = await deps.queues.pending(store.deadLetterQueueUrl);
+  const tally = await deps.deadLetterLedger.read(store.storeId);
+  const result = auditDeadLetters(tally, depth, deps.clock.now());
+  if (result.settle) {
+    await deps.deadLetterLedger.settle(store.storeId, result.settle.seenDepth, result.settle.seenWritten);
+  }
+  if (result.unaccounted > 0) {
+    deps.telemetry.warn('dead letters the worker did not write', {
+      storeId: store.storeId,
+      tenantId: store.tenantId,
+      unaccounted: result.unaccounted,
+      depth,
+    });
+  }
+  return result.unaccounted;
+};
