@@ -345,8 +345,8 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   },
   {
     // A zombie's hiding call landing after its Lambda-timeout-bounded window: needs a zombie stall on a
-    // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 1,500).
-    seeds: [563, 709],
+    // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000).
+    seeds: [943, 3981],
     variant: {
       name: 'reclaim-guards-lease-only',
       breaks: 2,
