@@ -78,7 +78,11 @@ export class RateCheck {
       case 'actor':
         return hold.actorId === actorId && hold.toldAt < this.world.now;
       case 'reservation':
-        return hold.toldAt <= (lease.reservedAt ?? lease.startedAt);
+        // Only a lease pacing on the shared schedule reads the hold. A single-consumer lease paces on its
+        // slot's carried pace and is told by the 429 itself ('store'); a zombie's late holdTat — its
+        // Retry-After recomputed on waking, long after the marketplace's ended — binds none of them (seed
+        // 18336, once holdTat was written for single-consumer stores too).
+        return lease.reservedAt !== undefined && hold.toldAt <= lease.reservedAt;
     }
   }
 

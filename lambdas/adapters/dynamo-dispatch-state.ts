@@ -375,8 +375,9 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
 
   async beginRedrive(storeId: string, now: number): Promise<void> {
     await this.update(storeId, {
-      // Moved messages may be older than anything the bound knew: the next reconciler run makes a retention pass.
-      update: `SET ${INIT}, enqSeq = if_not_exists(enqSeq, :zero), ${ACTIVATE}, redriveAt = :now, refreshedAt = :zero`,
+      // The retention bound stays: a message move sends each message anew (new id, new enqueue time, its
+      // retention restarted — SQS developer guide, dead-letter queue redrive), so nothing it moves is older.
+      update: `SET ${INIT}, enqSeq = if_not_exists(enqSeq, :zero), ${ACTIVATE}, redriveAt = :now`,
       values: { ':empty': {}, ':zero': 0, ':shard': activeShardOf(storeId), ':now': now },
     });
   }

@@ -166,7 +166,7 @@ export interface ReceivedMessage {
 export interface RetentionMarks {
   /**
    * A completed pass: set the bound to `at`, only while the store is active and its bound is still the one the
-   * pass read (`seen`, undefined for none) — a lowering meanwhile (a redrive) wins. False when refused.
+   * pass read (`seen`, undefined for none) — a lowering meanwhile (a sweep rescue) wins. False when refused.
    */
   raiseRefreshed(storeId: string, at: number, seen: number | undefined): Promise<boolean>;
   /** The queue may now hold messages of any age (a sweep rescue): the next reconciler run makes a pass. */

@@ -19,6 +19,10 @@ const ELSEWHERE: Partial<Record<MetricName, string>> = {
   [MetricNames.slicesUnderCampaign]: 'test/integration/campaigns.test.ts',
   // Needs a task in a store's DLQ that the worker did not write (SQS's own move, sent there directly).
   [MetricNames.deadLettersUnaccounted]: 'test/integration/dead-letter-audit.test.ts',
+  // Needs a task throttled again 12 days after it was accepted.
+  [MetricNames.tasksExpiring]: 'test/unit/core/slice.test.ts',
+  // Needs a store whose queues may hold a task sent 7 days ago (a short refresh age).
+  [MetricNames.tasksRefreshed]: 'test/integration/retention.test.ts',
 };
 
 describe('metrics emitted by a workload (local mode, GET /metrics)', () => {

@@ -348,7 +348,6 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       (item) => {
         this.activate(item, now);
         item.redriveAt = now;
-        item.refreshedAt = 0;
       },
     );
   }

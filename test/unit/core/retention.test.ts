@@ -70,7 +70,7 @@ describe('needsPass', () => {
       { activeShard: '0', activeSince: T0 - 30 * DAY, refreshedAt: T0 - DAY },
       false,
     ],
-    ['a store whose bound a redrive lowered', { activeShard: '0', activeSince: T0, refreshedAt: 0 }, true],
+    ['a store whose bound a sweep rescue lowered', { activeShard: '0', activeSince: T0, refreshedAt: 0 }, true],
   ])('%s: %s', (_name, patch, expected) => {
     expect(needsPass({ storeId: 's1', enqSeq: 0, fence: 0, slots: {}, ...patch }, T0, 7 * DAY)).toBe(
       expected,
@@ -194,12 +194,18 @@ describe('retentionPass', () => {
     );
   });
 
-  it('does not raise a bound that a redrive lowered while it ran', async () => {
+  it('does not raise a bound that a sweep rescue lowered while it ran', async () => {
     const { tasks } = queuesWith({ 'q-s1': [msg(1, T0 - 8 * DAY)] }, events);
     const seen = (await dispatch.read('s1'))!;
-    await dispatch.beginRedrive('s1', T0);
+    await dispatch.lowerRefreshed('s1');
     await retentionPass(depsFor(tasks), storeOf('active'), seen, { batches: 5 });
     expect((await dispatch.read('s1'))?.refreshedAt).toBe(0);
+  });
+
+  it('keeps the bound through a redrive: a message move sends every message anew', async () => {
+    await dispatch.raiseRefreshed('s1', T0 - DAY, (await dispatch.read('s1'))?.refreshedAt);
+    await dispatch.beginRedrive('s1', T0);
+    expect((await dispatch.read('s1'))?.refreshedAt).toBe(T0 - DAY);
   });
 });
 

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import type { DispatchItem } from '../../../lambdas/core/dispatch-model.js';
 import type { WorkMessage } from '../../../lambdas/core/messages.js';
+import { MetricNames } from '../../../lambdas/core/names.js';
 import type {
   Conditional,
   DeliveryOutcome,
@@ -299,7 +300,7 @@ describe('runSlice', () => {
       reason: vi.mocked(world.tasks.deadLetter).mock.calls.map((c) => [c[1], c[2].code, c[2].lastStatus]),
       resent: world.w.resent.map((r) => r.receiptHandle),
       deleted: world.w.deleted,
-      expiring: (world.deps.telemetry as RecordingTelemetry).counters.get('TasksExpiring'),
+      expiring: (world.deps.telemetry as RecordingTelemetry).counters.get(MetricNames.tasksExpiring),
     }).toEqual({
       result: ['throttled', 1, 1],
       reason: [[work(1), 'expiring', 429]],
