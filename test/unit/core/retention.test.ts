@@ -70,7 +70,11 @@ describe('needsPass', () => {
       { activeShard: '0', activeSince: T0 - 30 * DAY, refreshedAt: T0 - DAY },
       false,
     ],
-    ['a store whose bound a sweep rescue lowered', { activeShard: '0', activeSince: T0, refreshedAt: 0 }, true],
+    [
+      'a store whose bound a sweep rescue lowered',
+      { activeShard: '0', activeSince: T0, refreshedAt: 0 },
+      true,
+    ],
   ])('%s: %s', (_name, patch, expected) => {
     expect(needsPass({ storeId: 's1', enqSeq: 0, fence: 0, slots: {}, ...patch }, T0, 7 * DAY)).toBe(
       expected,
