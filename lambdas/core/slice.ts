@@ -98,6 +98,13 @@ type IdleAttempt =
  * The queue looked empty under a long poll. Mark the store idle only if nothing was enqueued since
  * the lease read enqSeq (ingest bumps it after the send is durable) — else keep consuming.
  * `tat` carries a single-consumer store's pacing to its next lease.
+ *
+ * The polls' "empty" holds as of when they looked, which can be long before they answer (one of the two
+ * side-by-side long polls stalls while the other answered empty at once): so the store's guards — a
+ * message hidden until `wakeAt`, an ingest in flight until `ingestUntil` — are compared with the time the
+ * polls began (`polledAt`), not with now. Compared with now, a guard that expired during the stall let a
+ * message that became visible after the prompt poll answered be left in an idle store (simulation seed
+ * 52622: the high queue's long poll stalled 17 s).
  */
 const tryIdle = async (
   deps: SliceDeps,
@@ -105,12 +112,14 @@ const tryIdle = async (
   lease: Lease,
   seenSeq: number,
   tat: number | undefined,
+  polledAt: number,
 ): Promise<IdleAttempt> => {
   // Two tries: a release refused because the other slots left meanwhile makes this the last slot.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const now = deps.clock.now();
+    const now = polledAt;
     // Time to drain: from the store becoming busy to the slice that found it empty.
-    const drainMs = lease.activeSince === undefined ? undefined : Math.max(0, now - lease.activeSince);
+    const drainMs =
+      lease.activeSince === undefined ? undefined : Math.max(0, deps.clock.now() - lease.activeSince);
     const result = await deps.dispatch.markIdle(storeId, lease.slotId, lease.fence, {
       seenSeq,
       now,
@@ -212,6 +221,8 @@ export const runSlice = async (
     let batch: SourcedMessage[];
     /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
     let trickled: boolean;
+    /** When the polls of this round began: an "empty" answer holds as of then at best (see tryIdle). */
+    const polledAt = deps.clock.now();
     try {
       ({ batch, trickled } = await receiveBatch(deps.tasks, store, {
         want,
@@ -226,7 +237,14 @@ export const runSlice = async (
     }
 
     if (batch.length === 0) {
-      const idle = await tryIdle(deps, store.storeId, lease, seenSeq, single ? pacer.carry : undefined);
+      const idle = await tryIdle(
+        deps,
+        store.storeId,
+        lease,
+        seenSeq,
+        single ? pacer.carry : undefined,
+        polledAt,
+      );
       switch (idle.kind) {
         case 'idle': {
           if (idle.drainMs !== undefined) {

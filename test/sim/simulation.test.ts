@@ -88,4 +88,11 @@ describe('the wake-up races the simulation found (fixed in lambdas/core)', () =>
   it('keeps seed 181, which lost a wake-up before WAKE_MARGIN_MS, clean', async () => {
     expect((await runSeed(181, asBuilt)).ok).toBe(true);
   });
+
+  // A stalled long poll (one of two side by side) answered "empty" 17 s after it looked; the store's guard
+  // had expired meanwhile, and markIdle compared it with now: a message visible since was left in an idle
+  // store (seeds 52622, 57657, 58360). tryIdle now compares the guards with the time the polls began.
+  it.each([52622, 57657, 58360])('keeps seed %i, a stalled empty poll, clean', async (seed) => {
+    expect((await runSeed(seed, asBuilt)).ok).toBe(true);
+  });
 });
