@@ -292,4 +292,31 @@ describe('sharedPacer', () => {
     expect(await pacer.acquire(T0 + 60_000)).toBe(true);
     expect(advances).toBe(5);
   });
+
+  it('after five late wake-ups, still refuses a call once the slice deadline has passed', async () => {
+    // Found by the simulation (seed 958): the writes and sleeps of the five tries outlasted the slice.
+    const { clock } = steppedClock(() => 1000);
+    const dispatch = {
+      restartTat: async () => false,
+      advanceTat: async () => ({ tat: clock.now() + 200 + 100 }),
+    } as unknown as DispatchState;
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+    // Each try sleeps 200 ms and wakes a second late: the fifth instant (5 s in) is before the 6 s deadline,
+    // but the fifth wake-up comes at 6 s, on it — no call may start at the deadline.
+    expect(await pacer.acquire(T0 + 6_000)).toBe(false);
+    expect(pacer.held).toBe(false);
+    expect(pacer.blockedUntil).toBe(clock.now());
+    expect(clock.now()).toBe(T0 + 6_000);
+  });
+
+  it('after five late wake-ups, goes ahead while the slice deadline is still ahead, even by a millisecond', async () => {
+    const { clock } = steppedClock(() => 1000);
+    const dispatch = {
+      restartTat: async () => false,
+      advanceTat: async () => ({ tat: clock.now() + 200 + 100 }),
+    } as unknown as DispatchState;
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+    expect(await pacer.acquire(T0 + 6_001)).toBe(true);
+    expect(clock.now()).toBe(T0 + 6_000);
+  });
 });
