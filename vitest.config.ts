@@ -14,6 +14,9 @@ export default defineConfig({
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
           env,
+          // Every file synthesizes the stack from aws-cdk-lib, whose import is most of the project's time:
+          // import it once per worker (no test here mocks a module or keeps state outside its own file).
+          isolate: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
