@@ -23,8 +23,27 @@ describe('traceIdOf', () => {
     ['Root=1-5759e988-bd862e3fe1be46a99427279'],
     ['Parent=53995c3f42cd8ad8;Sampled=1'],
     [`Root=${ID};${'x'.repeat(256)}`],
+    // Anchored: an id with anything before or after it is not one.
+    [`Root=x${ID}`],
+    [`Root=${ID}0`],
+    // A well-formed id under another key, or a key with no value, is not the Root.
+    [`Parent=${ID}`],
+    [`Root;Parent=${ID}`],
   ])('ignores %s', (header) => {
     expect(traceIdOf(header)).toBeUndefined();
+  });
+});
+
+describe('traceIdOf at the 256-character limit', () => {
+  const padded = (length: number): string => {
+    const head = `Root=${ID};Sampled=1;Lineage=`;
+    return head + 'a'.repeat(length - head.length);
+  };
+  it('reads a header of exactly 256 characters', () => {
+    expect(traceIdOf(padded(256))).toBe(ID);
+  });
+  it('ignores one of 257', () => {
+    expect(traceIdOf(padded(257))).toBeUndefined();
   });
 });
 
