@@ -42,6 +42,13 @@ describe('auditDeadLetters', () => {
     });
   });
 
+  it('moves the baseline when only the worker wrote (the depth unchanged: its letters were redriven)', () => {
+    expect(auditDeadLetters(settled({ written: 3, seenDepth: 2, seenWritten: 2 }), 2, T0).settle).toEqual({
+      seenDepth: 2,
+      seenWritten: 3,
+    });
+  });
+
   it('writes nothing when nothing moved', () => {
     expect(
       auditDeadLetters(settled({ written: 2, seenDepth: 2, seenWritten: 2 }), 2, T0).settle,
@@ -96,6 +103,17 @@ describe('auditStoreDeadLetters', () => {
     const { deps } = setup(2);
     await auditStoreDeadLetters(deps, storeRecord());
     await expect(auditStoreDeadLetters(deps, storeRecord())).resolves.toBe(0);
+  });
+
+  it('warns about a store only when letters are unaccounted for', async () => {
+    const warned = async (depth: number): Promise<string[]> => {
+      const messages: string[] = [];
+      const { deps } = setup(depth);
+      const telemetry = new RecordingTelemetry((record) => messages.push(record.message));
+      await auditStoreDeadLetters({ ...deps, telemetry }, storeRecord());
+      return messages;
+    };
+    expect([await warned(0), await warned(1)]).toEqual([[], ['dead letters the worker did not write']]);
   });
 
   it('accounts for the letters the worker wrote', async () => {
