@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { invocationTraceHeader } from '../config/runtime-config.js';
 import { AppError, DependencyError } from '../core/errors.js';
 import { errorBody, errorResponse, json, type HttpRequest, type HttpResponse } from '../core/http.js';
 import type { RouteId } from '../core/routes.js';
@@ -13,7 +14,7 @@ export const toHttpRequest = (event: APIGatewayProxyEvent): HttpRequest => {
     if (value !== undefined) headers[key.toLowerCase()] = value;
   // In Lambda, the invocation's own trace (it continues the API stage's when the stage traces): the trace a
   // submitted task carries to the marketplace call (core/trace-header.ts). Local mode keeps the request's header.
-  const invocationTrace = process.env['_X_AMZN_TRACE_ID'];
+  const invocationTrace = invocationTraceHeader();
   if (invocationTrace) headers[TRACE_HEADER] = invocationTrace;
   const body =
     event.body === null || event.body === undefined

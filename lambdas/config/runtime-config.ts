@@ -133,3 +133,10 @@ export const loadConfig = <F extends FunctionName>(
 /** The one place that reads the process environment. */
 export const loadConfigFromProcess = <F extends FunctionName>(fn: F): FunctionConfig<F> =>
   loadConfig(fn, process.env);
+
+/**
+ * The X-Ray trace header of the Lambda invocation running now (`_X_AMZN_TRACE_ID`): unlike the settings
+ * above it changes with every invocation, so it is read at each request, not loaded once — but here, with
+ * the rest of the environment.
+ */
+export const invocationTraceHeader = (): string | undefined => process.env['_X_AMZN_TRACE_ID'];
