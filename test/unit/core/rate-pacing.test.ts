@@ -106,6 +106,20 @@ describe('localPacer', () => {
 describe('sharedPacer', () => {
   const STORE = 'store-1';
 
+  /** Other consumers keep the schedule 200 ms ahead of every take, and every sleep overshoots by a second. */
+  const lateWakes = () => {
+    const { clock } = steppedClock(() => 1000);
+    let advances = 0;
+    const dispatch = {
+      restartTat: async () => false,
+      advanceTat: async () => {
+        advances++;
+        return { tat: clock.now() + 200 + 100 };
+      },
+    } as unknown as DispatchState;
+    return { clock, pacer: sharedPacer(dispatch, STORE, 100, clock), advances: () => advances };
+  };
+
   it('gives back an instant its slice deadline refuses, so the slice resuming at it calls (no livelock)', async () => {
     // Simulation seed 10392: an interval of 2 s, slices of 1 s. Each slice reserved the next instant, could
     // not use it before its deadline, and the next slice — resuming at that instant — found the schedule one
@@ -264,12 +278,7 @@ describe('sharedPacer', () => {
   );
 
   it('does not go ahead after five late wake-ups once the deadline has passed (stalled writes)', async () => {
-    const { clock } = steppedClock(() => 1000);
-    const dispatch = {
-      restartTat: async () => false,
-      advanceTat: async () => ({ tat: clock.now() + 200 + 100 }),
-    } as unknown as DispatchState;
-    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+    const { pacer } = lateWakes();
 
     // Five sleeps of 200 ms that each overshoot by a second end past a deadline 4 s away.
     expect(await pacer.acquire(T0 + 4_000)).toBe(false);
@@ -277,30 +286,15 @@ describe('sharedPacer', () => {
   });
 
   it('goes ahead after five late wake-ups rather than retrying forever', async () => {
-    const { clock } = steppedClock(() => 1000);
-    // Other consumers keep the schedule 200 ms ahead of every take, and every sleep overshoots by a second.
-    let advances = 0;
-    const dispatch = {
-      restartTat: async () => false,
-      advanceTat: async () => {
-        advances++;
-        return { tat: clock.now() + 200 + 100 };
-      },
-    } as unknown as DispatchState;
-    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+    const { pacer, advances } = lateWakes();
 
     expect(await pacer.acquire(T0 + 60_000)).toBe(true);
-    expect(advances).toBe(5);
+    expect(advances()).toBe(5);
   });
 
   it('after five late wake-ups, still refuses a call once the slice deadline has passed', async () => {
     // Found by the simulation (seed 958): the writes and sleeps of the five tries outlasted the slice.
-    const { clock } = steppedClock(() => 1000);
-    const dispatch = {
-      restartTat: async () => false,
-      advanceTat: async () => ({ tat: clock.now() + 200 + 100 }),
-    } as unknown as DispatchState;
-    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+    const { clock, pacer } = lateWakes();
     // Each try sleeps 200 ms and wakes a second late: the fifth instant (5 s in) is before the 6 s deadline,
     // but the fifth wake-up comes at 6 s, on it — no call may start at the deadline.
     expect(await pacer.acquire(T0 + 6_000)).toBe(false);
@@ -310,12 +304,7 @@ describe('sharedPacer', () => {
   });
 
   it('after five late wake-ups, goes ahead while the slice deadline is still ahead, even by a millisecond', async () => {
-    const { clock } = steppedClock(() => 1000);
-    const dispatch = {
-      restartTat: async () => false,
-      advanceTat: async () => ({ tat: clock.now() + 200 + 100 }),
-    } as unknown as DispatchState;
-    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+    const { clock, pacer } = lateWakes();
     expect(await pacer.acquire(T0 + 6_001)).toBe(true);
     expect(clock.now()).toBe(T0 + 6_000);
   });
