@@ -12,6 +12,7 @@ import { VISIBILITY_MARGIN_SECONDS, ZOMBIE_HIDE_MS } from '../lambdas/core/timin
 import type { Variant } from './protocol-variant.js';
 import { PRIORITY_VARIANTS } from './variants-priority.js';
 import { ADAPTIVE_VARIANTS } from './variants-adaptive.js';
+import { RATE_BLOCK_VARIANTS } from './variants-rate-block.js';
 import { CAMPAIGN_VARIANTS } from './variants-campaigns.js';
 
 /** Replaces one method of an object, keeping the others (bound to it). */
@@ -322,6 +323,7 @@ export const VARIANTS: Variant[] = [
   ...BROKEN,
   ...PRIORITY_VARIANTS,
   ...ADAPTIVE_VARIANTS,
+  ...RATE_BLOCK_VARIANTS,
   ...CAMPAIGN_VARIANTS,
 ];
 
