@@ -167,8 +167,13 @@ export const sharedPacer = (
   rules: BlockRules = BLOCK_RULES,
 ): Pacer => {
   let block: Block | undefined;
-  /** Where this lease last left the schedule: a lower bound on `tat` (only holds and give-backs lower nothing). */
+  /** Where this lease last left the schedule (its block's end). */
   let knownEnd: number | undefined;
+  /**
+   * Whether the schedule lagged the clock at this lease's last reservation (its first instant was due at
+   * once): then the next reservation tries a restart first — one write either way when the guess is right.
+   */
+  let lagging = true;
   /** When this lease's last call started, and the lease's own pace from it to its next acquire. */
   let lastCallAt: number | undefined;
   let cycle: number | undefined;
@@ -212,8 +217,9 @@ export const sharedPacer = (
     const interval = read(spacing);
     const size = (start: number): number =>
       blockSize({ interval, inHand, start, deadline, horizon: read(maxWait), cycle });
-    // The schedule may lag the clock (this lease last left it at or before now): restart it at now, one write.
-    if (knownEnd === undefined || knownEnd <= now) {
+    // The schedule may lag the clock (it did at this lease's last reservation, and this lease's own block has
+    // ended — else the schedule is surely ahead): restart it at now, one write.
+    if (lagging && (knownEnd === undefined || knownEnd <= now)) {
       const restarted = await restart(now, size(now), interval);
       if (restarted) return restarted;
     }
@@ -247,6 +253,7 @@ export const sharedPacer = (
         let instant = block === undefined ? undefined : nextInstant(block, clock.now());
         if (instant === undefined) {
           block = await reserve(inHand, deadline);
+          lagging = block.first <= clock.now();
           instant = nextInstant(block, clock.now());
           // The write stalled past every instant it reserved: as a late wake-up.
           if (instant === undefined) {

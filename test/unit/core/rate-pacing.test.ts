@@ -197,19 +197,20 @@ describe('sharedPacer', () => {
     expect(pacer.carry).toBe(T0 + 300);
   });
 
-  it('tries a restart first when this lease last left the schedule at or before the clock, else advances', async () => {
+  it('tries a restart only when its last reservation found the schedule at the clock and its block has ended', async () => {
     const { clock, advance } = steppedClock();
     const { dispatch, writes } = recordingDispatch(STORE, T0 + 100);
     const pacer = sharedPacer(dispatch, STORE, 100, clock);
 
     await pacer.acquire(T0 + 10_000); // restart refused (tat ahead), advance: instant T0 + 100, slept until then
-    advance(100); // the call took an interval: the schedule's next instant (T0 + 200) is now
+    advance(150); // the call took longer than an interval: the schedule (T0 + 200) now lags the clock
     writes.length = 0;
 
-    await pacer.acquire(T0 + 10_000); // this lease left tat at T0 + 200 = now: restart (it lags, or is at the clock)
-    await pacer.acquire(T0 + 10_000); // left at T0 + 300, ahead of the clock: advance
+    await pacer.acquire(T0 + 10_000); // its last instant had to be waited for: advance (instant T0 + 200, due)…
+    advance(100); // …and this call too outlasts the interval: the schedule (T0 + 300) lags again
+    await pacer.acquire(T0 + 10_000); // the last instant was due at once and the block has ended: restart first
 
-    expect(writes).toEqual(['restart', 'advance']);
+    expect(writes).toEqual(['advance', 'restart']);
   });
 
   it('takes its instant from the advanced schedule and sleeps until then', async () => {
