@@ -1,4 +1,4 @@
-import { FUNCTIONS } from '../../lambdas/config/topology.js';
+import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { SLEEP_THROUGH_MAX_SECONDS } from '../../lambdas/core/adaptive-rate.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
 import { blockSize, lateness, maxPaceWaitMs } from '../../lambdas/core/rate.js';
@@ -49,6 +49,11 @@ export const ATTENTION = {
   emptyPollMs: 1000,
   /** Event source delivery + cold-free Lambda invoke, before the worker's first call. */
   invokeMs: 40,
+  /**
+   * Attentions per worker invocation (WORKER_EVENT_SOURCE.defaultBatchSize), their slices run concurrently:
+   * the worker (one unit of MaximumConcurrency) is held until the last of them ends.
+   */
+  batchSize: WORKER_EVENT_SOURCE.defaultBatchSize,
   reconcilerPeriodMs: 60_000,
   /** AQ_SWEEP_STORES_PER_RUN default. */
   sweepPerRun: 35,
@@ -83,6 +88,13 @@ export const attentionDesign = (
   label = 'Attention queue (this project)',
   /** false: no reconciler runs and no event-source pollers (the calibration compares the slices alone). */
   background = true,
+  batchSize: number = ATTENTION.batchSize,
+  /**
+   * Sensitivity (not built): a slice whose short poll comes back empty hands its slot to a separate confirm
+   * queue instead of long-polling; that queue's event source batches `batch` records with a `windowMs` batching
+   * window, and its slices start with the long poll (docs/ARCHITECTURE.md, "Known gaps").
+   */
+  confirm?: { batch: number; windowMs: number },
 ): Design => ({
   id,
   label,
@@ -105,25 +117,80 @@ export const attentionDesign = (
     const waiters: ((() => void)[] | undefined)[] = new Array(w.stores);
     let free = workers;
     let active = 0;
+    /** The confirm queue (sensitivity): stores waiting for their confirm slice, and since when. */
+    const confirmStores: number[] = [];
+    const confirmAt: number[] = [];
+    let confirmHead = 0;
+    const confirmLength = (): number => confirmStores.length - confirmHead;
+    const confirmReady = (): boolean =>
+      confirm !== undefined &&
+      confirmLength() > 0 &&
+      (confirmLength() >= confirm.batch || eng.now - (confirmAt[confirmHead] as number) >= confirm.windowMs);
 
     // Per request: the write-ahead before the send and its end after it (ingest steps 3 and 5).
     req.add('ddbWrite', 'enqSeq', 2 * w.ingestRequests);
 
+    /** One invocation: the worker is held from its start until the last of its slices has ended. */
+    interface Invocation {
+      startedAt: number;
+      pending: number;
+      /** Per slice: tasks it delivered and the time from asking for each rate instant to the call's end. */
+      slices: { handled: number; callMs: number; confirm: boolean }[];
+    }
     const dispatch = (): void => {
+      while (free > 0 && confirmReady()) {
+        free--;
+        req.add('sqs', 'attention', 2);
+        req.add('lambda', 'attention');
+        const n = Math.min((confirm as { batch: number }).batch, confirmLength());
+        const inv: Invocation = { startedAt: eng.now, pending: n, slices: [] };
+        for (let k = 0; k < n; k++) startSlice(confirmStores[confirmHead++] as number, inv, true);
+        if (confirmHead > 4096 && confirmHead * 2 > confirmStores.length) {
+          confirmStores.splice(0, confirmHead);
+          confirmAt.splice(0, confirmHead);
+          confirmHead = 0;
+        }
+      }
       while (free > 0 && attention.length > 0) {
         free--;
-        startSlice(attention.shift());
+        // The event source's receive of up to batchSize attentions and its delete of them, one invocation.
+        req.add('sqs', 'attention', 2);
+        req.add('lambda', 'attention');
+        const inv: Invocation = {
+          startedAt: eng.now,
+          pending: Math.min(batchSize, attention.length),
+          slices: [],
+        };
+        for (let k = inv.pending; k > 0; k--) startSlice(attention.shift(), inv, false);
       }
+    };
+    /** A slice hands its slot to the confirm queue (a requeue write and a SendMessage, sensitivity only). */
+    const publishConfirm = (s: number): void => {
+      req.add('sqs', 'attention');
+      if (confirmLength() === 0 && confirm !== undefined) eng.after(confirm.windowMs, dispatch);
+      confirmStores.push(s);
+      confirmAt.push(eng.now);
+      dispatch();
     };
     const publish = (s: number): void => {
       req.add('sqs', 'attention'); // SendMessage to the attention queue
       attention.push(s);
       dispatch();
     };
-    const releaseWorker = (startedAt: number, at: number): void => {
+    const releaseWorker = (inv: Invocation, at: number): void => {
       eng.at(at, () => {
-        world.workerBusyMs += at - startedAt;
         world.markActivity();
+        if (--inv.pending > 0) return;
+        world.workerBusyMs += at - inv.startedAt;
+        const share = (at - inv.startedAt) / inv.slices.length;
+        for (const slice of inv.slices)
+          if (slice.confirm) {
+            world.confirmSlices++;
+            world.confirmShareMs += share;
+          } else if (slice.handled === 1) {
+            world.singleTaskActivations++;
+            world.singleTaskExtraMs += share - slice.callMs;
+          }
         free++;
         dispatch();
       });
@@ -144,14 +211,13 @@ export const attentionDesign = (
       if (ws !== undefined && ws.length > 0) (ws.shift() as () => void)();
     };
 
-    const startSlice = (s: number): void => {
-      const startedAt = eng.now;
+    const startSlice = (s: number, inv: Invocation, confirmSlice: boolean): void => {
       const policy = w.policies[w.plan[s] as number];
       if (policy === undefined) throw new Error('no policy');
-      // Event-source receive + delete, one invocation, Stores read, acquire (conditional write).
-      req.add('sqs', 'attention', 2);
-      req.add('lambda', 'attention');
+      // Stores read, acquire (conditional write).
       world.activations++;
+      const stats = { handled: 0, callMs: 0, confirm: confirmSlice };
+      inv.slices.push(stats);
       req.add('ddbRead', 'attention');
       req.add('ddbWrite', 'attention');
       const t0 = eng.now + ATTENTION.invokeMs + 2 * AWS;
@@ -177,7 +243,7 @@ export const attentionDesign = (
         req.add('ddbWrite', 'attention');
         const at = eng.now + 2 * AWS;
         eng.at(at, () => publish(s));
-        releaseWorker(startedAt, at);
+        releaseWorker(inv, at);
       };
 
       /**
@@ -291,6 +357,14 @@ export const attentionDesign = (
         const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
         const want = Math.min(SQS_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
         if (world.visible(s) === 0) {
+          if (confirm !== undefined && !confirmSlice) {
+            // Sensitivity: the short poll came back empty; the slot goes to the confirm queue (requeue write +
+            // SendMessage) and this slice ends without the long poll.
+            req.add('sqs', 'attention');
+            req.add('ddbWrite', 'attention');
+            eng.after(3 * AWS, () => publishConfirm(s));
+            return releaseWorker(inv, eng.now + 3 * AWS);
+          }
           // slice.ts: a short poll first (a backlog answers at once), then the long poll that decides "empty".
           if (!trickled) {
             req.add('sqs', 'attention');
@@ -334,7 +408,8 @@ export const attentionDesign = (
           if (i === batch.length) return endBatch();
           if (eng.now >= deadline) return handBack();
           // deliver-task.ts: the claim, the pace, the call, the settle.
-          eng.after(AWS, () =>
+          eng.after(AWS, () => {
+            const pacedAt = eng.now;
             pace(batch.length - i, (start) => {
               if (start === undefined) {
                 // Not started: the claim is settled back to pending, the rest handed back.
@@ -348,11 +423,13 @@ export const attentionDesign = (
               eng.at(start + lat, () => {
                 world.deliver(s, arrived, lat);
                 handled++;
+                stats.handled++;
+                stats.callMs += eng.now - pacedAt;
                 i++;
                 eng.after(AWS, next);
               });
-            }),
-          );
+            });
+          });
         };
         eng.after(AWS, next); // the receive itself
       };
@@ -388,7 +465,7 @@ export const attentionDesign = (
         if (enqSeq[s] === seenSeq && slots[s] === 1) {
           slots[s] = 0;
           active--;
-          return releaseWorker(startedAt, eng.now + AWS);
+          return releaseWorker(inv, eng.now + AWS);
         }
         if (enqSeq[s] !== seenSeq) {
           seenSeq = enqSeq[s] as number;
@@ -399,10 +476,10 @@ export const attentionDesign = (
           req.add('ddbWrite', 'attention'); // release
           if ((slots[s] as number) > 1) {
             slots[s] = (slots[s] as number) - 1;
-            return releaseWorker(startedAt, eng.now + AWS);
+            return releaseWorker(inv, eng.now + AWS);
           }
           if (attempt === 0) eng.after(AWS, () => tryIdle(1));
-          else releaseWorker(startedAt, eng.now + AWS);
+          else releaseWorker(inv, eng.now + AWS);
         });
       };
 
@@ -421,7 +498,12 @@ export const attentionDesign = (
       workers,
       finish: (spanMs) => {
         if (!background) return;
-        req.add('sqs', 'attention', (ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs);
+        // The event source's pollers on the attention queue, and on the confirm queue when there is one.
+        req.add(
+          'sqs',
+          'attention',
+          ((confirm === undefined ? 1 : 2) * ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs,
+        );
       },
     };
   },
@@ -875,6 +957,28 @@ export const attentionNoEmptyPoll = attentionDesign(
   0,
   'attention-no-empty-poll',
   'Attention queue, hypothetical 0 s end-of-slice poll',
+);
+
+/** Sensitivity: one attention per worker invocation, as before issue #11 (each slice holds a worker alone). */
+export const attentionBatchOne = attentionDesign(
+  ATTENTION.emptyPollMs,
+  'attention-batch-1',
+  'Attention queue, one attention per invocation (before #11)',
+  true,
+  1,
+);
+
+/**
+ * Sensitivity: the confirm queue considered next (docs/ARCHITECTURE.md, "Known gaps"): a slice whose short poll
+ * comes back empty hands its slot on; confirm slices run in batches of up to 100 with a 1 s batching window.
+ */
+export const attentionConfirm = attentionDesign(
+  ATTENTION.emptyPollMs,
+  'attention-confirm',
+  'Attention queue, hypothetical confirm queue (batches of 100, 1 s window)',
+  true,
+  ATTENTION.batchSize,
+  { batch: 100, windowMs: 1000 },
 );
 
 export const designs = (schedulerPeriodSeconds: number): Design[] => [
