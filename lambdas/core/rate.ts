@@ -1,5 +1,4 @@
-import type { RateState } from './adaptive-rate.js';
-import type { Clock, DispatchState } from './ports.js';
+import type { Clock, DispatchState, TatReservation } from './ports.js';
 
 /**
  * Waits until a lease's next marketplace call may start, so that a store never exceeds its ratePerSecond,
@@ -92,15 +91,18 @@ export const sharedPacer = (
   spacing: Interval,
   clock: Clock,
   maxWait: Interval = Number.POSITIVE_INFINITY,
-  /** Told the store's learnt rate with each reservation (another consumer may have changed it). */
-  onRate: (rate: RateState | undefined) => void = () => undefined,
+  /**
+   * Told each reservation or restart as the schedule left it: the store's learnt rate (another consumer may
+   * have changed it) and its write count (the store's calls, for the adaptive rate's sent-rate bound).
+   */
+  onReservation: (reservation: TatReservation) => void = () => undefined,
 ): Pacer => {
   let interval = read(spacing);
   /** The latest reservation made by `advanceTat` (the schedule as it left it), while it may be given back. */
   let reserved: { tat: number; seq: number } | undefined;
   const reserve = async (): Promise<number> => {
     const first = await dispatch.advanceTat(storeId, interval);
-    onRate(first.rate);
+    onReservation(first);
     const learnt = read(spacing);
     let got = first;
     if (learnt > interval) {
@@ -122,13 +124,18 @@ export const sharedPacer = (
     const now = clock.now();
     interval = read(spacing);
     reserved = undefined;
-    if (lagging && (await dispatch.restartTat(storeId, now, interval))) return now;
+    const restart = async (): Promise<boolean> => {
+      const restarted = await dispatch.restartTat(storeId, now, interval);
+      if (restarted !== undefined) onReservation(restarted);
+      return restarted !== undefined;
+    };
+    if (lagging && (await restart())) return now;
     let tat = await reserve();
     if (tat <= now) {
       // The schedule lagged a whole interval (a slow call): going now would leave it behind this call, and
       // the next restart would succeed against it at once — two calls together. Re-register it at now
       // first (a second write, only after such a lag); if another consumer moved it meanwhile, reserve again.
-      if (await dispatch.restartTat(storeId, now, interval)) {
+      if (await restart()) {
         reserved = undefined;
         return now;
       }

@@ -172,8 +172,8 @@ export const runSlice = async (
     maxPaceWaitMs(interval(), policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
   const pacer: Pacer = single
     ? localPacer(interval, lease.nextCallAt, deps.clock)
-    : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock, maxWaitMs, (learnt) =>
-        rate.adopt(learnt),
+    : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock, maxWaitMs, (reservation) =>
+        rate.reserved(reservation),
       );
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = (): number => interval() * policy.maxConcurrentConsumers;

@@ -9,6 +9,10 @@ import {
   PROBE_AFTER_SECONDS,
   RECOVERY_KNEE,
   resumeWithinSlice,
+  SENT_MIN_SPAN_MS,
+  SENT_MIN_WINDOW_MS,
+  SENT_WINDOW_MS,
+  SentCount,
   SLEEP_THROUGH_MAX_SECONDS,
   SLOW_RECOVERY_SHARE,
   type RateState,
@@ -152,6 +156,123 @@ describe('afterAnswer', () => {
       expect(effectiveRate(state, POLICY, now).effective).toBeLessThanOrEqual(POLICY);
       expect(effectiveRate(state, POLICY, now).effective).toBeGreaterThanOrEqual(MIN_RATE_PER_SECOND);
     }
+  });
+});
+
+describe('the sent-rate bound on a 429', () => {
+  it('bounds the first estimate by the rate the store actually sent, not the rate (policy) it was allowed', () => {
+    const next = afterAnswer(undefined, { throttled: true, startedAt: T, sentPerSecond: 9 }, POLICY, T + 10);
+    // The rate itself still halves from where it was (the bound only moves the knee and the probing).
+    expect(next).toEqual({ why: 'backoff', r: POLICY * BACKOFF_FACTOR, c: 9, at: T + 10 });
+  });
+
+  it('bounds an estimate taken from the recovery curve when the store sent less than the curve allowed', () => {
+    const state: RateState = { why: 'backoff', r: 3, c: 6, at: T };
+    const now = T + 10_000;
+    const curve = afterAnswer(state, { throttled: true, startedAt: now - 50 }, POLICY, now)?.c as number;
+    const sent = curve - 1;
+    const next = afterAnswer(
+      state,
+      { throttled: true, startedAt: now - 50, sentPerSecond: sent },
+      POLICY,
+      now,
+    );
+    expect(next?.c).toBe(sent);
+    expect(next?.r).toBeCloseTo(effectiveRate(state, POLICY, now).effective * BACKOFF_FACTOR);
+  });
+
+  it('never raises an estimate: a sent rate above the curve changes nothing', () => {
+    const state: RateState = { why: 'backoff', r: 3, c: 6, at: T };
+    const now = T + 10_000;
+    const curve = afterAnswer(state, { throttled: true, startedAt: now - 50 }, POLICY, now);
+    expect(
+      afterAnswer(state, { throttled: true, startedAt: now - 50, sentPerSecond: 100 }, POLICY, now),
+    ).toEqual(curve);
+  });
+
+  it.each([0, -3, Number.NaN, Number.POSITIVE_INFINITY])('ignores a sent rate of %s', (sent) => {
+    expect(
+      afterAnswer(undefined, { throttled: true, startedAt: T, sentPerSecond: sent }, POLICY, T + 10),
+    ).toEqual({ why: 'backoff', r: POLICY * BACKOFF_FACTOR, c: POLICY, at: T + 10 });
+  });
+
+  it('keeps the estimate at or above the floor however little was sent', () => {
+    const next = afterAnswer(undefined, { throttled: true, startedAt: T, sentPerSecond: 0.01 }, POLICY, T);
+    expect(next?.c).toBe(MIN_RATE_PER_SECOND);
+  });
+
+  it('a sent rate on a plain success or a header answer changes nothing', () => {
+    expect(afterAnswer(undefined, { throttled: false, startedAt: T, sentPerSecond: 1 }, POLICY, T)).toBe(
+      undefined,
+    );
+    expect(
+      afterAnswer(
+        undefined,
+        { throttled: true, startedAt: T, sentPerSecond: 1, limit: { perSecond: 4 } },
+        POLICY,
+        T,
+      ),
+    ).toEqual({ why: 'header', r: 4, at: T });
+  });
+});
+
+describe('SentCount', () => {
+  it('says nothing from no samples, or samples spanning less than the minimum span', () => {
+    const count = new SentCount();
+    expect(count.perSecond(undefined, T)).toBeUndefined();
+    count.add(T, 0);
+    count.add(T + SENT_MIN_SPAN_MS - 1, 5);
+    expect(count.perSecond(undefined, T + SENT_MIN_SPAN_MS)).toBeUndefined();
+    count.add(T + SENT_MIN_SPAN_MS, 6);
+    expect(count.perSecond(undefined, T + SENT_MIN_SPAN_MS)).toBe(6);
+  });
+
+  it('measures over the whole window when nothing changed, at most SENT_WINDOW_MS back', () => {
+    const count = new SentCount();
+    // 4 calls/s for 20 s, then 1/s for 10 s.
+    for (let ms = 0; ms <= 20_000; ms += 250) count.add(T + ms, ms / 250);
+    for (let ms = 21_000; ms <= 30_000; ms += 1_000) count.add(T + ms, 80 + (ms - 20_000) / 1_000);
+    expect(count.perSecond(undefined, T + 30_000)).toBeCloseTo(1);
+  });
+
+  it('measures from the last change, but over at least SENT_MIN_WINDOW_MS', () => {
+    const count = new SentCount();
+    // 10 calls/s for 10 s, then 2/s for 5 s.
+    for (let ms = 0; ms <= 10_000; ms += 100) count.add(T + ms, ms / 100);
+    for (let ms = 10_500; ms <= 15_000; ms += 500) count.add(T + ms, 100 + (ms - 10_000) / 500);
+    const now = T + 15_000;
+    expect(count.perSecond(T + 10_000, now)).toBeCloseTo(2);
+    // A change 100 ms ago: the last SENT_MIN_WINDOW_MS (all at 2/s here).
+    expect(count.perSecond(now - 100, now)).toBeCloseTo(2);
+    // A change long ago: the whole window, 5 s at 10/s and 5 s at 2/s.
+    expect(count.perSecond(T - 60_000, now)).toBeCloseTo(6);
+    expect(SENT_MIN_WINDOW_MS).toBeLessThan(5_000);
+    expect(SENT_WINDOW_MS).toBe(10_000);
+  });
+
+  it('a lease younger than the window measures over what it saw', () => {
+    const count = new SentCount();
+    for (let ms = 0; ms <= 3_000; ms += 250) count.add(T + ms, (ms * 8) / 1000);
+    expect(count.perSecond(undefined, T + 3_000)).toBeCloseTo(8);
+  });
+
+  it('drops samples out of order or going back (a slow reservation answering late)', () => {
+    const count = new SentCount();
+    count.add(T, 10);
+    count.add(T + 2_000, 30);
+    count.add(T + 1_000, 40); // older than the latest: ignored
+    count.add(T + 2_500, 20); // the count went back: ignored
+    expect(count.perSecond(undefined, T + 2_500)).toBe(10);
+  });
+
+  it('keeps one sample before the window as its anchor, and forgets the older ones', () => {
+    const count = new SentCount();
+    count.add(T, 0);
+    count.add(T + 1_000, 100); // a burst long ago
+    count.add(T + 30_000, 100);
+    count.add(T + 35_000, 110);
+    // From T + 25 s: the anchor is T + 1 s (the newest before the window), not T.
+    expect(count.perSecond(undefined, T + 35_000)).toBeCloseTo(10 / 34);
   });
 });
 

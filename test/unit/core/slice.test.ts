@@ -126,9 +126,9 @@ const setup = (
     issueSlot: vi.fn(async () => ok(item())),
     // The store's shared rate schedule (GCRA), as the DynamoDB adapter keeps it.
     restartTat: vi.fn(async (_id: string, now: number, interval: number) => {
-      if (w.tat !== undefined && w.tat > now) return false;
+      if (w.tat !== undefined && w.tat > now) return undefined;
       w.tat = now + interval;
-      return true;
+      return { tat: w.tat };
     }),
     advanceTat: vi.fn(async (_id: string, interval: number) => {
       w.tat = (w.tat ?? 0) + interval;
