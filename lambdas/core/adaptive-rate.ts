@@ -218,6 +218,13 @@ export class SentCount {
 }
 
 /**
+ * On a 429, a store with several consumers is first held this long from the answer (the least a Retry-After
+ * means), before any other write: the calls the other consumers would reserve meanwhile, at the old spacing
+ * and into the marketplace's empty bucket, wait instead. The full Retry-After hold follows.
+ */
+export const FIRST_HOLD_MS = 1_000;
+
+/**
  * A Retry-After up to this long is slept through inside the slice (its lease keeps the task in hand and calls
  * again when it ends), instead of ending the slice and coming back through a delayed attention: a 1 s hold then
  * costs the store 1 s, not the 2–3 s of a slice restart. Longer ones end the slice (the worker goes elsewhere).
