@@ -345,8 +345,9 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   },
   {
     // A zombie's hiding call landing after its Lambda-timeout-bounded window: needs a zombie stall on a
-    // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000).
-    seeds: [943, 3981],
+    // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000). Seed 943 found it
+    // until the adaptive rate's first hold (one more write per 429) moved that seed's interleaving: 4649 now.
+    seeds: [3981, 4649],
     variant: {
       name: 'reclaim-guards-lease-only',
       breaks: 2,
