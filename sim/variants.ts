@@ -13,6 +13,7 @@ import type { Variant } from './protocol-variant.js';
 import { PRIORITY_VARIANTS } from './variants-priority.js';
 import { ADAPTIVE_VARIANTS } from './variants-adaptive.js';
 import { CAMPAIGN_VARIANTS } from './variants-campaigns.js';
+import { BATCH_VARIANTS } from './variants-batch.js';
 
 /** Replaces one method of an object, keeping the others (bound to it). */
 const override = <T extends object, K extends keyof T>(inner: T, key: K, replacement: T[K]): T =>
@@ -323,6 +324,7 @@ export const VARIANTS: Variant[] = [
   ...PRIORITY_VARIANTS,
   ...ADAPTIVE_VARIANTS,
   ...CAMPAIGN_VARIANTS,
+  ...BATCH_VARIANTS,
 ];
 
 /**
@@ -333,7 +335,7 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   {
     // Needs a versioned call that applied without its settle (a timeout that applied, a crash or a stall
     // after the 2xx) followed by an older version of the same entity (about 1 seed in 150).
-    seeds: [435, 514],
+    seeds: [435, 510],
     variant: {
       name: 'version-mark-after-call',
       breaks: 10,
