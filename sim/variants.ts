@@ -334,8 +334,9 @@ export const VARIANTS: Variant[] = [
 export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   {
     // Needs a versioned call that applied without its settle (a timeout that applied, a crash or a stall
-    // after the 2xx) followed by an older version of the same entity (about 1 seed in 150).
-    seeds: [435, 510],
+    // after the 2xx) followed by an older version of the same entity (about 1 seed in 150). Seed 510 found it
+    // until the adaptive rate's first hold (one more write per 429) moved its interleaving: 722 now.
+    seeds: [435, 722],
     variant: {
       name: 'version-mark-after-call',
       breaks: 10,
