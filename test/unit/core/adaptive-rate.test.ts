@@ -9,6 +9,8 @@ import {
   PROBE_AFTER_SECONDS,
   RECOVERY_KNEE,
   resumeWithinSlice,
+  RATE_REASONS,
+  RateStateSchema,
   SENT_MIN_SPAN_MS,
   SENT_MIN_WINDOW_MS,
   SENT_WINDOW_MS,
@@ -156,6 +158,120 @@ describe('afterAnswer', () => {
       expect(effectiveRate(state, POLICY, now).effective).toBeLessThanOrEqual(POLICY);
       expect(effectiveRate(state, POLICY, now).effective).toBeGreaterThanOrEqual(MIN_RATE_PER_SECOND);
     }
+  });
+});
+
+describe('the rules at their edges', () => {
+  const okAnswer = { throttled: false, startedAt: T };
+
+  it('takes a header exactly 2 % off as a repeat, and one at the policy as nothing new', () => {
+    expect(
+      afterAnswer({ why: 'header', r: 50, at: T }, { ...okAnswer, limit: { perSecond: 51 } }, 100, T),
+    ).toBe(undefined);
+    expect(
+      afterAnswer({ why: 'header', r: 50, at: T }, { ...okAnswer, limit: { perSecond: 49 } }, 100, T),
+    ).toBe(undefined);
+    expect(afterAnswer(undefined, { ...okAnswer, limit: { perSecond: POLICY } }, POLICY, T)).toBeUndefined();
+    // A header over a backoff replaces it even when it equals the backoff's rate.
+    expect(
+      afterAnswer(
+        { why: 'backoff', r: 5, c: 10, at: T },
+        { ...okAnswer, limit: { perSecond: 5 } },
+        POLICY,
+        T + 1,
+      ),
+    ).toEqual({ why: 'header', r: 5, at: T + 1 });
+  });
+
+  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])(
+    'ignores a header rate of %s (a 429 carrying it is a bare one)',
+    (perSecond) => {
+      expect(afterAnswer(undefined, { ...okAnswer, limit: { perSecond } }, POLICY, T)).toBeUndefined();
+      expect(
+        afterAnswer(undefined, { throttled: true, startedAt: T, limit: { perSecond } }, POLICY, T),
+      ).toEqual({ why: 'backoff', r: POLICY * BACKOFF_FACTOR, c: POLICY, at: T });
+    },
+  );
+
+  it('a 429 for a call that started exactly at the last change is a new congestion', () => {
+    const state: RateState = { why: 'backoff', r: 10, c: 20, at: T };
+    expect(afterAnswer(state, { throttled: true, startedAt: T }, POLICY, T + 1_000)).toBeDefined();
+  });
+
+  it('a 429 at the very instant of the last change takes the rate then as its estimate', () => {
+    const state: RateState = { why: 'backoff', r: 4, c: 8, at: T };
+    expect(afterAnswer(state, { throttled: true, startedAt: T }, POLICY, T)).toEqual({
+      why: 'backoff',
+      r: 4 * BACKOFF_FACTOR,
+      c: 4,
+      at: T,
+    });
+  });
+
+  it('a backoff without an estimate (an older state) recovers towards twice its rate', () => {
+    const state: RateState = { why: 'backoff', r: 3, at: T };
+    const knee = RECOVERY_KNEE * 6;
+    const toKnee = ((knee - 3) / (FAST_RECOVERY_SHARE * POLICY)) * 1000;
+    expect(effectiveRate(state, POLICY, T + toKnee).effective).toBeCloseTo(knee);
+    expect(effectiveRate(state, POLICY, T + toKnee + 1_000).effective).toBeCloseTo(
+      knee + SLOW_RECOVERY_SHARE * 6,
+    );
+  });
+
+  it('a state written on a clock ahead of this one holds at its rate (no negative recovery)', () => {
+    expect(effectiveRate({ why: 'backoff', r: 3, c: 6, at: T + 5_000 }, POLICY, T).effective).toBe(3);
+  });
+
+  it('a backoff state is reported as one, a header as a header', () => {
+    expect(effectiveRate({ why: 'backoff', r: 3, c: 6, at: T }, POLICY, T).reason).toBe('backoff');
+    expect(RATE_REASONS).toEqual(['policy', 'header', 'backoff']);
+  });
+});
+
+describe('more edges (mutation survivors)', () => {
+  it('a header at or above the policy over a learnt state replaces it (the policy holds again)', () => {
+    expect(
+      afterAnswer(
+        { why: 'header', r: 3, at: T },
+        { throttled: false, startedAt: T, limit: { perSecond: 40 } },
+        POLICY,
+        T + 5,
+      ),
+    ).toEqual({ why: 'header', r: 40, at: T + 5 });
+  });
+
+  it('a 429 while probing takes the mean of the whole recovery, probing included, as its estimate', () => {
+    const state: RateState = { why: 'backoff', r: 3, c: 6, at: T };
+    const now = T + 24_000; // well into the probing, still under the policy
+    const next = afterAnswer(state, { throttled: true, startedAt: now - 50 }, POLICY, now);
+    let sum = 0;
+    for (let ms = 0; ms < 24_000; ms += 1) sum += effectiveRate(state, POLICY, T + ms + 0.5).effective;
+    expect(next?.c).toBeCloseTo(sum / 24_000, 3);
+  });
+
+  it('the stored state knows both reasons and nothing else', () => {
+    expect(RateStateSchema.parse({ why: 'header', r: 4, at: T })).toEqual({ why: 'header', r: 4, at: T });
+    expect(RateStateSchema.parse({ why: 'backoff', r: 2, at: T, c: 4 })).toEqual({
+      why: 'backoff',
+      r: 2,
+      at: T,
+      c: 4,
+    });
+    expect(RateStateSchema.safeParse({ why: 'policy', r: 4, at: T }).success).toBe(false);
+    expect(RateStateSchema.safeParse({ why: 'header', r: 0, at: T }).success).toBe(false);
+  });
+
+  it('counts a sample at the same instant with more calls, and one later with no more', () => {
+    const same = new SentCount();
+    same.add(T, 0);
+    same.add(T + 1_000, 2);
+    same.add(T + 1_000, 4);
+    expect(same.perSecond(undefined, T + 1_000)).toBe(4);
+    const still = new SentCount();
+    still.add(T, 0);
+    still.add(T + 1_000, 5);
+    still.add(T + 5_000, 5); // no call for 4 s: the rate over the 5 s falls
+    expect(still.perSecond(undefined, T + 5_000)).toBe(1);
   });
 });
 
