@@ -74,7 +74,7 @@ export class DispatchModel {
       this.store(storeId)?.untracked.delete(actor.id);
     }
     if (name === 'holdTat') this.ctx.checks.holdLanded(storeId, (args[1] as number) - actor.skewMs);
-    if ((name === 'restartTat' && value === true) || name === 'advanceTat') {
+    if ((name === 'restartTat' && value !== undefined) || name === 'advanceTat') {
       const lease = this.leases.get(actor.id);
       if (lease?.storeId === storeId) lease.reservedAt = this.ctx.now;
     }

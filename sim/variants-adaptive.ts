@@ -22,6 +22,22 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
       }),
   },
   {
+    name: 'restart-refusal-taken',
+    breaks: RATE_INVARIANT,
+    description:
+      'a refused schedule restart is taken for a done one (restartTat now hands back the schedule, for the sent-rate count, and a refusal is only its absence): the call goes at once while the schedule is ahead of the clock, beside the calls already reserved there',
+    dispatch: (inner) =>
+      new Proxy(inner, {
+        get: (target, property) => {
+          if (property === 'restartTat')
+            return async (storeId: string, now: number, intervalMs: number) =>
+              (await target.restartTat(storeId, now, intervalMs)) ?? { tat: now + intervalMs };
+          const value = (target as unknown as Record<PropertyKey, unknown>)[property];
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      }),
+  },
+  {
     name: 'aimd-above-policy',
     breaks: RATE_INVARIANT,
     description:

@@ -336,9 +336,9 @@ export const VARIANTS: Variant[] = [
 export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   {
     // Needs a versioned call that applied without its settle (a timeout that applied, a crash or a stall
-    // after the 2xx) followed by an older version of the same entity (about 1 seed in 150). Seed 510 no longer
-    // reaches it since rate blocks (issue #11) changed the order of the dispatch writes; 301–1000 hold only 435.
-    seeds: [435],
+    // after the 2xx) followed by an older version of the same entity (about 1 seed in 150). Seed 510 found it
+    // until the adaptive rate's first hold (one more write per 429) moved its interleaving: 722 now.
+    seeds: [435, 722],
     variant: {
       name: 'version-mark-after-call',
       breaks: 10,
@@ -350,9 +350,9 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   },
   {
     // A zombie's hiding call landing after its Lambda-timeout-bounded window: needs a zombie stall on a
-    // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000). Seed 943 no longer
-    // reaches it since rate blocks (issue #11) changed the order of the dispatch writes.
-    seeds: [3981],
+    // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000). Seed 943 found it
+    // until the adaptive rate's first hold (one more write per 429) moved that seed's interleaving: 4649 now.
+    seeds: [3981, 4649],
     variant: {
       name: 'reclaim-guards-lease-only',
       breaks: 2,

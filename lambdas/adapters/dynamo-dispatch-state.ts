@@ -243,13 +243,19 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     });
   }
 
-  async restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean> {
+  async restartTat(storeId: string, now: number, intervalMs: number): Promise<TatReservation | undefined> {
     const result = await this.update(storeId, {
       update: 'SET tat = :next ADD tatSeq :one',
       condition: 'attribute_not_exists(tat) OR tat <= :now',
       values: { ':next': now + intervalMs, ':now': now, ':one': 1 },
     });
-    return result.ok;
+    if (!result.ok) return undefined;
+    const { tatSeq, rate } = result.item;
+    return {
+      tat: now + intervalMs,
+      ...(tatSeq === undefined ? {} : { seq: tatSeq }),
+      ...(rate === undefined ? {} : { rate }),
+    };
   }
 
   async returnTat(

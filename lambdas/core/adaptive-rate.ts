@@ -130,6 +130,11 @@ export interface RateAnswer {
   limit?: MarketLimit;
   /** When the answered call started (a 429 for a call older than the last change is the same congestion). */
   startedAt: number;
+  /**
+   * The rate the store's calls actually started at over the recent window (`SentCount.perSecond`: all its
+   * consumers, since the last change); undefined while too little was seen. Bounds a 429's limit estimate.
+   */
+  sentPerSecond?: number;
 }
 
 /**
@@ -156,9 +161,15 @@ export const afterAnswer = (
   if (state !== undefined && answer.startedAt < state.at) return undefined;
   const current = effectiveRate(state, policyRate, now).effective;
   // The limit estimate: the rate at the 429, or after an earlier backoff the mean rate since (closer to the
-  // limit: the rate at the 429 overshoots it by the marketplace's burst).
-  const estimate =
+  // limit: the rate at the 429 overshoots it by the marketplace's burst) — and never above the rate the store
+  // actually sent: consumers slower than their effective rate (call latency, slice restarts, holds) send
+  // below the curve, and an estimate taken from the curve alone would then start high and take a 429 per
+  // ×0.85 step to come down to the limit.
+  const curveEstimate =
     state?.why === 'backoff' ? Math.min(current, meanRecovered(state, policyRate, now)) : current;
+  const sent = answer.sentPerSecond;
+  const estimate =
+    sent !== undefined && Number.isFinite(sent) && sent > 0 ? Math.min(curveEstimate, sent) : curveEstimate;
   return {
     why: 'backoff',
     r: Math.max(floor(policyRate), current * BACKOFF_FACTOR),
@@ -166,6 +177,52 @@ export const afterAnswer = (
     at: now,
   };
 };
+
+/** The sent rate is measured over at most this window back from the 429, from the last change on... */
+export const SENT_WINDOW_MS = 10_000;
+/** ...but over at least this much (a 429 right after a change measures the seconds before it too)... */
+export const SENT_MIN_WINDOW_MS = 2_000;
+/** ...and not at all from less than this span of samples (a lease that has only just started). */
+export const SENT_MIN_SPAN_MS = 1_000;
+
+/**
+ * The store's calls as one lease sees them: samples of (when, how many calls the store had started by then) —
+ * the shared schedule's write count (`tatSeq`, one write per call of any consumer) handed back with each
+ * reservation, or a single-consumer lease's own count. Kept for SENT_WINDOW_MS; one older sample anchors it.
+ */
+export class SentCount {
+  private samples: { at: number; count: number }[] = [];
+
+  add(at: number, count: number): void {
+    const last = this.samples[this.samples.length - 1];
+    // Out of order (a slow reservation answering after a later one) or a count that went back: not a sample.
+    if (last !== undefined && (at < last.at || count < last.count)) return;
+    this.samples.push({ at, count });
+    // Drop what lies wholly before the window, keeping the newest such sample as the window's anchor.
+    const old = this.samples.findIndex((s) => s.at >= at - SENT_WINDOW_MS);
+    if (old > 1) this.samples = this.samples.slice(old - 1);
+  }
+
+  /**
+   * Calls per second from `since` (clamped to [now − SENT_WINDOW_MS, now − SENT_MIN_WINDOW_MS]) to the
+   * latest sample; undefined when the samples span less than SENT_MIN_SPAN_MS.
+   */
+  perSecond(since: number | undefined, now: number): number | undefined {
+    const from = Math.min(now - SENT_MIN_WINDOW_MS, Math.max(now - SENT_WINDOW_MS, since ?? -Infinity));
+    const last = this.samples[this.samples.length - 1];
+    // The latest sample at or before `from`, else the earliest one (a lease younger than the window).
+    const base = this.samples.filter((s) => s.at <= from).pop() ?? this.samples[0];
+    if (last === undefined || base === undefined || last.at - base.at < SENT_MIN_SPAN_MS) return undefined;
+    return ((last.count - base.count) * 1000) / (last.at - base.at);
+  }
+}
+
+/**
+ * On a 429, a store with several consumers is first held this long from the answer (the least a Retry-After
+ * means), before any other write: the calls the other consumers would reserve meanwhile, at the old spacing
+ * and into the marketplace's empty bucket, wait instead. The full Retry-After hold follows.
+ */
+export const FIRST_HOLD_MS = 1_000;
 
 /**
  * A Retry-After up to this long is slept through inside the slice (its lease keeps the task in hand and calls

@@ -110,8 +110,11 @@ export interface DispatchState {
    * push its own schedule on at every slice and never call (simulation seed 10392).
    */
   returnTat(storeId: string, reservation: { tat: number; seq: number }, intervalMs: number): Promise<boolean>;
-  /** Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs` (a block's span); false if it does not lag. */
-  restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean>;
+  /**
+   * Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs` (a block's
+   * span), handing back the schedule as it left it (like `advanceTat`); undefined if it does not lag.
+   */
+  restartTat(storeId: string, now: number, intervalMs: number): Promise<TatReservation | undefined>;
   /**
    * Drop a queued slot (store paused or gone), counting a discarded attention; with `ifOver`, only while
    * the store holds more slots than that, counting a lease block too (the store is over its limit).

@@ -1,5 +1,4 @@
-import type { RateState } from './adaptive-rate.js';
-import type { Clock, DispatchState } from './ports.js';
+import type { Clock, DispatchState, TatReservation } from './ports.js';
 
 /**
  * Waits until a lease's next marketplace call may start, so that a store never exceeds its ratePerSecond,
@@ -162,8 +161,11 @@ export const sharedPacer = (
   spacing: Interval,
   clock: Clock,
   maxWait: Interval = Number.POSITIVE_INFINITY,
-  /** Told the store's learnt rate with each reservation (another consumer may have changed it). */
-  onRate: (rate: RateState | undefined) => void = () => undefined,
+  /**
+   * Told each reservation or restart as the schedule left it: the store's learnt rate (another consumer may
+   * have changed it) and its write count (the store's calls, for the adaptive rate's sent-rate bound).
+   */
+  onReservation: (reservation: TatReservation) => void = () => undefined,
   rules: BlockRules = BLOCK_RULES,
 ): Pacer => {
   let block: Block | undefined;
@@ -183,7 +185,7 @@ export const sharedPacer = (
   const advance = async (count: number, interval: number): Promise<Block> => {
     let step = rules.step(count, interval);
     const first = await dispatch.advanceTat(storeId, count * step);
-    onRate(first.rate);
+    onReservation(first);
     const learnt = read(spacing);
     let got = first;
     let used = interval;
@@ -207,7 +209,9 @@ export const sharedPacer = (
   };
   const restart = async (now: number, count: number, interval: number): Promise<Block | undefined> => {
     const step = rules.step(count, interval);
-    if (!(await dispatch.restartTat(storeId, now, count * step))) return undefined;
+    const restarted = await dispatch.restartTat(storeId, now, count * step);
+    if (restarted === undefined) return undefined;
+    onReservation(restarted);
     knownEnd = now + count * step;
     // Sized to end before the deadline from now, so never refused by it: nothing to give back, no seq kept.
     return { first: now, count, interval, step, next: 0 };

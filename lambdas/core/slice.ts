@@ -1,5 +1,6 @@
 import {
   ADAPTIVE_RULES,
+  FIRST_HOLD_MS,
   SLEEP_THROUGH_MAX_SECONDS,
   type RateAnswer,
   type RateRules,
@@ -180,13 +181,20 @@ export const runSlice = async (
         interval,
         deps.clock,
         maxWaitMs,
-        (learnt) => rate.adopt(learnt),
+        (reservation) => rate.reserved(reservation),
         deps.blockRules,
       );
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = (): number => interval() * policy.maxConcurrentConsumers;
   /** Each marketplace answer feeds the rate; a lowered rate also stretches the shared schedule at once. */
   const observe = async (answer: RateAnswer): Promise<void> => {
+    // A 429 first holds the other consumers for the least any Retry-After means (1 s), before the rate's own
+    // writes and the settle: their next reservations, which would otherwise go out at the old spacing into an
+    // empty bucket while those writes run, then wait. The full Retry-After hold follows as before.
+    if (!single && answer.throttled)
+      await deps.dispatch
+        .holdTat(store.storeId, deps.clock.now() + FIRST_HOLD_MS)
+        .catch((error: unknown) => deps.telemetry.warn('store not held', { error: String(error) }));
     const before = interval();
     await rate.observe(answer);
     const stretch = interval() - before;

@@ -1,12 +1,13 @@
 import {
   ADAPTIVE_RULES,
+  SentCount,
   type EffectiveRate,
   type RateAnswer,
   type RateRules,
   type RateState,
 } from './adaptive-rate.js';
 import { MetricNames } from './names.js';
-import type { Clock, DispatchState, Telemetry } from './ports.js';
+import type { Clock, DispatchState, TatReservation, Telemetry } from './ports.js';
 import { intervalMs } from './rate.js';
 
 export interface StoreRateDeps {
@@ -22,9 +23,17 @@ export interface StoreRateDeps {
  * consumers' changes (each shared-schedule reservation returns the state), feeds each marketplace answer to
  * the AIMD / header rules, and writes the state only when an answer changes it — one conditional write per
  * change, none while a backoff recovers. The pacer reads `intervalMs()` before each call.
+ *
+ * It also counts the store's calls (`SentCount`): the shared schedule's write count with each reservation,
+ * all consumers' calls at no extra cost — or, for a single-consumer store, its own — so a 429's limit estimate
+ * is bounded by the rate the store actually sent.
  */
 export class StoreRate {
   private state: RateState | undefined;
+  private readonly sent = new SentCount();
+  /** This lease's own calls, the store's count while no shared reservation has given one. */
+  private ownCalls = 0;
+  private shared = false;
 
   constructor(
     private readonly deps: StoreRateDeps,
@@ -50,12 +59,22 @@ export class StoreRate {
     if (rate !== undefined && (this.state === undefined || rate.at !== this.state.at)) this.state = rate;
   }
 
+  /** A shared-schedule reservation (or restart): the store's learnt rate and its call count as it stands. */
+  reserved(reservation: Pick<TatReservation, 'rate' | 'seq'>): void {
+    this.adopt(reservation.rate);
+    if (reservation.seq === undefined) return;
+    this.shared = true;
+    this.sent.add(this.deps.clock.now(), reservation.seq);
+  }
+
   /** One marketplace answer: changes the rate when it says something new, shared through the dispatch item. */
   async observe(answer: RateAnswer): Promise<void> {
     const now = this.deps.clock.now();
+    if (!this.shared) this.sent.add(answer.startedAt, ++this.ownCalls);
+    const sentPerSecond = answer.throttled ? this.sent.perSecond(this.state?.at, now) : undefined;
     const next = (this.deps.rateRules ?? ADAPTIVE_RULES).afterAnswer(
       this.state,
-      answer,
+      sentPerSecond === undefined ? answer : { ...answer, sentPerSecond },
       this.policyRate,
       now,
     );

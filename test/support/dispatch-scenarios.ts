@@ -235,7 +235,14 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       await d.markIdle(id, 'a', 1, { seenSeq: 1, now: T, tat: T + 9_000 });
       return { restarted, ahead, advanced, lagging, tat: (await d.read(id))?.tat };
     },
-    { restarted: true, ahead: false, advanced: T + 400, lagging: true, tat: T + 9_000 },
+    {
+      // A restart hands back the schedule as it left it, with its write count (the store's calls).
+      restarted: { tat: T + 200, seq: 1 },
+      ahead: undefined,
+      advanced: T + 400,
+      lagging: { tat: T + 1_200, seq: 3 },
+      tat: T + 9_000,
+    },
   ],
   [
     'the oldest-task estimate (the active index sort key) starts at activation, follows each slice, leaves with idle',

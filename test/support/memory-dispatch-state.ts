@@ -214,7 +214,7 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       },
     );
   }
-  async restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean> {
+  async restartTat(storeId: string, now: number, intervalMs: number): Promise<TatReservation | undefined> {
     const result = this.write(
       storeId,
       (item) => item !== undefined && (item.tat === undefined || item.tat <= now),
@@ -223,7 +223,13 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
         item.tatSeq = (item.tatSeq ?? 0) + 1;
       },
     );
-    return result.ok;
+    if (!result.ok) return undefined;
+    const { tatSeq, rate } = result.item;
+    return {
+      tat: now + intervalMs,
+      ...(tatSeq === undefined ? {} : { seq: tatSeq }),
+      ...(rate === undefined ? {} : { rate }),
+    };
   }
   async returnTat(
     storeId: string,

@@ -9,6 +9,12 @@ import {
   PROBE_AFTER_SECONDS,
   RECOVERY_KNEE,
   resumeWithinSlice,
+  RATE_REASONS,
+  RateStateSchema,
+  SENT_MIN_SPAN_MS,
+  SENT_MIN_WINDOW_MS,
+  SENT_WINDOW_MS,
+  SentCount,
   SLEEP_THROUGH_MAX_SECONDS,
   SLOW_RECOVERY_SHARE,
   type RateState,
@@ -152,6 +158,237 @@ describe('afterAnswer', () => {
       expect(effectiveRate(state, POLICY, now).effective).toBeLessThanOrEqual(POLICY);
       expect(effectiveRate(state, POLICY, now).effective).toBeGreaterThanOrEqual(MIN_RATE_PER_SECOND);
     }
+  });
+});
+
+describe('the rules at their edges', () => {
+  const okAnswer = { throttled: false, startedAt: T };
+
+  it('takes a header exactly 2 % off as a repeat, and one at the policy as nothing new', () => {
+    expect(
+      afterAnswer({ why: 'header', r: 50, at: T }, { ...okAnswer, limit: { perSecond: 51 } }, 100, T),
+    ).toBe(undefined);
+    expect(
+      afterAnswer({ why: 'header', r: 50, at: T }, { ...okAnswer, limit: { perSecond: 49 } }, 100, T),
+    ).toBe(undefined);
+    expect(afterAnswer(undefined, { ...okAnswer, limit: { perSecond: POLICY } }, POLICY, T)).toBeUndefined();
+    // A header over a backoff replaces it even when it equals the backoff's rate.
+    expect(
+      afterAnswer(
+        { why: 'backoff', r: 5, c: 10, at: T },
+        { ...okAnswer, limit: { perSecond: 5 } },
+        POLICY,
+        T + 1,
+      ),
+    ).toEqual({ why: 'header', r: 5, at: T + 1 });
+  });
+
+  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])(
+    'ignores a header rate of %s (a 429 carrying it is a bare one)',
+    (perSecond) => {
+      expect(afterAnswer(undefined, { ...okAnswer, limit: { perSecond } }, POLICY, T)).toBeUndefined();
+      expect(
+        afterAnswer(undefined, { throttled: true, startedAt: T, limit: { perSecond } }, POLICY, T),
+      ).toEqual({ why: 'backoff', r: POLICY * BACKOFF_FACTOR, c: POLICY, at: T });
+    },
+  );
+
+  it('a 429 for a call that started exactly at the last change is a new congestion', () => {
+    const state: RateState = { why: 'backoff', r: 10, c: 20, at: T };
+    expect(afterAnswer(state, { throttled: true, startedAt: T }, POLICY, T + 1_000)).toBeDefined();
+  });
+
+  it('a 429 at the very instant of the last change takes the rate then as its estimate', () => {
+    const state: RateState = { why: 'backoff', r: 4, c: 8, at: T };
+    expect(afterAnswer(state, { throttled: true, startedAt: T }, POLICY, T)).toEqual({
+      why: 'backoff',
+      r: 4 * BACKOFF_FACTOR,
+      c: 4,
+      at: T,
+    });
+  });
+
+  it('a backoff without an estimate (an older state) recovers towards twice its rate', () => {
+    const state: RateState = { why: 'backoff', r: 3, at: T };
+    const knee = RECOVERY_KNEE * 6;
+    const toKnee = ((knee - 3) / (FAST_RECOVERY_SHARE * POLICY)) * 1000;
+    expect(effectiveRate(state, POLICY, T + toKnee).effective).toBeCloseTo(knee);
+    expect(effectiveRate(state, POLICY, T + toKnee + 1_000).effective).toBeCloseTo(
+      knee + SLOW_RECOVERY_SHARE * 6,
+    );
+  });
+
+  it('a state written on a clock ahead of this one holds at its rate (no negative recovery)', () => {
+    expect(effectiveRate({ why: 'backoff', r: 3, c: 6, at: T + 5_000 }, POLICY, T).effective).toBe(3);
+  });
+
+  it('a backoff state is reported as one, a header as a header', () => {
+    expect(effectiveRate({ why: 'backoff', r: 3, c: 6, at: T }, POLICY, T).reason).toBe('backoff');
+    expect(RATE_REASONS).toEqual(['policy', 'header', 'backoff']);
+  });
+});
+
+describe('more edges (mutation survivors)', () => {
+  it('a header at or above the policy over a learnt state replaces it (the policy holds again)', () => {
+    expect(
+      afterAnswer(
+        { why: 'header', r: 3, at: T },
+        { throttled: false, startedAt: T, limit: { perSecond: 40 } },
+        POLICY,
+        T + 5,
+      ),
+    ).toEqual({ why: 'header', r: 40, at: T + 5 });
+  });
+
+  it('a 429 while probing takes the mean of the whole recovery, probing included, as its estimate', () => {
+    const state: RateState = { why: 'backoff', r: 3, c: 6, at: T };
+    const now = T + 24_000; // well into the probing, still under the policy
+    const next = afterAnswer(state, { throttled: true, startedAt: now - 50 }, POLICY, now);
+    let sum = 0;
+    for (let ms = 0; ms < 24_000; ms += 1) sum += effectiveRate(state, POLICY, T + ms + 0.5).effective;
+    expect(next?.c).toBeCloseTo(sum / 24_000, 3);
+  });
+
+  it('the stored state knows both reasons and nothing else', () => {
+    expect(RateStateSchema.parse({ why: 'header', r: 4, at: T })).toEqual({ why: 'header', r: 4, at: T });
+    expect(RateStateSchema.parse({ why: 'backoff', r: 2, at: T, c: 4 })).toEqual({
+      why: 'backoff',
+      r: 2,
+      at: T,
+      c: 4,
+    });
+    expect(RateStateSchema.safeParse({ why: 'policy', r: 4, at: T }).success).toBe(false);
+    expect(RateStateSchema.safeParse({ why: 'header', r: 0, at: T }).success).toBe(false);
+  });
+
+  it('counts a sample at the same instant with more calls, and one later with no more', () => {
+    const same = new SentCount();
+    same.add(T, 0);
+    same.add(T + 1_000, 2);
+    same.add(T + 1_000, 4);
+    expect(same.perSecond(undefined, T + 1_000)).toBe(4);
+    const still = new SentCount();
+    still.add(T, 0);
+    still.add(T + 1_000, 5);
+    still.add(T + 5_000, 5); // no call for 4 s: the rate over the 5 s falls
+    expect(still.perSecond(undefined, T + 5_000)).toBe(1);
+  });
+});
+
+describe('the sent-rate bound on a 429', () => {
+  it('bounds the first estimate by the rate the store actually sent, not the rate (policy) it was allowed', () => {
+    const next = afterAnswer(undefined, { throttled: true, startedAt: T, sentPerSecond: 9 }, POLICY, T + 10);
+    // The rate itself still halves from where it was (the bound only moves the knee and the probing).
+    expect(next).toEqual({ why: 'backoff', r: POLICY * BACKOFF_FACTOR, c: 9, at: T + 10 });
+  });
+
+  it('bounds an estimate taken from the recovery curve when the store sent less than the curve allowed', () => {
+    const state: RateState = { why: 'backoff', r: 3, c: 6, at: T };
+    const now = T + 10_000;
+    const curve = afterAnswer(state, { throttled: true, startedAt: now - 50 }, POLICY, now)?.c as number;
+    const sent = curve - 1;
+    const next = afterAnswer(
+      state,
+      { throttled: true, startedAt: now - 50, sentPerSecond: sent },
+      POLICY,
+      now,
+    );
+    expect(next?.c).toBe(sent);
+    expect(next?.r).toBeCloseTo(effectiveRate(state, POLICY, now).effective * BACKOFF_FACTOR);
+  });
+
+  it('never raises an estimate: a sent rate above the curve changes nothing', () => {
+    const state: RateState = { why: 'backoff', r: 3, c: 6, at: T };
+    const now = T + 10_000;
+    const curve = afterAnswer(state, { throttled: true, startedAt: now - 50 }, POLICY, now);
+    expect(
+      afterAnswer(state, { throttled: true, startedAt: now - 50, sentPerSecond: 100 }, POLICY, now),
+    ).toEqual(curve);
+  });
+
+  it.each([0, -3, Number.NaN, Number.POSITIVE_INFINITY])('ignores a sent rate of %s', (sent) => {
+    expect(
+      afterAnswer(undefined, { throttled: true, startedAt: T, sentPerSecond: sent }, POLICY, T + 10),
+    ).toEqual({ why: 'backoff', r: POLICY * BACKOFF_FACTOR, c: POLICY, at: T + 10 });
+  });
+
+  it('keeps the estimate at or above the floor however little was sent', () => {
+    const next = afterAnswer(undefined, { throttled: true, startedAt: T, sentPerSecond: 0.01 }, POLICY, T);
+    expect(next?.c).toBe(MIN_RATE_PER_SECOND);
+  });
+
+  it('a sent rate on a plain success or a header answer changes nothing', () => {
+    expect(afterAnswer(undefined, { throttled: false, startedAt: T, sentPerSecond: 1 }, POLICY, T)).toBe(
+      undefined,
+    );
+    expect(
+      afterAnswer(
+        undefined,
+        { throttled: true, startedAt: T, sentPerSecond: 1, limit: { perSecond: 4 } },
+        POLICY,
+        T,
+      ),
+    ).toEqual({ why: 'header', r: 4, at: T });
+  });
+});
+
+describe('SentCount', () => {
+  it('says nothing from no samples, or samples spanning less than the minimum span', () => {
+    const count = new SentCount();
+    expect(count.perSecond(undefined, T)).toBeUndefined();
+    count.add(T, 0);
+    count.add(T + SENT_MIN_SPAN_MS - 1, 5);
+    expect(count.perSecond(undefined, T + SENT_MIN_SPAN_MS)).toBeUndefined();
+    count.add(T + SENT_MIN_SPAN_MS, 6);
+    expect(count.perSecond(undefined, T + SENT_MIN_SPAN_MS)).toBe(6);
+  });
+
+  it('measures over the whole window when nothing changed, at most SENT_WINDOW_MS back', () => {
+    const count = new SentCount();
+    // 4 calls/s for 20 s, then 1/s for 10 s.
+    for (let ms = 0; ms <= 20_000; ms += 250) count.add(T + ms, ms / 250);
+    for (let ms = 21_000; ms <= 30_000; ms += 1_000) count.add(T + ms, 80 + (ms - 20_000) / 1_000);
+    expect(count.perSecond(undefined, T + 30_000)).toBeCloseTo(1);
+  });
+
+  it('measures from the last change, but over at least SENT_MIN_WINDOW_MS', () => {
+    const count = new SentCount();
+    // 10 calls/s for 10 s, then 2/s for 5 s.
+    for (let ms = 0; ms <= 10_000; ms += 100) count.add(T + ms, ms / 100);
+    for (let ms = 10_500; ms <= 15_000; ms += 500) count.add(T + ms, 100 + (ms - 10_000) / 500);
+    const now = T + 15_000;
+    expect(count.perSecond(T + 10_000, now)).toBeCloseTo(2);
+    // A change 100 ms ago: the last SENT_MIN_WINDOW_MS (all at 2/s here).
+    expect(count.perSecond(now - 100, now)).toBeCloseTo(2);
+    // A change long ago: the whole window, 5 s at 10/s and 5 s at 2/s.
+    expect(count.perSecond(T - 60_000, now)).toBeCloseTo(6);
+    expect(SENT_MIN_WINDOW_MS).toBeLessThan(5_000);
+    expect(SENT_WINDOW_MS).toBe(10_000);
+  });
+
+  it('a lease younger than the window measures over what it saw', () => {
+    const count = new SentCount();
+    for (let ms = 0; ms <= 3_000; ms += 250) count.add(T + ms, (ms * 8) / 1000);
+    expect(count.perSecond(undefined, T + 3_000)).toBeCloseTo(8);
+  });
+
+  it('drops samples out of order or going back (a slow reservation answering late)', () => {
+    const count = new SentCount();
+    count.add(T, 10);
+    count.add(T + 2_000, 30);
+    count.add(T + 1_000, 40); // older than the latest: ignored
+    count.add(T + 2_500, 20); // the count went back: ignored
+    expect(count.perSecond(undefined, T + 2_500)).toBe(10);
+  });
+
+  it('keeps one sample before the window as its anchor, and forgets the older ones', () => {
+    const count = new SentCount();
+    count.add(T, 0);
+    count.add(T + 1_000, 100); // a burst long ago
+    count.add(T + 30_000, 100);
+    count.add(T + 35_000, 110);
+    // From T + 25 s: the anchor is T + 1 s (the newest before the window), not T.
+    expect(count.perSecond(undefined, T + 35_000)).toBeCloseTo(10 / 34);
   });
 });
 

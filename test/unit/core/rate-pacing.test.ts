@@ -25,9 +25,9 @@ const recordingDispatch = (storeId: string, tat?: number) => {
   const writes: string[] = [];
   const dispatch = {
     restartTat: async (id: string, now: number, interval: number) => {
-      const ok = await state.restartTat(id, now, interval);
-      writes.push(ok ? 'restart' : 'restart-refused');
-      return ok;
+      const restarted = await state.restartTat(id, now, interval);
+      writes.push(restarted ? 'restart' : 'restart-refused');
+      return restarted;
     },
     advanceTat: async (id: string, interval: number) => {
       writes.push('advance');
@@ -104,6 +104,20 @@ describe('localPacer', () => {
 });
 
 describe('sharedPacer', () => {
+  it('hands every restart and reservation, as the schedule left it, to onReservation (rate and call count)', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes } = recordingDispatch('s1');
+    const seen: (number | undefined)[] = [];
+    const pacer = sharedPacer(dispatch, 's1', 100, clock, Number.POSITIVE_INFINITY, (r) => seen.push(r.seq));
+    expect(await pacer.acquire(T0 + 10_000)).toBe(true); // lagging: a restart
+    expect(await pacer.acquire(T0 + 10_000)).toBe(true); // its block has not ended: an advance, no restart tried
+    advance(5_000);
+    // Lagging again, unknown to the pacer: an advance that lands behind the clock, then the re-registering restart.
+    expect(await pacer.acquire(T0 + 10_000)).toBe(true);
+    expect(writes).toEqual(['restart', 'advance', 'advance', 'restart']);
+    expect(seen).toEqual([1, 2, 3, 4]);
+  });
+
   const STORE = 'store-1';
 
   /** Other consumers keep the schedule 200 ms ahead of every take, and every sleep overshoots by a second. */
@@ -111,7 +125,7 @@ describe('sharedPacer', () => {
     const { clock } = steppedClock(() => 1000);
     let advances = 0;
     const dispatch = {
-      restartTat: async () => false,
+      restartTat: async () => undefined,
       advanceTat: async () => {
         advances++;
         return { tat: clock.now() + 200 + 100 };

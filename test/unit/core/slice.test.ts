@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import { FIRST_HOLD_MS } from '../../../lambdas/core/adaptive-rate.js';
 import type { DispatchItem } from '../../../lambdas/core/dispatch-model.js';
 import type { WorkMessage } from '../../../lambdas/core/messages.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
@@ -126,9 +127,9 @@ const setup = (
     issueSlot: vi.fn(async () => ok(item())),
     // The store's shared rate schedule (GCRA), as the DynamoDB adapter keeps it.
     restartTat: vi.fn(async (_id: string, now: number, interval: number) => {
-      if (w.tat !== undefined && w.tat > now) return false;
+      if (w.tat !== undefined && w.tat > now) return undefined;
       w.tat = now + interval;
-      return true;
+      return { tat: w.tat };
     }),
     advanceTat: vi.fn(async (_id: string, interval: number) => {
       w.tat = (w.tat ?? 0) + interval;
@@ -342,10 +343,23 @@ describe('runSlice', () => {
       tat: world.w.tat,
     }).toEqual({
       result: ['throttled', T0 + 30_000],
-      // Write-ahead: no idling before Retry-After, then the hold, then the copies, counted as an enqueue.
-      events: ['deferWake', 'holdTat', 'recordEnqueued', 'resend', 'recordEnqueued'],
+      // At once a first hold of the other consumers (1 s), before any other write; then write-ahead (no
+      // idling before Retry-After), the full hold, the copies, counted as an enqueue.
+      events: ['holdTat', 'deferWake', 'holdTat', 'recordEnqueued', 'resend', 'recordEnqueued'],
       tat: T0 + 30_000,
     });
+  });
+
+  it('holds the other consumers for FIRST_HOLD_MS at the 429, before its other writes; a lone consumer does not', async () => {
+    const throttled = (id: string): DeliveryOutcome =>
+      id === 'e0' ? { kind: 'throttled', status: 429, retryAfterSeconds: 30 } : { kind: 'ok', status: 200 };
+    world = setup({ messages: 2, outcome: throttled });
+    await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());
+    const at = world.w.now;
+    expect(world.dispatch.holdTat.mock.calls.map((c) => c[1])).toEqual([at + FIRST_HOLD_MS, at + 30_000]);
+    world = setup({ messages: 2, outcome: throttled });
+    await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 1 }), lease());
+    expect(world.dispatch.holdTat.mock.calls.map((c) => c[1])).toEqual([world.w.now + 30_000]);
   });
 
   it.each([

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import { BACKOFF_FACTOR } from '../../../lambdas/core/adaptive-rate.js';
+import { StoreRate } from '../../../lambdas/core/store-rate.js';
+import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+
+const T = 1_800_000_000_000;
+const POLICY = 20;
+
+const setup = async () => {
+  const w = { now: T };
+  const dispatch = new MemoryDispatchState();
+  await dispatch.recordEnqueued('s1', 1, T);
+  await dispatch.issueSlot('s1', 'a', T, 3, T);
+  const deps = {
+    dispatch,
+    clock: { now: () => w.now, sleep: async (ms: number) => void (w.now += ms) },
+    telemetry: new RecordingTelemetry(),
+  };
+  return { w, dispatch, rate: new StoreRate(deps, 's1', POLICY, undefined) };
+};
+
+describe('StoreRate: the sent-rate bound', () => {
+  it('bounds a 429’s estimate by the store’s calls counted by the shared schedule (all consumers)', async () => {
+    const { w, dispatch, rate } = await setup();
+    // The store's consumers sent 8 calls/s for 5 s (the schedule's write count), this lease one in four.
+    for (let ms = 0; ms <= 5_000; ms += 500) {
+      w.now = T + ms;
+      rate.reserved({ seq: (ms / 1000) * 8 });
+    }
+    await rate.observe({ throttled: true, startedAt: w.now - 30 });
+    expect(dispatch.items.get('s1')?.rate).toEqual({
+      why: 'backoff',
+      r: POLICY * BACKOFF_FACTOR,
+      c: 8,
+      at: T + 5_000,
+    });
+  });
+
+  it('a single-consumer store counts its own calls (no shared schedule hands a count)', async () => {
+    const { w, dispatch, rate } = await setup();
+    // Calls start every 250 ms (4/s) for 3 s; no reservation carries a count.
+    for (let ms = 0; ms <= 3_000; ms += 250) {
+      w.now = T + ms + 20;
+      rate.reserved({});
+      await rate.observe({ throttled: ms === 3_000, startedAt: T + ms });
+    }
+    expect(dispatch.items.get('s1')?.rate?.c).toBeCloseTo(4);
+  });
+
+  it('once a shared count is seen, its own calls no longer count', async () => {
+    const { w, dispatch, rate } = await setup();
+    for (let ms = 0; ms <= 2_000; ms += 100) {
+      w.now = T + ms;
+      if (ms % 1_000 === 0) rate.reserved({ seq: ms / 1000 });
+      await rate.observe({ throttled: ms === 2_000, startedAt: w.now });
+    }
+    // One call a second by the schedule's count, not the ten a second this lease observed.
+    expect(dispatch.items.get('s1')?.rate?.c).toBeCloseTo(1);
+  });
+
+  it('without enough samples, the estimate is the rate at the 429 (the policy, at first)', async () => {
+    const { w, dispatch, rate } = await setup();
+    rate.reserved({ seq: 1 });
+    w.now += 500;
+    rate.reserved({ seq: 5 });
+    await rate.observe({ throttled: true, startedAt: w.now });
+    expect(dispatch.items.get('s1')?.rate?.c).toBe(POLICY);
+  });
+
+  it('follows the learnt rate a reservation hands back', async () => {
+    const { rate } = await setup();
+    rate.reserved({ rate: { why: 'header', r: 5, at: T }, seq: 3 });
+    expect(rate.current()).toEqual({ configured: POLICY, effective: 5, reason: 'header' });
+  });
+});
