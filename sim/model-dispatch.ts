@@ -1,9 +1,10 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
 import { deliveryKey } from '../lambdas/core/names.js';
-import type { DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
+import type { DeliveredSettle, DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
 import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
 import type { SimContext } from './context.js';
+import { deliveredKeys, injectUnprocessed } from './model-delivered-settle.js';
 import type { Actor } from './scheduler.js';
 import type { LeaseTrack, StoreState } from './world-view.js';
 
@@ -24,7 +25,9 @@ export class DispatchModel {
     private readonly store: (storeId: string) => StoreState | undefined,
     /** A worker's settle('delivered') landed for this delivery key. */
     private readonly onDelivered: (actor: Actor, key: string) => void,
-  ) {}
+  ) {
+    injectUnprocessed(this.deliveries, ctx);
+  }
 
   addStore(storeId: string): void {
     this.started.set(storeId, 0);
@@ -57,6 +60,9 @@ export class DispatchModel {
         const [storeId, eventId, , outcome] = args as [string, string, string, { status?: string }];
         if (name === 'settle' && value === true && outcome.status === 'delivered')
           this.onDelivered(actor, deliveryKey(storeId, eventId));
+        if (name === 'settleDelivered')
+          for (const key of deliveredKeys(args[0] as DeliveredSettle[], value as DeliveredSettle[]))
+            this.onDelivered(actor, key);
       },
     });
   }

@@ -13,6 +13,7 @@ import type { Variant } from './protocol-variant.js';
 import { PRIORITY_VARIANTS } from './variants-priority.js';
 import { ADAPTIVE_VARIANTS } from './variants-adaptive.js';
 import { CAMPAIGN_VARIANTS } from './variants-campaigns.js';
+import { SETTLE_VARIANTS } from './variants-settle.js';
 
 /** Replaces one method of an object, keeping the others (bound to it). */
 const override = <T extends object, K extends keyof T>(inner: T, key: K, replacement: T[K]): T =>
@@ -323,6 +324,7 @@ export const VARIANTS: Variant[] = [
   ...PRIORITY_VARIANTS,
   ...ADAPTIVE_VARIANTS,
   ...CAMPAIGN_VARIANTS,
+  ...SETTLE_VARIANTS,
 ];
 
 /**
