@@ -252,9 +252,11 @@ export const attentionDesign = (
         const handBack = (): void => {
           world.handBack(s, batch.slice(i));
           req.add('sqs', 'data', i > 0 ? 2 : 1);
+          if (i > 0) req.add('ddbWrite', 'data'); // the delivered settles' BatchWriteItem
           eng.after((i > 0 ? 2 : 1) * AWS, requeue);
         };
         const endBatch = (): void => {
+          req.add('ddbWrite', 'data'); // the batch's delivered settles: one BatchWriteItem (delivered-settle.ts)
           req.add('sqs', 'data'); // DeleteMessageBatch
           eng.after(AWS, () => {
             if (trickled) return requeue();
@@ -277,7 +279,7 @@ export const attentionDesign = (
         const next = (): void => {
           if (i === batch.length) return endBatch();
           if (eng.now >= deadline) return handBack();
-          // deliver-task.ts: the claim, the pace, the call, the settle.
+          // deliver-task.ts: the claim, the pace, the call (the settle is the batch's, at endBatch).
           eng.after(AWS, () =>
             pace((start) => {
               if (start === undefined) {
@@ -290,7 +292,7 @@ export const attentionDesign = (
               const lat = world.callLatency();
               const arrived = batch[i] as number;
               eng.at(start + lat, () => {
-                world.deliver(s, arrived, lat);
+                world.deliver(s, arrived, lat, true);
                 handled++;
                 i++;
                 eng.after(AWS, next);
