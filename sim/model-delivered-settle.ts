@@ -33,3 +33,15 @@ export const deliveredKeys = (settles: DeliveredSettle[], unprocessed: Delivered
   settles
     .filter((settle) => !unprocessed.includes(settle))
     .map((settle) => deliveryKey(settle.storeId, settle.eventId));
+
+/**
+ * The settles whose attempt still held its claim when the write applied. Only those put the 2xx on record
+ * in time: a `delivered` written after the claim was taken over (its worker stalled past the claim) lands
+ * unconditionally, but the other attempt may already be calling — that repeat is the stall's, as it was
+ * when the late settle was a refused conditional write.
+ */
+export const stillHeld = (log: MemoryDeliveryLog, settles: DeliveredSettle[]): DeliveredSettle[] =>
+  settles.filter(
+    (settle) =>
+      log.records.get(deliveryKey(settle.storeId, settle.eventId))?.holder === settle.claimed.holder,
+  );

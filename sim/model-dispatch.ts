@@ -4,7 +4,7 @@ import type { DeliveredSettle, DeliveryLog, DispatchState } from '../lambdas/cor
 import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
 import type { SimContext } from './context.js';
-import { deliveredKeys, injectUnprocessed } from './model-delivered-settle.js';
+import { deliveredKeys, injectUnprocessed, stillHeld } from './model-delivered-settle.js';
 import type { Actor } from './scheduler.js';
 import type { LeaseTrack, StoreState } from './world-view.js';
 
@@ -54,15 +54,18 @@ export class DispatchModel {
   deliveriesFor(actor: Actor): DeliveryLog {
     const variant = this.ctx.variant;
     const inner = variant?.deliveries ? variant.deliveries(this.deliveries) : this.deliveries;
+    /** The delivered settles of the current settleDelivered call whose claim still held when it applied. */
+    let held: DeliveredSettle[] = [];
     return this.ctx.scheduled(actor, 'deliveries', inner, {
-      before: () => undefined,
+      before: (name, args) => {
+        if (name === 'settleDelivered') held = stillHeld(this.deliveries, args[0] as DeliveredSettle[]);
+      },
       after: (name, args, value) => {
         const [storeId, eventId, , outcome] = args as [string, string, string, { status?: string }];
         if (name === 'settle' && value === true && outcome.status === 'delivered')
           this.onDelivered(actor, deliveryKey(storeId, eventId));
         if (name === 'settleDelivered')
-          for (const key of deliveredKeys(args[0] as DeliveredSettle[], value as DeliveredSettle[]))
-            this.onDelivered(actor, key);
+          for (const key of deliveredKeys(held, value as DeliveredSettle[])) this.onDelivered(actor, key);
       },
     });
   }
