@@ -319,7 +319,16 @@ const BROKEN: Variant[] = [
   },
 ];
 
-export const VARIANTS: Variant[] = [
+/**
+ * Rejected only beyond the fixed set since the delivered settles were batched (one write per receive batch
+ * instead of one per task moves the schedule's randomness): kept in RARE_VARIANTS with the seeds that do.
+ */
+const MOVED_BEYOND_FIXED: Record<string, number[]> = {
+  'empty-ignores-high': [897],
+  'aimd-above-policy': [543],
+};
+
+const ALL_VARIANTS: Variant[] = [
   ...BROKEN,
   ...PRIORITY_VARIANTS,
   ...ADAPTIVE_VARIANTS,
@@ -327,11 +336,17 @@ export const VARIANTS: Variant[] = [
   ...SETTLE_VARIANTS,
 ];
 
+export const VARIANTS: Variant[] = ALL_VARIANTS.filter((variant) => !(variant.name in MOVED_BEYOND_FIXED));
+
 /**
  * Broken variants whose fault is rarer than the fixed seed set reaches: each with the seeds (beyond it)
  * that reject it, kept as regression tests (test/sim/simulation.test.ts) next to the fixed-set catalogue.
  */
 export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
+  ...ALL_VARIANTS.filter((variant) => variant.name in MOVED_BEYOND_FIXED).map((variant) => ({
+    variant,
+    seeds: MOVED_BEYOND_FIXED[variant.name] as number[],
+  })),
   {
     // Needs a versioned call that applied without its settle (a timeout that applied, a crash or a stall
     // after the 2xx) followed by an older version of the same entity (about 1 seed in 150).
@@ -347,8 +362,9 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   },
   {
     // A zombie's hiding call landing after its Lambda-timeout-bounded window: needs a zombie stall on a
-    // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000).
-    seeds: [943, 3981],
+    // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000; 943 until the
+    // delivered settles were batched, 1788 since).
+    seeds: [1788, 3981],
     variant: {
       name: 'reclaim-guards-lease-only',
       breaks: 2,
