@@ -302,6 +302,22 @@ describe('writeDelivered over DynamoDB', () => {
     expect({ sent, sleeps }).toEqual({ sent: [['evt-1', 'evt-2'], ['evt-1']], sleeps: [200] });
   });
 
+  it('splits more than 25 settles into requests of at most 25 (BatchWriteItem’s limit)', async () => {
+    ddb.on(BatchWriteCommand).resolves({});
+    const settles = Array.from({ length: 30 }, (_, i) => ({
+      storeId: 'store-1',
+      eventId: `evt-${i}`,
+      claimed: delivered,
+      now: T0,
+    }));
+    await writeDelivered({ deliveries: log, clock: { sleep: async () => undefined } }, settles);
+    expect(
+      ddb
+        .commandCalls(BatchWriteCommand)
+        .map((c) => c.args[0].input.RequestItems?.[TABLES.deliveries]?.length),
+    ).toEqual([25, 5]);
+  });
+
   it('gives up after three tries, naming the items still unwritten', async () => {
     ddb.on(BatchWriteCommand).rejects(new Error('ProvisionedThroughputExceededException'));
     const settles = [{ storeId: 'store-1', eventId: 'evt-1', claimed: delivered, now: T0 }];
