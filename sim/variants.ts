@@ -12,6 +12,7 @@ import { VISIBILITY_MARGIN_SECONDS, ZOMBIE_HIDE_MS } from '../lambdas/core/timin
 import type { Variant } from './protocol-variant.js';
 import { PRIORITY_VARIANTS } from './variants-priority.js';
 import { ADAPTIVE_VARIANTS } from './variants-adaptive.js';
+import { RATE_BLOCK_VARIANTS } from './variants-rate-block.js';
 import { CAMPAIGN_VARIANTS } from './variants-campaigns.js';
 import { SETTLE_VARIANTS } from './variants-settle.js';
 import { BATCH_VARIANTS } from './variants-batch.js';
@@ -325,7 +326,7 @@ const BROKEN: Variant[] = [
  * instead of one per task moves the schedule's randomness): kept in RARE_VARIANTS with the seeds that do.
  */
 const MOVED_BEYOND_FIXED: Record<string, number[]> = {
-  'empty-ignores-high': [897],
+  'empty-ignores-high': [617],
   'aimd-above-policy': [543],
 };
 
@@ -333,6 +334,7 @@ const ALL_VARIANTS: Variant[] = [
   ...BROKEN,
   ...PRIORITY_VARIANTS,
   ...ADAPTIVE_VARIANTS,
+  ...RATE_BLOCK_VARIANTS,
   ...CAMPAIGN_VARIANTS,
   ...SETTLE_VARIANTS,
   ...BATCH_VARIANTS,
@@ -351,8 +353,9 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   })),
   {
     // Needs a versioned call that applied without its settle (a timeout that applied, a crash or a stall
-    // after the 2xx) followed by an older version of the same entity (about 1 seed in 150).
-    seeds: [435, 510],
+    // after the 2xx) followed by an older version of the same entity (about 1 seed in 150). Seed 510 no longer
+    // reaches it since rate blocks (issue #11) changed the order of the dispatch writes; 301–1000 hold only 435.
+    seeds: [435],
     variant: {
       name: 'version-mark-after-call',
       breaks: 10,
@@ -364,9 +367,9 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   },
   {
     // A zombie's hiding call landing after its Lambda-timeout-bounded window: needs a zombie stall on a
-    // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000; 943 until the
-    // delivered settles were batched, 1788 since).
-    seeds: [1788, 3981],
+    // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000). Seed 943 no longer
+    // reaches it since rate blocks (issue #11) changed the order of the dispatch writes.
+    seeds: [3981],
     variant: {
       name: 'reclaim-guards-lease-only',
       breaks: 2,

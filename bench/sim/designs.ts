@@ -1,5 +1,7 @@
 import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
+import { SLEEP_THROUGH_MAX_SECONDS } from '../../lambdas/core/adaptive-rate.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
+import { blockSize, lateness, maxPaceWaitMs } from '../../lambdas/core/rate.js';
 import { IntQueue, KeyedHeap } from './engine.js';
 import { MODEL, Requests, type World } from './world.js';
 
@@ -87,6 +89,12 @@ export const attentionDesign = (
   /** false: no reconciler runs and no event-source pollers (the calibration compares the slices alone). */
   background = true,
   batchSize: number = ATTENTION.batchSize,
+  /**
+   * Sensitivity (not built): a slice whose short poll comes back empty hands its slot to a separate confirm
+   * queue instead of long-polling; that queue's event source batches `batch` records with a `windowMs` batching
+   * window, and its slices start with the long poll (docs/ARCHITECTURE.md, "Known gaps").
+   */
+  confirm?: { batch: number; windowMs: number },
 ): Design => ({
   id,
   label,
@@ -109,6 +117,15 @@ export const attentionDesign = (
     const waiters: ((() => void)[] | undefined)[] = new Array(w.stores);
     let free = workers;
     let active = 0;
+    /** The confirm queue (sensitivity): stores waiting for their confirm slice, and since when. */
+    const confirmStores: number[] = [];
+    const confirmAt: number[] = [];
+    let confirmHead = 0;
+    const confirmLength = (): number => confirmStores.length - confirmHead;
+    const confirmReady = (): boolean =>
+      confirm !== undefined &&
+      confirmLength() > 0 &&
+      (confirmLength() >= confirm.batch || eng.now - (confirmAt[confirmHead] as number) >= confirm.windowMs);
 
     // Per request: the write-ahead before the send and its end after it (ingest steps 3 and 5).
     req.add('ddbWrite', 'enqSeq', 2 * w.ingestRequests);
@@ -118,9 +135,22 @@ export const attentionDesign = (
       startedAt: number;
       pending: number;
       /** Per slice: tasks it delivered and the time from asking for each rate instant to the call's end. */
-      slices: { handled: number; callMs: number }[];
+      slices: { handled: number; callMs: number; confirm: boolean }[];
     }
     const dispatch = (): void => {
+      while (free > 0 && confirmReady()) {
+        free--;
+        req.add('sqs', 'attention', 2);
+        req.add('lambda', 'attention');
+        const n = Math.min((confirm as { batch: number }).batch, confirmLength());
+        const inv: Invocation = { startedAt: eng.now, pending: n, slices: [] };
+        for (let k = 0; k < n; k++) startSlice(confirmStores[confirmHead++] as number, inv, true);
+        if (confirmHead > 4096 && confirmHead * 2 > confirmStores.length) {
+          confirmStores.splice(0, confirmHead);
+          confirmAt.splice(0, confirmHead);
+          confirmHead = 0;
+        }
+      }
       while (free > 0 && attention.length > 0) {
         free--;
         // The event source's receive of up to batchSize attentions and its delete of them, one invocation.
@@ -131,8 +161,16 @@ export const attentionDesign = (
           pending: Math.min(batchSize, attention.length),
           slices: [],
         };
-        for (let k = inv.pending; k > 0; k--) startSlice(attention.shift(), inv);
+        for (let k = inv.pending; k > 0; k--) startSlice(attention.shift(), inv, false);
       }
+    };
+    /** A slice hands its slot to the confirm queue (a requeue write and a SendMessage, sensitivity only). */
+    const publishConfirm = (s: number): void => {
+      req.add('sqs', 'attention');
+      if (confirmLength() === 0 && confirm !== undefined) eng.after(confirm.windowMs, dispatch);
+      confirmStores.push(s);
+      confirmAt.push(eng.now);
+      dispatch();
     };
     const publish = (s: number): void => {
       req.add('sqs', 'attention'); // SendMessage to the attention queue
@@ -146,7 +184,10 @@ export const attentionDesign = (
         world.workerBusyMs += at - inv.startedAt;
         const share = (at - inv.startedAt) / inv.slices.length;
         for (const slice of inv.slices)
-          if (slice.handled === 1) {
+          if (slice.confirm) {
+            world.confirmSlices++;
+            world.confirmShareMs += share;
+          } else if (slice.handled === 1) {
             world.singleTaskActivations++;
             world.singleTaskExtraMs += share - slice.callMs;
           }
@@ -170,12 +211,12 @@ export const attentionDesign = (
       if (ws !== undefined && ws.length > 0) (ws.shift() as () => void)();
     };
 
-    const startSlice = (s: number, inv: Invocation): void => {
+    const startSlice = (s: number, inv: Invocation, confirmSlice: boolean): void => {
       const policy = w.policies[w.plan[s] as number];
       if (policy === undefined) throw new Error('no policy');
       // Stores read, acquire (conditional write).
       world.activations++;
-      const stats = { handled: 0, callMs: 0 };
+      const stats = { handled: 0, callMs: 0, confirm: confirmSlice };
       inv.slices.push(stats);
       req.add('ddbRead', 'attention');
       req.add('ddbWrite', 'attention');
@@ -190,8 +231,12 @@ export const attentionDesign = (
       let seenSeq = enqSeq[s] as number;
       /** As slice.ts: tasks that arrived during the empty check are delivered, then the slice yields. */
       let trickled = false;
-      /** As rate.ts sharedPacer: whether the store's schedule lagged the clock at this lease's last call. */
+      /** As rate.ts sharedPacer: this lease's block of instants, where it last left the schedule, its pace. */
+      let block: { first: number; count: number; next: number; end?: number } | undefined;
+      let knownEnd: number | undefined;
       let lagging = true;
+      let lastCallAt: number | undefined;
+      let cycle: number | undefined;
 
       const requeue = (): void => {
         // requeue write + attention publish, then the store goes to the back of the attention queue.
@@ -202,55 +247,105 @@ export const attentionDesign = (
       };
 
       /**
-       * As rate.ts sharedPacer.acquire for a multi-consumer store: each take is a restartTat and/or advanceTat
-       * conditional write on the store's `tat` (each an AWS call on the worker's path); a wake-up later than
-       * half an interval after its instant takes a new one, up to 5 tries. Answers the call's start, or
-       * undefined when the instant lies at or past the deadline (or the store is held).
+       * As rate.ts sharedPacer.acquire for a multi-consumer store: one write (a restartTat when the schedule lagged
+       * the clock at this lease's last reservation and its block has ended, else an advanceTat; each an AWS call on the worker's path)
+       * reserves a block of instants for the messages in hand (rate.ts blockSize: ≤ 10, before the deadline,
+       * within the horizon, as many as the lease's own pace keeps up with); the calls go at its instants, and
+       * a block the deadline refuses gives its tail back (one more write). Answers the call's start, or
+       * undefined when the instant lies at or past the deadline (or further off than a normal wait).
        */
-      const sharedPace = (then: (start: number | undefined) => void): void => {
-        const lateness = Math.max(interval / 2, 5);
-        const maxWaitMs = Math.max(1000, 2 * interval * policy.maxConcurrentConsumers);
-        let tries = 0;
+      const sharedPace = (inHand: number, then: (start: number | undefined) => void): void => {
+        const late = lateness(interval);
+        const maxWaitMs =
+          maxPaceWaitMs(interval, policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
+        if (lastCallAt !== undefined) cycle = eng.now - lastCallAt;
         const write = <T>(apply: () => T, after: (value: T) => void): void => {
           req.add('ddbWrite', 'rate');
           const value = apply();
           eng.after(AWS, () => after(value));
         };
-        const advance = (): number => {
-          world.tat[s] = (world.tat[s] as number) + interval;
-          return world.tat[s] as number;
-        };
-        const take = (done: (instant: number) => void): void => {
-          const now0 = eng.now;
-          const restart = (): boolean => {
+        const size = (start: number): number =>
+          blockSize({ interval, inHand, start, deadline, horizon: maxWaitMs, cycle });
+        const restart = (now0: number, count: number, done: (ok: boolean) => void): void =>
+          write(() => {
             if ((world.tat[s] as number) > now0) return false;
-            world.tat[s] = now0 + interval;
+            world.tat[s] = now0 + count * interval;
+            knownEnd = now0 + count * interval;
+            block = { first: now0, count, next: 0 };
             return true;
-          };
-          const settle = (tat: number): void => {
-            lagging = tat - interval <= eng.now;
-            done(Math.max(tat - interval, now0));
-          };
-          const afterAdvance = (tat: number): void => {
-            if (tat > now0) return settle(tat);
-            write(restart, (ok) => (ok ? done(now0) : write(advance, settle)));
-          };
-          if (lagging) write(restart, (ok) => (ok ? done(now0) : write(advance, afterAdvance)));
-          else write(advance, afterAdvance);
-        };
-        const attempt = (): void =>
-          take((instant) => {
-            if (instant - eng.now > maxWaitMs || instant >= deadline) return then(undefined);
-            eng.at(instant, () => {
-              if (eng.now - instant <= lateness) return then(eng.now);
-              if (++tries < 5) return attempt();
-              then(eng.now >= deadline ? undefined : eng.now);
+          }, done);
+        const advance = (count: number, done: () => void): void =>
+          write(
+            () => {
+              world.tat[s] = (world.tat[s] as number) + count * interval;
+              return world.tat[s] as number;
+            },
+            (end) => {
+              knownEnd = end;
+              block = { first: end - count * interval, count, next: 0, end };
+              done();
+            },
+          );
+        const reserve = (done: () => void): void => {
+          const now0 = eng.now;
+          const advancing = (): void => {
+            const count = size(Math.max(now0, knownEnd ?? now0));
+            advance(count, () => {
+              const b = block as NonNullable<typeof block>;
+              if (b.first + (b.count - 1) * interval >= eng.now - late) return done();
+              const again = eng.now;
+              restart(again, size(again), (ok) => (ok ? done() : advance(count, done)));
             });
+          };
+          if (lagging && (knownEnd === undefined || knownEnd <= now0))
+            restart(now0, size(now0), (ok) => (ok ? done() : advancing()));
+          else advancing();
+        };
+        const nextInstant = (): number | undefined => {
+          if (block === undefined) return undefined;
+          const j = Math.max(block.next, Math.ceil((eng.now - late - block.first) / interval));
+          if (j >= block.count) return undefined;
+          block.next = j;
+          return block.first + j * interval;
+        };
+        const go = (instant: number): void => {
+          const b = block as NonNullable<typeof block>;
+          if (instant - eng.now > maxWaitMs || instant >= deadline) {
+            block = undefined;
+            // returnTat: only while the block is still the schedule's last write.
+            const end = b.end;
+            if (end === undefined) return then(undefined);
+            return write(
+              () => {
+                if (world.tat[s] === end) world.tat[s] = end - (b.count - b.next) * interval;
+              },
+              () => then(undefined),
+            );
+          }
+          eng.at(Math.max(instant, eng.now), () => {
+            b.next++;
+            lastCallAt = eng.now;
+            then(eng.now);
           });
-        attempt();
+        };
+        const instant = nextInstant();
+        if (instant !== undefined) return go(instant);
+        // A block whose writes took it past its instants counts as a late wake-up: reserve again, up to 5 tries.
+        let tries = 0;
+        const take = (): void =>
+          reserve(() => {
+            lagging = (block as NonNullable<typeof block>).first <= eng.now;
+            const fresh = nextInstant();
+            if (fresh !== undefined) return go(fresh);
+            if (++tries < 5) return take();
+            if (eng.now >= deadline) return then(undefined);
+            lastCallAt = eng.now;
+            then(eng.now);
+          });
+        take();
       };
       /** A single-consumer store paces locally (rate.ts localPacer): no write. */
-      const localPace = (then: (start: number | undefined) => void): void => {
+      const localPace = (_inHand: number, then: (start: number | undefined) => void): void => {
         if (world.nextStart(s) >= deadline) return then(undefined);
         then(world.reserve(s));
       };
@@ -262,6 +357,14 @@ export const attentionDesign = (
         const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
         const want = Math.min(SQS_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
         if (world.visible(s) === 0) {
+          if (confirm !== undefined && !confirmSlice) {
+            // Sensitivity: the short poll came back empty; the slot goes to the confirm queue (requeue write +
+            // SendMessage) and this slice ends without the long poll.
+            req.add('sqs', 'attention');
+            req.add('ddbWrite', 'attention');
+            eng.after(3 * AWS, () => publishConfirm(s));
+            return releaseWorker(inv, eng.now + 3 * AWS);
+          }
           // slice.ts: a short poll first (a backlog answers at once), then the long poll that decides "empty".
           if (!trickled) {
             req.add('sqs', 'attention');
@@ -309,7 +412,7 @@ export const attentionDesign = (
           // deliver-task.ts: the claim, the pace, the call (the settle is the batch's, at endBatch).
           eng.after(AWS, () => {
             const pacedAt = eng.now;
-            pace((start) => {
+            pace(batch.length - i, (start) => {
               if (start === undefined) {
                 // Not started: the claim is settled back to pending, the rest handed back.
                 req.add('ddbWrite', 'data', 2);
@@ -397,7 +500,12 @@ export const attentionDesign = (
       workers,
       finish: (spanMs) => {
         if (!background) return;
-        req.add('sqs', 'attention', (ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs);
+        // The event source's pollers on the attention queue, and on the confirm queue when there is one.
+        req.add(
+          'sqs',
+          'attention',
+          ((confirm === undefined ? 1 : 2) * ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs,
+        );
       },
     };
   },
@@ -860,6 +968,19 @@ export const attentionBatchOne = attentionDesign(
   'Attention queue, one attention per invocation (before #11)',
   true,
   1,
+);
+
+/**
+ * Sensitivity: the confirm queue considered next (docs/ARCHITECTURE.md, "Known gaps"): a slice whose short poll
+ * comes back empty hands its slot on; confirm slices run in batches of up to 100 with a 1 s batching window.
+ */
+export const attentionConfirm = attentionDesign(
+  ATTENTION.emptyPollMs,
+  'attention-confirm',
+  'Attention queue, hypothetical confirm queue (batches of 100, 1 s window)',
+  true,
+  ATTENTION.batchSize,
+  { batch: 100, windowMs: 1000 },
 );
 
 export const designs = (schedulerPeriodSeconds: number): Design[] => [
