@@ -60,6 +60,7 @@ const edges = {
   repeatsAfterStall: 0,
   duplicateTasks: 0,
   stale: 0,
+  unprocessedSettles: 0,
 };
 for (let seed = from; seed < from + count; seed++) {
   const result = await runSeed(seed, variant);

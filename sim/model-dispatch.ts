@@ -1,9 +1,10 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
 import { deliveryKey } from '../lambdas/core/names.js';
-import type { DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
+import type { DeliveredSettle, DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
 import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
 import type { SimContext } from './context.js';
+import { deliveredKeys, injectUnprocessed, stillHeld } from './model-delivered-settle.js';
 import type { Actor } from './scheduler.js';
 import type { LeaseTrack, StoreState } from './world-view.js';
 
@@ -24,7 +25,9 @@ export class DispatchModel {
     private readonly store: (storeId: string) => StoreState | undefined,
     /** A worker's settle('delivered') landed for this delivery key. */
     private readonly onDelivered: (actor: Actor, key: string) => void,
-  ) {}
+  ) {
+    injectUnprocessed(this.deliveries, ctx);
+  }
 
   addStore(storeId: string): void {
     this.started.set(storeId, 0);
@@ -51,12 +54,18 @@ export class DispatchModel {
   deliveriesFor(actor: Actor): DeliveryLog {
     const variant = this.ctx.variant;
     const inner = variant?.deliveries ? variant.deliveries(this.deliveries) : this.deliveries;
+    /** The delivered settles of the current settleDelivered call whose claim still held when it applied. */
+    let held: DeliveredSettle[] = [];
     return this.ctx.scheduled(actor, 'deliveries', inner, {
-      before: () => undefined,
+      before: (name, args) => {
+        if (name === 'settleDelivered') held = stillHeld(this.deliveries, args[0] as DeliveredSettle[]);
+      },
       after: (name, args, value) => {
         const [storeId, eventId, , outcome] = args as [string, string, string, { status?: string }];
         if (name === 'settle' && value === true && outcome.status === 'delivered')
           this.onDelivered(actor, deliveryKey(storeId, eventId));
+        if (name === 'settleDelivered')
+          for (const key of deliveredKeys(held, value as DeliveredSettle[])) this.onDelivered(actor, key);
       },
     });
   }

@@ -111,6 +111,8 @@ export interface SimStats {
   /** Store-queue messages SQS delivered twice; tasks settled stale (an older version after a newer). */
   duplicateTasks: number;
   stale: number;
+  /** Delivered settles DynamoDB left unprocessed once (sim/model-delivered-settle.ts). */
+  unprocessedSettles: number;
   maxAttentionsPerSlot: number;
   maxStrandedMs: number;
   maxStrandedRatio: number;
@@ -142,6 +144,7 @@ export const emptyStats = (): SimStats => ({
   fencedWrites: 0,
   duplicateTasks: 0,
   stale: 0,
+  unprocessedSettles: 0,
   maxAttentionsPerSlot: 0,
   maxStrandedMs: 0,
   maxStrandedRatio: 0,

@@ -82,7 +82,9 @@ export const instrument = (
   clients.dynamo.middlewareStack.add(
     (next, context) => async (args) => {
       const name = String(context.commandName);
-      const table = (args.input as { TableName?: string }).TableName;
+      const input = args.input as { TableName?: string; RequestItems?: Record<string, unknown> };
+      // A batch request names its table in RequestItems (the delivered settles' BatchWriteItem).
+      const table = input.TableName ?? Object.keys(input.RequestItems ?? {})[0];
       if (READS.has(name)) counts.dynamoReads++;
       else counts.dynamoWrites++;
       const update = String((args.input as { UpdateExpression?: string }).UpdateExpression ?? '');

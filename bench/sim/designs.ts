@@ -382,9 +382,11 @@ export const attentionDesign = (
         const handBack = (): void => {
           world.handBack(s, batch.slice(i));
           req.add('sqs', 'data', i > 0 ? 2 : 1);
+          if (i > 0) req.add('ddbWrite', 'data'); // the delivered settles' BatchWriteItem
           eng.after((i > 0 ? 2 : 1) * AWS, requeue);
         };
         const endBatch = (): void => {
+          req.add('ddbWrite', 'data'); // the batch's delivered settles: one BatchWriteItem (delivered-settle.ts)
           req.add('sqs', 'data'); // DeleteMessageBatch
           eng.after(AWS, () => {
             if (trickled) return requeue();
@@ -407,7 +409,7 @@ export const attentionDesign = (
         const next = (): void => {
           if (i === batch.length) return endBatch();
           if (eng.now >= deadline) return handBack();
-          // deliver-task.ts: the claim, the pace, the call, the settle.
+          // deliver-task.ts: the claim, the pace, the call (the settle is the batch's, at endBatch).
           eng.after(AWS, () => {
             const pacedAt = eng.now;
             pace(batch.length - i, (start) => {
@@ -421,7 +423,7 @@ export const attentionDesign = (
               const lat = world.callLatency();
               const arrived = batch[i] as number;
               eng.at(start + lat, () => {
-                world.deliver(s, arrived, lat);
+                world.deliver(s, arrived, lat, true);
                 handled++;
                 stats.handled++;
                 stats.callMs += eng.now - pacedAt;

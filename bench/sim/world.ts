@@ -240,10 +240,14 @@ export class World {
     });
   }
 
-  /** A marketplace call for a task of store s that arrived at `arrivedAt` just succeeded. */
-  deliver(s: number, arrivedAt: number, callMs: number): void {
+  /**
+   * A marketplace call for a task of store s that arrived at `arrivedAt` just succeeded. `batchedSettle`:
+   * the caller counts the delivered settle itself, one write per receive batch (slice.ts).
+   */
+  deliver(s: number, arrivedAt: number, callMs: number, batchedSettle = false): void {
     const now = this.eng.now;
-    this.req.add('ddbWrite', 'data', 2); // effect-once delivery record: claim + settle (same in every design)
+    // Effect-once delivery record: the claim, and the settle unless batched.
+    this.req.add('ddbWrite', 'data', batchedSettle ? 1 : 2);
     this.workerCallMs += callMs;
     this.delivered++;
     this.lastDelivery = now;

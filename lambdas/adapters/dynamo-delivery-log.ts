@@ -1,7 +1,19 @@
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  GetCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { deliveryKey, entityVersionKey, Tables } from '../core/names.js';
-import { DELIVERY_STATUSES, type Claim, type DeliveryLog, type DeliveryRecord } from '../core/ports.js';
+import { deliveredRecord } from '../core/delivered-settle.js';
+import {
+  DELIVERY_STATUSES,
+  type Claim,
+  type DeliveredSettle,
+  type DeliveryLog,
+  type DeliveryRecord,
+} from '../core/ports.js';
 import { DELIVERY_RECORD_TTL_SECONDS } from '../config/topology.js';
 import { conditional } from './dynamo-conditional.js';
 
@@ -33,7 +45,8 @@ const expiry = (now: number): number => Math.floor(now / 1000) + DELIVERY_RECORD
  * task needs more states than "in progress / completed" (dead-lettered and redriven, stale, attempts and
  * errors for the status route), its in-progress claim must expire with the marketplace call rather than
  * with the Lambda invocation (one invocation runs a whole slice), and the per-entity version check shares
- * the table. Each transition is one conditional write.
+ * the table. Each transition is one conditional write, but `delivered`: a receive batch's are one
+ * BatchWriteItem of whole items (docs/ARCHITECTURE.md, "Batched delivered settles").
  */
 export class DynamoDeliveryLog implements DeliveryLog {
   constructor(
@@ -128,6 +141,30 @@ export class DynamoDeliveryLog implements DeliveryLog {
       ),
     );
     return result.ok;
+  }
+
+  async settleDelivered(settles: DeliveredSettle[]): Promise<DeliveredSettle[]> {
+    // One item per key (a batch may not name a key twice): two 2xx for one task are one `delivered`.
+    const byKey = new Map<string, DeliveredSettle[]>();
+    for (const settle of settles) {
+      const key = deliveryKey(settle.storeId, settle.eventId);
+      byKey.set(key, [...(byKey.get(key) ?? []), settle]);
+    }
+    const out = await this.doc.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [this.tableName]: [...byKey].map(([key, same]) => {
+            const settle = same[same.length - 1] as DeliveredSettle;
+            return {
+              PutRequest: { Item: { ...deliveredRecord(settle), [KEY]: key, [TTL]: expiry(settle.now) } },
+            };
+          }),
+        },
+      }),
+    );
+    // DynamoDB answers with the requests it did not apply (throttling, partition limits): the caller retries them.
+    const unprocessed = out.UnprocessedItems?.[this.tableName] ?? [];
+    return unprocessed.flatMap((request) => byKey.get(String(request.PutRequest?.Item?.[KEY])) ?? []);
   }
 
   async markVersion(

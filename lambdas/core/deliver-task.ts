@@ -1,10 +1,12 @@
 import type { RateAnswer } from './adaptive-rate.js';
 import type { DeadLetterLedger } from './dead-letter-audit.js';
+import { writeDelivered } from './delivered-settle.js';
 import { WorkMessageSchema, type WorkMessage } from './messages.js';
 import { deliveryKey, MetricNames } from './names.js';
 import { MAX_RECEIVE_COUNT, type Policy } from './plans.js';
 import type {
   Clock,
+  DeliveredSettle,
   DeliveryLog,
   DeliveryRecord,
   IdGenerator,
@@ -39,17 +41,27 @@ export type TaskResult =
   /** `deadLettered`: this task itself was dead-lettered (`expiring`); the store is throttled all the same. */
   | { kind: 'throttled'; afterSeconds: number; deadLettered?: true };
 
+/**
+ * Delivered settles the caller writes together (one BatchWriteItem for a receive batch), before it deletes
+ * their messages.
+ */
+export interface LaterSettles {
+  add(settle: DeliveredSettle): void;
+  /** Whether the 2xx of the attempt `holder` is among them (its claim still reads `processing`). */
+  holds(holder: string): boolean;
+}
+
 /** Transient failures back off exponentially with full jitter, from 2 s up to SQS's 900 s visibility hop. */
 const BACKOFF_BASE_SECONDS = 2;
 export const DEFAULT_RETRY_AFTER_SECONDS = 10;
 /**
- * A claim outlives its marketplace call by this much before another attempt may take the task over: the
- * clock skew between the two workers, plus slack for the settle write itself.
+ * A claim outlives the slice's last possible marketplace call by this much before another attempt may take
+ * the task over: the clock skew between the two workers, plus slack for what may follow the receive batch's
+ * last call before its delivered settles land (that task's own outcome writes — a dead letter, a retry's
+ * hiding — then the batch's settle write and its retries). Below LEASE_MARGIN_MS: a claim still ends
+ * before the lease, and so before its message can be received again.
  */
-export const CLAIM_MARGIN_MS = CLOCK_SKEW_MS + 2_000;
-/** Tries of the settle after a 2xx: a lost settle would mean a second call when the message comes back. */
-const SETTLE_TRIES = 3;
-const SETTLE_RETRY_MS = 200;
+export const CLAIM_MARGIN_MS = CLOCK_SKEW_MS + 6_000;
 
 export const backoffSeconds = (attempt: number, random: () => number): number => {
   const ceiling = Math.min(MAX_DELAY_SECONDS, BACKOFF_BASE_SECONDS * 2 ** Math.max(0, attempt - 1));
@@ -121,26 +133,11 @@ const deadLetter = async (
 };
 
 /**
- * The settle after a 2xx, tried again on an error: if it were lost, the message would come back once its
- * visibility ends and be called a second time. Only a crash (or DynamoDB failing every try) leaves that
- * window; the Idempotency-Key then makes the marketplace answer the repeat from its first result.
- */
-const settleAfterEffect = async (deps: Pick<DeliverDeps, 'clock'>, write: () => Promise<boolean>) => {
-  for (let tried = 1; ; tried++) {
-    try {
-      return await write();
-    } catch (error) {
-      if (tried >= SETTLE_TRIES) throw error;
-      await deps.clock.sleep(SETTLE_RETRY_MS * tried);
-    }
-  }
-};
-
-/**
  * One task, effect once: claim it (refused if already delivered or stale, or while another attempt's
  * claim is live), wait for the store's rate, mark its entity's version (stale if a newer version was sent
  * already), call the marketplace with the Idempotency-Key, then settle the claim with the outcome
- * (contract classification).
+ * (contract classification): a 2xx unconditionally and batched (`settleLater`), the others conditioned on
+ * still holding the claim, one write each.
  */
 export const deliverTask = async (
   deps: DeliverDeps,
@@ -153,6 +150,8 @@ export const deliverTask = async (
   callDeadline?: number,
   /** Told each marketplace answer (the adaptive rate: its headers, or a bare 429). */
   observe: (answer: RateAnswer) => Promise<void> = async () => undefined,
+  /** The caller's batch of delivered settles to come; absent: a 2xx is settled here, at once (with retries). */
+  later?: LaterSettles,
 ): Promise<TaskResult> => {
   const work = parseWork(message.body);
   if (!work || work.storeId !== store.storeId) {
@@ -168,7 +167,11 @@ export const deliverTask = async (
   });
   if (!claim.ok) {
     const current = claim.record;
-    if (current?.status === 'processing' && current.claimUntil !== undefined) {
+    // A copy of a task this very batch delivered (a client's repeated POST, an SQS duplicate): its settle is
+    // on its way, written before either message is deleted.
+    const deliveredHere =
+      current?.status === 'processing' && current.holder !== undefined && later?.holds(current.holder);
+    if (!deliveredHere && current?.status === 'processing' && current.claimUntil !== undefined) {
       // Another attempt holds this task right now (a duplicate delivery): look again after its claim.
       return { kind: 'retry', afterSeconds: Math.max(1, Math.ceil((current.claimUntil - now) / 1000)) };
     }
@@ -179,7 +182,7 @@ export const deliverTask = async (
   const record = claim.record;
   /** Settles this attempt's claim (conditioned on still holding it); false when the claim was lost. */
   const settle = (
-    status: 'delivered' | 'pending' | 'stale',
+    status: 'pending' | 'stale',
     extra: { lastError?: string; lastStatus?: number; countAttempt: boolean },
   ) =>
     deps.deliveries.settle(store.storeId, work.eventId, holder, { status, now: deps.clock.now(), ...extra });
@@ -258,11 +261,16 @@ export const deliverTask = async (
 
   switch (outcome.kind) {
     case 'ok': {
-      if (!(await settleAfterEffect(deps, () => settle('delivered', { countAttempt: true })))) {
-        deps.telemetry.warn('delivery claim was taken over during the call', {
-          eventId: work.eventId,
-        });
-      }
+      // Unconditional (docs/ARCHITECTURE.md, "Batched delivered settles"): the 2xx is the truth whoever
+      // holds the claim, and `delivered` refuses every claim after it. The message is deleted only after.
+      const delivered: DeliveredSettle = {
+        storeId: store.storeId,
+        eventId: work.eventId,
+        claimed: record,
+        now: deps.clock.now(),
+      };
+      if (later) later.add(delivered);
+      else await writeDelivered(deps, [delivered]);
       deps.telemetry.count(MetricNames.tasksDelivered);
       return { kind: 'done', as: 'delivered' };
     }

@@ -313,6 +313,18 @@ export interface DeliveryRecord {
 export type Claim = { ok: true; record: DeliveryRecord } | { ok: false; record: DeliveryRecord | undefined };
 
 /**
+ * A task whose marketplace call answered 2xx, to be recorded `delivered` together with others (one
+ * BatchWriteItem): `claimed` is the record as this attempt's claim wrote it, whose fields the unconditional
+ * whole-item write carries (attempts + 1, first/last attempt, last error); `now` is when the 2xx came.
+ */
+export interface DeliveredSettle {
+  storeId: string;
+  eventId: string;
+  claimed: DeliveryRecord;
+  now: number;
+}
+
+/**
  * Per-task effect-once records (and per-entity delivered versions): the integrator's status route reads
  * them; the worker claims a task before the marketplace call and settles the claim after it.
  */
@@ -345,6 +357,12 @@ export interface DeliveryLog {
       messageId?: string;
     },
   ): Promise<boolean>;
+  /**
+   * Record tasks `delivered` in one request, unconditionally (the 2xx is the truth whoever holds the claim
+   * now, and `delivered` only ever refuses claims), not atomically: answers the ones not written this time
+   * (DynamoDB's UnprocessedItems), for the caller to try again. At most 25 per call.
+   */
+  settleDelivered(settles: DeliveredSettle[]): Promise<DeliveredSettle[]>;
   /**
    * Right before a versioned task's marketplace call: raise the entity's version mark to `version`, never
    * lowering it. Refused, with the mark, when a higher version's call has started already (the task is

@@ -7,8 +7,9 @@ import {
   type RateState,
 } from './adaptive-rate.js';
 import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
+import { UnsettledError, writeDelivered } from './delivered-settle.js';
 import { MetricNames } from './names.js';
-import type { DispatchState } from './ports.js';
+import type { DeliveredSettle, DispatchState } from './ports.js';
 import type { Policy } from './plans.js';
 import { localPacer, maxPaceWaitMs, sharedPacer, type BlockRules, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
@@ -291,12 +292,35 @@ export const runSlice = async (
 
     // Each message goes back to the queue it came from (the high-priority queue or the work queue).
     const finished: SourcedMessage[] = [];
+    /** The delivered settles of this batch's 2xx calls, not yet written (with their messages). */
+    const settles = new Map<SourcedMessage, DeliveredSettle>();
+    /**
+     * Deletes the finished messages — after the delivered settles among them are written, in one request:
+     * a message deleted before its settle landed would leave the task `processing`, and a crash between
+     * them would lose its status. A settle still unwritten after its tries keeps its message (it comes back
+     * after its visibility, and is called again once its claim expires) and fails the slice.
+     */
     const flush = async (): Promise<void> => {
-      for (const [url, done] of bySource(finished.splice(0)))
+      const done = finished.splice(0);
+      const pending = new Map(settles);
+      settles.clear();
+      let failure: UnsettledError | undefined;
+      try {
+        if (pending.size > 0) await writeDelivered(deps, [...pending.values()]);
+      } catch (error) {
+        failure = error instanceof UnsettledError ? error : new UnsettledError([...pending.values()], error);
+      }
+      const unsettled = new Set(failure?.unsettled ?? []);
+      const deletable = done.filter((m) => {
+        const settle = pending.get(m);
+        return settle === undefined || !unsettled.has(settle);
+      });
+      for (const [url, rest] of bySource(deletable))
         await deps.tasks.deleteBatch(
           url,
-          done.map((m) => m.receiptHandle),
+          rest.map((m) => m.receiptHandle),
         );
+      if (failure) throw failure;
     };
     const handBack = async (start: number): Promise<void> => {
       await flush();
@@ -333,7 +357,10 @@ export const runSlice = async (
           await handBack(i);
           return result('max_time', { resumeAt: deps.clock.now() });
         }
-        outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe);
+        outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe, {
+          add: (settle) => settles.set(message, settle),
+          holds: (holder) => [...settles.values()].some((settle) => settle.claimed.holder === holder),
+        });
       } catch (error) {
         // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
         deps.telemetry.error('task handling failed', { error: String(error) });
@@ -414,7 +441,14 @@ export const runSlice = async (
       await resendRest(outcome.deadLettered ? i + 1 : i, outcome.afterSeconds, plannedAt);
       return result('throttled', { resumeAt: until });
     }
-    await flush();
+    try {
+      await flush();
+    } catch (error) {
+      if (!(error instanceof UnsettledError)) throw error;
+      // DynamoDB refused the batch's delivered settles every try: their messages stay, the slice ends.
+      deps.telemetry.error('delivered settles not written', { error: String(error) });
+      return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
+    }
     if (trickled) {
       // A store fed by a trickle would keep its worker waiting in long polls until maxSliceSeconds; its turn
       // ends instead, and it goes to the back of the round like any other (invariant 5).

@@ -39,6 +39,7 @@ describe('deterministic simulation', () => {
     let afterTimeout = 0;
     let afterCrash = 0;
     let duplicates = 0;
+    let unprocessed = 0;
     for (let seed = 1; seed <= 60; seed++) {
       const { stats } = await runSeed(seed, asBuilt);
       crashes += stats.crashes;
@@ -48,6 +49,7 @@ describe('deterministic simulation', () => {
       afterTimeout += stats.repeatsAfterTimeout;
       afterCrash += stats.repeatsAfterCrash;
       duplicates += stats.duplicateTasks;
+      unprocessed += stats.unprocessedSettles;
     }
     expect(crashes).toBeGreaterThan(0);
     expect(lost).toBeGreaterThan(0);
@@ -56,6 +58,7 @@ describe('deterministic simulation', () => {
     expect(afterTimeout).toBeGreaterThan(0);
     expect(afterCrash).toBeGreaterThan(0);
     expect(duplicates).toBeGreaterThan(0);
+    expect(unprocessed).toBeGreaterThan(0);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { DeliveryLog } from '../../lambdas/core/ports.js';
+import type { DeliveryLog, DeliveryRecord } from '../../lambdas/core/ports.js';
 
 /**
  * The effect-once record's transitions and what the protocol requires of each, run against the DynamoDB
@@ -118,6 +118,54 @@ export const deliveryScenarios: [string, (log: DeliveryLog, storeId: string) => 
         };
       },
       { attempts: 1, lastError: 'throttled', lastStatus: 429, holder: undefined, lastAttemptAt: T + 2 },
+    ],
+    [
+      'a batch of delivered settles writes whole records unconditionally, over a claim taken over meanwhile',
+      async (log, s) => {
+        const first = await log.claim(s, 'e1', { holder: 'h1', now: T, until: T + 5_000, messageId: 'm1' });
+        const other = await log.claim(s, 'e2', { holder: 'h2', now: T, until: T + 5_000, messageId: 'm2' });
+        // e1's claim outlived: another attempt took it over (a stall); the 2xx is still the truth.
+        await log.claim(s, 'e1', { holder: 'late', now: T + 5_001, until: T + 10_000, messageId: 'm1' });
+        const left = await log.settleDelivered(
+          [first, other].map((claim, i) => ({
+            storeId: s,
+            eventId: `e${i + 1}`,
+            claimed: claim.record as DeliveryRecord,
+            now: T + 6_000,
+          })),
+        );
+        const lateSettle = await log.settle(s, 'e1', 'late', {
+          status: 'pending',
+          now: T + 7_000,
+          countAttempt: true,
+        });
+        const again = (
+          await log.claim(s, 'e1', { holder: 'h3', now: T + 20_000, until: T + 25_000, messageId: 'm3' })
+        ).ok;
+        const records = await Promise.all(['e1', 'e2'].map((e) => log.get(s, e)));
+        return {
+          left,
+          lateSettle,
+          again,
+          records: records.map((r) => [
+            r?.status,
+            r?.attempts,
+            r?.holder,
+            r?.claimUntil,
+            r?.firstAttemptAt,
+            r?.updatedAt,
+          ]),
+        };
+      },
+      {
+        left: [],
+        lateSettle: false,
+        again: false,
+        records: [
+          ['delivered', 1, undefined, undefined, T, T + 6_000],
+          ['delivered', 1, undefined, undefined, T, T + 6_000],
+        ],
+      },
     ],
     [
       'the version mark rises, never falls, and refuses a lower version with the mark',

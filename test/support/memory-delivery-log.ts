@@ -1,5 +1,6 @@
 import { deliveryKey, entityVersionKey } from '../../lambdas/core/names.js';
-import type { Claim, DeliveryLog, DeliveryRecord } from '../../lambdas/core/ports.js';
+import { deliveredRecord } from '../../lambdas/core/delivered-settle.js';
+import type { Claim, DeliveredSettle, DeliveryLog, DeliveryRecord } from '../../lambdas/core/ports.js';
 
 /** The port's own parameter types, so this fake cannot drift from them. */
 type ClaimOptions = Parameters<DeliveryLog['claim']>[2];
@@ -12,6 +13,11 @@ type SettleOutcome = Parameters<DeliveryLog['settle']>[3];
 export class MemoryDeliveryLog implements DeliveryLog {
   readonly records = new Map<string, DeliveryRecord>();
   readonly versions = new Map<string, number>();
+  /**
+   * Which of a settleDelivered call's items DynamoDB leaves unprocessed (not written, answered back), as
+   * BatchWriteItem may under throttling; none unless a test or the simulation says so.
+   */
+  unprocessed: (settle: DeliveredSettle) => boolean = () => false;
 
   async get(storeId: string, eventId: string): Promise<DeliveryRecord | undefined> {
     const record = this.records.get(deliveryKey(storeId, eventId));
@@ -60,6 +66,16 @@ export class MemoryDeliveryLog implements DeliveryLog {
         : {}),
     });
     return true;
+  }
+
+  /** As BatchWriteItem of PutRequests: each item replaced whole, unconditionally; not atomic across items. */
+  async settleDelivered(settles: DeliveredSettle[]): Promise<DeliveredSettle[]> {
+    const left: DeliveredSettle[] = [];
+    for (const settle of settles) {
+      if (this.unprocessed(settle)) left.push(settle);
+      else this.records.set(deliveryKey(settle.storeId, settle.eventId), deliveredRecord(settle));
+    }
+    return left;
   }
 
   async markVersion(

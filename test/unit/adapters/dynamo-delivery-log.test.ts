@@ -1,9 +1,10 @@
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import { DynamoDeliveryLog } from '../../../lambdas/adapters/dynamo-delivery-log.js';
 import { DELIVERY_RECORD_TTL_SECONDS } from '../../../lambdas/config/topology.js';
+import { UnsettledError, writeDelivered } from '../../../lambdas/core/delivered-settle.js';
 import type { DeliveryRecord } from '../../../lambdas/core/ports.js';
 import { conditionFailed, T0, TABLES } from '../support/fixtures.js';
 
@@ -208,5 +209,128 @@ describe('DynamoDeliveryLog.get', () => {
   it('rejects a record with an unknown status', async () => {
     ddb.on(GetCommand).resolves({ Item: { ...delivered, status: 'lost' } });
     await expect(log.get('store-1', 'evt-1')).rejects.toThrow();
+  });
+});
+
+describe('DynamoDeliveryLog.settleDelivered', () => {
+  const claimed: DeliveryRecord = {
+    storeId: 'store-1',
+    eventId: 'evt-1',
+    status: 'processing',
+    attempts: 1,
+    lastError: 'marketplace answered 503',
+    lastStatus: 503,
+    firstAttemptAt: T0 - 60_000,
+    lastAttemptAt: T0 - 1_000,
+    holder: 'h1',
+    claimUntil: T0 + 10_000,
+    updatedAt: T0 - 1_000,
+  };
+  const settle = (eventId: string) => ({
+    storeId: 'store-1',
+    eventId,
+    claimed: { ...claimed, eventId },
+    now: T0,
+  });
+
+  it('writes a batch of delivered records in one BatchWriteItem of whole items, the claim’s fields carried', async () => {
+    ddb.on(BatchWriteCommand).resolves({});
+    const left = await log.settleDelivered([settle('evt-1'), settle('evt-2')]);
+    const item = (eventId: string) => ({
+      PutRequest: {
+        Item: {
+          deliveryKey: `store-1:${eventId}`,
+          storeId: 'store-1',
+          eventId,
+          status: 'delivered',
+          attempts: 2,
+          lastError: 'marketplace answered 503',
+          lastStatus: 503,
+          firstAttemptAt: T0 - 60_000,
+          lastAttemptAt: T0 - 1_000,
+          updatedAt: T0,
+          expiresAt: TTL,
+        },
+      },
+    });
+    expect({ left, calls: ddb.commandCalls(BatchWriteCommand).map((c) => c.args[0].input) }).toEqual({
+      left: [],
+      calls: [{ RequestItems: { [TABLES.deliveries]: [item('evt-1'), item('evt-2')] } }],
+    });
+  });
+
+  it('answers the items DynamoDB left unprocessed, for the caller to try again', async () => {
+    ddb.on(BatchWriteCommand).resolves({
+      UnprocessedItems: {
+        [TABLES.deliveries]: [
+          { PutRequest: { Item: { deliveryKey: 'store-1:evt-2', status: 'delivered' } } },
+        ],
+      },
+    });
+    const second = settle('evt-2');
+    expect(await log.settleDelivered([settle('evt-1'), second])).toEqual([second]);
+  });
+
+  it('names one key once: two 2xx for one task are one item', async () => {
+    ddb.on(BatchWriteCommand).resolves({});
+    await log.settleDelivered([settle('evt-1'), { ...settle('evt-1'), now: T0 + 5 }]);
+    const items = ddb.commandCalls(BatchWriteCommand)[0]?.args[0].input.RequestItems?.[TABLES.deliveries];
+    expect(items?.map((i) => i.PutRequest?.Item?.['updatedAt'])).toEqual([T0 + 5]);
+  });
+});
+
+describe('writeDelivered over DynamoDB', () => {
+  it('tries UnprocessedItems again with a growing wait until every item is written', async () => {
+    ddb
+      .on(BatchWriteCommand)
+      .resolvesOnce({
+        UnprocessedItems: {
+          [TABLES.deliveries]: [{ PutRequest: { Item: { deliveryKey: 'store-1:evt-1' } } }],
+        },
+      })
+      .resolves({});
+    const sleeps: number[] = [];
+    await writeDelivered({ deliveries: log, clock: { sleep: async (ms) => void sleeps.push(ms) } }, [
+      { storeId: 'store-1', eventId: 'evt-1', claimed: { ...delivered, status: 'processing' }, now: T0 },
+      { storeId: 'store-1', eventId: 'evt-2', claimed: { ...delivered, status: 'processing' }, now: T0 },
+    ]);
+    const sent = ddb
+      .commandCalls(BatchWriteCommand)
+      .map((c) =>
+        c.args[0].input.RequestItems?.[TABLES.deliveries]?.map((i) => i.PutRequest?.Item?.['eventId']),
+      );
+    expect({ sent, sleeps }).toEqual({ sent: [['evt-1', 'evt-2'], ['evt-1']], sleeps: [200] });
+  });
+
+  it('splits more than 25 settles into requests of at most 25 (BatchWriteItem’s limit)', async () => {
+    ddb.on(BatchWriteCommand).resolves({});
+    const settles = Array.from({ length: 30 }, (_, i) => ({
+      storeId: 'store-1',
+      eventId: `evt-${i}`,
+      claimed: delivered,
+      now: T0,
+    }));
+    await writeDelivered({ deliveries: log, clock: { sleep: async () => undefined } }, settles);
+    expect(
+      ddb
+        .commandCalls(BatchWriteCommand)
+        .map((c) => c.args[0].input.RequestItems?.[TABLES.deliveries]?.length),
+    ).toEqual([25, 5]);
+  });
+
+  it('gives up after three tries, naming the items still unwritten', async () => {
+    ddb.on(BatchWriteCommand).rejects(new Error('ProvisionedThroughputExceededException'));
+    const settles = [{ storeId: 'store-1', eventId: 'evt-1', claimed: delivered, now: T0 }];
+    const failure = await writeDelivered(
+      { deliveries: log, clock: { sleep: async () => undefined } },
+      settles,
+    ).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect({
+      unsettled: (failure as UnsettledError).unsettled,
+      calls: ddb.commandCalls(BatchWriteCommand).length,
+    }).toEqual({ unsettled: settles, calls: 3 });
   });
 });

@@ -7,6 +7,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import {
+  BatchWriteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   UpdateCommand,
@@ -125,6 +126,8 @@ beforeEach(() => {
   ddb.on(GetCommand, { TableName: TABLES.deliveries }).resolves({});
   // No campaign windows (their lists are items of the dispatch table).
   ddb.on(GetCommand, { TableName: TABLES.dispatch }).resolves({});
+  // The delivered settles of a receive batch: one BatchWriteItem, everything processed.
+  ddb.on(BatchWriteCommand).resolves({});
   ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) =>
     input.TableName === TABLES.deliveries
       ? {
@@ -412,21 +415,24 @@ describe('createWorkerHandler: a slice', () => {
       ]);
     });
 
-    it('claims the task, settles it delivered, and then deletes the message', async () => {
+    it('claims the task, settles it delivered with its batch, and then deletes the message', async () => {
       const { handler } = setup();
       await handler(attentionEvent());
-      const deliveryWrites = ddb
+      const claims = ddb
         .commandCalls(UpdateCommand)
         .filter((c) => c.args[0].input.TableName === TABLES.deliveries);
+      const settle = ddb.commandCalls(BatchWriteCommand)[0];
       const del = sqs.commandCalls(DeleteMessageBatchCommand)[0];
       expect({
-        claimed: deliveryWrites[0]?.args[0].input.ExpressionAttributeValues?.[':processing'],
-        settled: deliveryWrites[1]?.args[0].input.ExpressionAttributeValues?.[':status'],
+        claimed: claims.map((c) => c.args[0].input.ExpressionAttributeValues?.[':processing']),
+        settled: settle?.args[0].input.RequestItems?.[TABLES.deliveries]?.map(
+          (r) => r.PutRequest?.Item?.['status'],
+        ),
         deleted: del?.args[0].input.Entries,
-        settledFirst: deliveryWrites[1]?.calledBefore(del!),
+        settledFirst: settle?.calledBefore(del!),
       }).toEqual({
-        claimed: 'processing',
-        settled: 'delivered',
+        claimed: ['processing'],
+        settled: ['delivered'],
         deleted: [{ Id: '0', ReceiptHandle: 'rh-task' }],
         settledFirst: true,
       });

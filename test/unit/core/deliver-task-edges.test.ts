@@ -198,29 +198,43 @@ describe('deliverTask at its edges', () => {
     expect(telemetry.timings.get(MetricNames.marketplaceLatency)).toEqual([250]);
   });
 
-  it('waits longer before each settle retry after a 2xx', async () => {
+  it('waits longer before each settle retry after a 2xx (a failed request, then an unprocessed item)', async () => {
     const { deps, deliveries, sleeps } = setup();
-    const settle = deliveries.settle.bind(deliveries);
-    let failures = 2;
-    deliveries.settle = async (...args) => {
-      if (failures-- > 0) throw new Error('DynamoDB unavailable');
-      return settle(...args);
+    const settleDelivered = deliveries.settleDelivered.bind(deliveries);
+    const answers: ('throw' | 'unprocessed')[] = ['throw', 'unprocessed'];
+    deliveries.settleDelivered = async (settles) => {
+      const answer = answers.shift();
+      if (answer === 'throw') throw new Error('DynamoDB unavailable');
+      if (answer === 'unprocessed') return settles;
+      return settleDelivered(settles);
     };
     await deliverTask(deps, storeRecord(), policy, message());
-    expect(sleeps).toEqual([200, 400]);
+    expect({ sleeps, status: (await deliveries.get('store-1', 'evt-1'))?.status }).toEqual({
+      sleeps: [200, 400],
+      status: 'delivered',
+    });
   });
 
-  it('warns when its claim was taken over during the call, and still counts the delivery', async () => {
-    const { deps, deliveries, logs, telemetry } = setup();
-    deliveries.settle = async () => false;
+  it('records a 2xx delivered even when its claim was taken over during the call, and counts it', async () => {
+    const { deps, deliveries, telemetry } = setup();
+    const claim = deliveries.claim.bind(deliveries);
+    deliveries.claim = async (...args) => {
+      const granted = await claim(...args);
+      // Another attempt takes the task over once this claim has expired (the call outlived it).
+      await claim('store-1', 'evt-1', { ...args[2], holder: 'other', now: args[2].until + 1 });
+      return granted;
+    };
     const result = await deliverTask(deps, storeRecord(), policy, message());
+    const record = await deliveries.get('store-1', 'evt-1');
     expect({
       result,
-      warned: logs.filter((l) => l.level === 'warn').map((l) => [l.message, l.fields?.['eventId']]),
+      status: record?.status,
+      holder: record?.holder,
       delivered: telemetry.total(MetricNames.tasksDelivered),
     }).toEqual({
       result: { kind: 'done', as: 'delivered' },
-      warned: [['delivery claim was taken over during the call', 'evt-1']],
+      status: 'delivered',
+      holder: undefined,
       delivered: 1,
     });
   });

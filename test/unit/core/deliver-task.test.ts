@@ -385,11 +385,11 @@ describe('deliverTask', () => {
 
     it('tries the settle again after a 2xx instead of leaving the task to be called twice', async () => {
       const { deps, deliver, deliveries } = depsWith({ kind: 'ok', status: 200 });
-      const settle = deliveries.settle.bind(deliveries);
+      const settleDelivered = deliveries.settleDelivered.bind(deliveries);
       let failures = 2;
-      deliveries.settle = async (...args) => {
+      deliveries.settleDelivered = async (settles) => {
         if (failures-- > 0) throw new Error('DynamoDB unavailable');
-        return settle(...args);
+        return settleDelivered(settles);
       };
       const result = await deliverTask(deps, storeRecord(), policy, message());
       expect({
@@ -402,7 +402,7 @@ describe('deliverTask', () => {
 
     it('gives up after three settle failures, leaving the task processing and its version marked', async () => {
       const { deps, deliveries } = depsWith({ kind: 'ok', status: 200 });
-      deliveries.settle = async () => {
+      deliveries.settleDelivered = async () => {
         throw new Error('DynamoDB unavailable');
       };
       await expect(deliverTask(deps, storeRecord(), policy, message())).rejects.toThrow(
