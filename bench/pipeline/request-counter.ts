@@ -24,6 +24,8 @@ export interface RequestCounts {
   sqs: Map<string, number>;
   dynamoReads: number;
   dynamoWrites: number;
+  /** DynamoDB write units billed: one per write request, one per item of a BatchWriteItem. */
+  dynamoWriteUnits: number;
   byClass: Map<RequestClass, number>;
   total: number;
 }
@@ -41,6 +43,7 @@ export const newCounts = (): RequestCounts => ({
   sqs: new Map(),
   dynamoReads: 0,
   dynamoWrites: 0,
+  dynamoWriteUnits: 0,
   byClass: new Map(),
   total: 0,
 });
@@ -86,7 +89,16 @@ export const instrument = (
       // A batch request names its table in RequestItems (the delivered settles' BatchWriteItem).
       const table = input.TableName ?? Object.keys(input.RequestItems ?? {})[0];
       if (READS.has(name)) counts.dynamoReads++;
-      else counts.dynamoWrites++;
+      else {
+        counts.dynamoWrites++;
+        counts.dynamoWriteUnits +=
+          name === 'BatchWriteItemCommand'
+            ? Object.values((input.RequestItems ?? {}) as Record<string, unknown[]>).reduce(
+                (sum, items) => sum + items.length,
+                0,
+              )
+            : 1;
+      }
       const update = String((args.input as { UpdateExpression?: string }).UpdateExpression ?? '');
       if (table === tables.dispatch) {
         bump(dispatchWriteClass(update));
@@ -140,7 +152,8 @@ export const dollarsPerMillionTasks = (
   const perTask = (n: number) => n / tasks;
   const requests =
     perTask(sqs) * PRICES.sqsPerMillion +
-    perTask(c.dynamoWrites) * PRICES.dynamoWritePerMillion +
+    // DynamoDB bills a BatchWriteItem per item written, not per request.
+    perTask(c.dynamoWriteUnits) * PRICES.dynamoWritePerMillion +
     perTask(c.dynamoReads) * PRICES.dynamoReadPerMillion;
   const invocationCost = perTask(invocations) * PRICES.lambdaPerMillion;
   const gbSecondsPerTask = perTask((workerBusyMs / 1000) * WORKER_MEMORY_GB);

@@ -382,11 +382,12 @@ export const attentionDesign = (
         const handBack = (): void => {
           world.handBack(s, batch.slice(i));
           req.add('sqs', 'data', i > 0 ? 2 : 1);
-          if (i > 0) req.add('ddbWrite', 'data'); // the delivered settles' BatchWriteItem
+          if (i > 0) req.add('ddbWrite', 'data', 1, 0); // the delivered settles' BatchWriteItem (items billed per task)
           eng.after((i > 0 ? 2 : 1) * AWS, requeue);
         };
         const endBatch = (): void => {
-          req.add('ddbWrite', 'data'); // the batch's delivered settles: one BatchWriteItem (delivered-settle.ts)
+          // The batch's delivered settles: one BatchWriteItem (delivered-settle.ts), its items billed per task.
+          req.add('ddbWrite', 'data', 1, 0);
           req.add('sqs', 'data'); // DeleteMessageBatch
           eng.after(AWS, () => {
             if (trickled) return requeue();

@@ -28,8 +28,11 @@ export const MONTH_SECONDS = 30 * 86_400;
 export const dollars = (req: Requests): number =>
   (Object.keys(PRICES) as Bucket[]).reduce((sum, b) => sum + req.bucket[b] * PRICES[b], 0);
 
+/** Requests (SQS + DynamoDB, Lambda invocations, scheduler triggers); `bucket` holds billed units. */
 export const totalRequests = (req: Requests): number =>
-  (Object.keys(req.bucket) as Bucket[]).reduce((sum, b) => sum + req.bucket[b], 0);
+  (Object.keys(req.category) as Category[]).reduce((sum, c) => sum + req.category[c], 0) +
+  req.bucket.lambda +
+  req.bucket.scheduler;
 
 /** SQS + DynamoDB requests only (what the overhead shares are taken over). */
 export const dataPlaneRequests = (req: Requests): number =>

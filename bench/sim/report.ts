@@ -135,7 +135,7 @@ export const renderMarkdown = (outcome: SimOutcome, machine: Machine, quick: boo
     out.push(
       `Moments a store had more calls in flight than its plan's maxConcurrentConsumers: ${block.results.map((r) => `${r.id} ${num(r.overConcurrency)}`).join(', ')}.`,
       '',
-      'Requests in the run by category and by billing bucket:',
+      'Requests in the run by category, and billed units by billing bucket (a DynamoDB BatchWriteItem bills each of its items as a write):',
       '',
       ...breakdownTable(block.results),
       '',

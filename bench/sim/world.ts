@@ -39,8 +39,12 @@ export class Requests {
   };
   readonly category: Record<Category, number> = { data: 0, attention: 0, enqSeq: 0, rate: 0, polling: 0 };
 
-  add(bucket: Bucket, category: Category, n = 1): void {
-    this.bucket[bucket] += n;
+  /**
+   * `n` requests of `category`, billed as `billed` units of `bucket` (by default one per request; a DynamoDB
+   * BatchWriteItem bills one write per item, so the delivered settles' batch is one request billed per task).
+   */
+  add(bucket: Bucket, category: Category, n = 1, billed = n): void {
+    this.bucket[bucket] += billed;
     // Lambda invocations and scheduler triggers are billed, but are not SQS/DynamoDB requests: they stay out of the shares.
     if (bucket !== 'lambda' && bucket !== 'scheduler') this.category[category] += n;
   }
@@ -246,8 +250,9 @@ export class World {
    */
   deliver(s: number, arrivedAt: number, callMs: number, batchedSettle = false): void {
     const now = this.eng.now;
-    // Effect-once delivery record: the claim, and the settle unless batched.
-    this.req.add('ddbWrite', 'data', batchedSettle ? 1 : 2);
+    // Effect-once delivery record: the claim, and the settle — unless batched, when the caller counts the batch's
+    // one request and this task's item is billed here (a BatchWriteItem bills each item as a write).
+    this.req.add('ddbWrite', 'data', batchedSettle ? 1 : 2, 2);
     this.workerCallMs += callMs;
     this.delivered++;
     this.lastDelivery = now;

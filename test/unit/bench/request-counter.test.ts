@@ -1,7 +1,9 @@
+import { BatchWriteItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { dispatchWriteClass } from '../../../bench/pipeline/request-counter.js';
+import { dispatchWriteClass, instrument } from '../../../bench/pipeline/request-counter.js';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import { DynamoDispatchState } from '../../../lambdas/adapters/dynamo-dispatch-state.js';
 import { T0, TABLES } from '../support/fixtures.js';
@@ -39,5 +41,28 @@ describe('the bench request counter', () => {
     },
   ])('does not count $write as one', async ({ run }) => {
     expect(dispatchWriteClass(await expressionOf(run))).toBe('dispatch: leases and slots');
+  });
+});
+
+describe('the bench request counter, on a BatchWriteItem', () => {
+  it('counts one request and bills one write per item', async () => {
+    const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+    const dynamo = new DynamoDBClient({ region: 'us-east-1', credentials });
+    const sqs = new SQSClient({ region: 'us-east-1', credentials });
+    const counter = instrument({ sqs, dynamo }, 'attention-url', { ...TABLES, tokens: 'tokens' });
+    // Answers every request in place of the network, after the counter (initialize step) has seen it.
+    dynamo.middlewareStack.add(
+      () => async () => ({ output: { UnprocessedItems: {}, $metadata: {} }, response: {} }),
+      {
+        step: 'build',
+      },
+    );
+    const put = (id: string) => ({ PutRequest: { Item: { deliveryKey: { S: id } } } });
+    await dynamo.send(
+      new BatchWriteItemCommand({ RequestItems: { [TABLES.deliveries]: [put('a'), put('b'), put('c')] } }),
+    );
+    const counts = counter.counts();
+    expect([counts.dynamoWrites, counts.dynamoWriteUnits]).toEqual([1, 3]);
+    expect(counts.byClass.get('delivery records')).toBe(1);
   });
 });
