@@ -73,6 +73,17 @@ export const CORE_FIXES = {
    * or the enqueue is recorded before the send (write-ahead, issue #10 point 3).
    */
   hidingCallStallCovered: true,
+  /**
+   * slice.ts/attention.ts: a slice that fails (a hard SQS/DynamoDB error) after a marketplace 429 forgets
+   * its Retry-After. The failure escapes to runLeased's catch, which requeues the slot at now + the error
+   * backoff (5 s) with the lease's old nextCallAt, so a single-consumer store's next slice calls before the
+   * Retry-After ends (seed 1513 at the time: holdTat(s0, +10 s) applied but its answer lost, next call 4.9 s
+   * early; seed 2471: the throttle path's guard write failed). Also when deliverTask's own settle('pending')
+   * fails after the 429 (deliverTask throws: the slice never learns the Retry-After). Fixed when an error
+   * ending a slice keeps the latest Retry-After the slice was told (resumeAt and nextCallAt ≥ it). Until
+   * then a worker that got a 429 gets no hard error afterwards (sim/model-errors.ts).
+   */
+  sliceErrorKeepsRetryAfter: false,
 };
 
 /** Worker calls that get no zombie stall until the matching CORE_FIXES flag is set. */
