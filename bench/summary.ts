@@ -23,6 +23,8 @@ export interface ScaleDesignSummary {
   /** No store ever had more calls in flight than its plan's maxConcurrentConsumers. */
   keepsConcurrencyCaps: boolean;
   attentionOverheadShare?: number;
+  /** Mean worker time a single-task activation held beyond its call and rate wait (attention designs). */
+  singleTaskExtraMs?: number;
 }
 
 export interface Summary {
@@ -61,7 +63,9 @@ export const scaleSummary = (outcome: SimOutcome): Summary['scale'] => {
         monthlyComputeUsd: r.computeMonthDollars,
         idleMonthlyUsd: r.idleMonthDollars,
         keepsConcurrencyCaps: keepsCaps(r),
-        ...(r.id.startsWith('attention') ? { attentionOverheadShare: attentionShare(r) } : {}),
+        ...(r.id.startsWith('attention')
+          ? { attentionOverheadShare: attentionShare(r), singleTaskExtraMs: r.singleTaskExtraMs }
+          : {}),
       };
     }
     scale[`W${block.workers}`] = designs;

@@ -27,6 +27,7 @@ const main = async (): Promise<void> => {
       },
       dataDir: join(env.DATA_DIR, 'dynamodb'),
       workerPoolSize: env.AQ_WORKER_POOL_SIZE,
+      workerBatchSize: env.AQ_WORKER_BATCH_SIZE,
       priorityShares: env.AQ_WORKER_POOL_SHARES,
       highHeadroomPercent: env.AQ_WORKER_POOL_HEADROOM,
       reconcileIntervalMs: env.AQ_RECONCILE_INTERVAL_SECONDS * 1000,

@@ -40,6 +40,12 @@ export interface AttentionQueueStackProps extends StackProps {
    */
   readonly workerPoolSize?: number;
   /**
+   * Attentions per worker invocation, whose slices run concurrently (1–10): one worker holds up to this
+   * many slices, so their end-of-slice long polls overlap.
+   * @default WORKER_EVENT_SOURCE.defaultBatchSize (10)
+   */
+  readonly workerBatchSize?: number;
+  /**
    * Store priority: each level's share of the worker pool, in percent (high, normal, low). On AWS each
    * level's event source gets that part of the pool as its MaximumConcurrency (see AttentionWorkers).
    * @default DEFAULT_PRIORITY_SHARES (50/30/20)
@@ -177,6 +183,7 @@ export class AttentionQueueStack extends Stack {
     this.workers = new AttentionWorkers(this, 'Workers', {
       ...wiring,
       poolSize: props.workerPoolSize,
+      batchSize: props.workerBatchSize,
       priorityShares: props.workerPoolShares,
       poolBurst: props.workerPoolBurst,
     });

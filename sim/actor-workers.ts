@@ -1,5 +1,5 @@
 import { handleAttention, type WorkerDeps } from '../lambdas/core/attention.js';
-import { AttentionMessageSchema } from '../lambdas/core/messages.js';
+import { AttentionMessageSchema, type AttentionMessage } from '../lambdas/core/messages.js';
 import { attentionVisibilitySeconds, workerTimeoutSeconds } from '../lambdas/core/timing.js';
 import { EMPTY_POLL_SECONDS, MARKETPLACE_TIMEOUT_MS } from './constants.js';
 import { campaignBook } from './model-campaigns.js';
@@ -14,8 +14,12 @@ const ATTENTION_VISIBILITY_MS = attentionVisibilitySeconds(workerTimeoutSeconds(
 
 /**
  * The SQS event source and a pool of W worker Lambdas: when a worker is free and an attention is visible,
- * one worker runs the real handleAttention on it; a record that succeeded is deleted (partial batch
- * response), one that threw comes back after its visibility timeout.
+ * the event source takes up to the scenario's batch size of them and invokes one worker with them. As the
+ * real handler's batch processor does, the invocation runs the real handleAttention on every record at
+ * once, each record an actor of its own (its own lease) sharing the invocation's clock and Lambda timeout.
+ * The invocation is one process: a crash or timeout of any record kills them all and returns every record
+ * (none is deleted). Otherwise, when the last record ends, the records that succeeded are deleted (partial
+ * batch response) and those that threw come back after their visibility timeout; the worker is free again.
  */
 export class WorkerPool {
   private free: number;
@@ -40,8 +44,8 @@ export class WorkerPool {
     void ctx.sched.call(this.env, 'eventsource.poll', ctx.rng.int(0, 30), () => {
       this.pollArmed = false;
       if (this.free <= 0) return;
-      const [message] = this.attentionQueue.receive(ctx.now, 1, ATTENTION_VISIBILITY_MS);
-      if (message) this.spawn(message);
+      const messages = this.attentionQueue.receive(ctx.now, ctx.scenario.batchSize, ATTENTION_VISIBILITY_MS);
+      if (messages.length > 0) this.invoke(messages);
     });
   }
 
@@ -54,15 +58,77 @@ export class WorkerPool {
     return min;
   }
 
-  private spawn(message: SimMessage): void {
+  private invoke(messages: SimMessage[]): void {
     const { ctx } = this;
-    const actor = ctx.sched.newActor('worker', 'worker', ctx.skew());
-    // Its Lambda timeout, from its invocation: a zombie stalled past it is killed, its call in flight with it.
-    actor.killAt = ctx.now + WORKER_TIMEOUT_MS;
     this.free--;
-    const parsed = AttentionMessageSchema.parse(JSON.parse(message.body));
-    const receipt = message.receipt;
-    ctx.sched.log(`${actor.name} starts on attention ${parsed.storeId}/${parsed.slotId} (${parsed.reason})`);
+    ctx.stats.invocations++;
+    if (messages.length > 1) ctx.stats.batchedInvocations++;
+    // One process: one clock and one Lambda timeout, from the invocation, for every record.
+    const skew = ctx.skew();
+    const killAt = ctx.now + WORKER_TIMEOUT_MS;
+    const actors: Actor[] = [];
+    let dead = false;
+    let freed = false;
+    const freeWorker = () => {
+      if (freed) return;
+      freed = true;
+      this.free++;
+      for (const actor of actors) this.leases.delete(actor.id);
+    };
+    const kill = () => {
+      if (dead) return;
+      dead = true;
+      // The process died: every record's slice dies with it, and every record comes back.
+      for (const actor of actors) ctx.sched.crash(actor, false);
+      freeWorker();
+    };
+    let pending = messages.length;
+    const succeeded: SimMessage[] = [];
+    /** The invocation returns when its last record ends: succeeded records are deleted, the worker is free. */
+    const recordEnded = (
+      actor: Actor,
+      message: SimMessage,
+      outcome: { ok: true; value: unknown } | { ok: false; error: unknown },
+    ) => {
+      if (dead) return;
+      this.leases.delete(actor.id);
+      if (outcome.ok) {
+        if (ctx.sched.tracing) ctx.sched.log(`${actor.name} done: ${JSON.stringify(outcome.value)}`);
+        succeeded.push(message);
+      } else ctx.sched.log(`${actor.name} threw ${String(outcome.error)}: the attention comes back`);
+      if (--pending > 0) return;
+      for (const a of actors) a.finished = true;
+      // The event source deletes the records that succeeded (partial batch response) once the invocation returns.
+      for (const done of succeeded) {
+        const current = done.receipt ? this.attentionQueue.byReceipt(done.receipt) : undefined;
+        if (current) this.attentionQueue.remove(current, ctx.now);
+      }
+      freeWorker();
+    };
+    const thunks = messages.map((message) => {
+      const actor = ctx.sched.newActor('worker', 'worker', skew);
+      // Its Lambda timeout, from its invocation: a zombie stalled past it is killed, its call in flight with it.
+      actor.killAt = killAt;
+      actor.onCrash = kill;
+      actors.push(actor);
+      const parsed = AttentionMessageSchema.parse(JSON.parse(message.body));
+      ctx.sched.log(
+        `${actor.name} starts on attention ${parsed.storeId}/${parsed.slotId} (${parsed.reason})`,
+      );
+      return () =>
+        this.handle(actor, parsed)
+          .then(
+            (value) => recordEnded(actor, message, { ok: true, value }),
+            (error: unknown) => recordEnded(actor, message, { ok: false, error }),
+          )
+          .finally(() => ctx.sched.notify());
+    });
+    const runBatch = ctx.variant?.runBatch ?? ((runs) => Promise.allSettled(runs.map((run) => run())));
+    void runBatch(thunks);
+  }
+
+  private handle(actor: Actor, parsed: AttentionMessage): Promise<unknown> {
+    const { ctx } = this;
     const deps: WorkerDeps = {
       ...this.ports.common(actor),
       stores: this.ports.stores(actor),
@@ -76,28 +142,7 @@ export class WorkerPool {
       settings: { emptyPollSeconds: EMPTY_POLL_SECONDS, marketplaceTimeoutMs: MARKETPLACE_TIMEOUT_MS },
       ...(ctx.variant?.rateRules ? { rateRules: ctx.variant.rateRules } : {}),
     };
-    const done = () => {
-      this.free++;
-      this.leases.delete(actor.id);
-    };
-    actor.onCrash = done;
     const handle = ctx.variant?.handleAttention ?? handleAttention;
-    handle(deps, parsed)
-      .then(
-        (outcome) => {
-          if (ctx.sched.tracing) ctx.sched.log(`${actor.name} done: ${JSON.stringify(outcome)}`);
-          // The event source deletes a record that succeeded (partial batch response).
-          const current = receipt ? this.attentionQueue.byReceipt(receipt) : undefined;
-          if (current) this.attentionQueue.remove(current, ctx.now);
-        },
-        (error: unknown) => ctx.sched.log(`${actor.name} threw ${String(error)}: the attention comes back`),
-      )
-      .finally(() => {
-        if (!actor.crashed) {
-          actor.finished = true;
-          done();
-        }
-        ctx.sched.notify();
-      });
+    return handle(deps, parsed);
   }
 }

@@ -1,4 +1,5 @@
-import { CLOCK_SKEW_MS, leaseTtlMs } from '../lambdas/core/timing.js';
+import { CLOCK_SKEW_MS, leaseTtlMs, MAX_MARKETPLACE_TIMEOUT_MS } from '../lambdas/core/timing.js';
+import { SLICE_SECONDS_LIMIT } from '../lambdas/core/plans.js';
 import { ENSURE_SLOT } from '../lambdas/core/signal.js';
 import { capAt, capMax } from './model-campaigns.js';
 import type { Actor } from './scheduler.js';
@@ -47,6 +48,18 @@ export const ATTENTION_FACTOR = 8;
 export const CALL_START_TOLERANCE_MS = 3 * (STALL_MAX_MS + 20);
 /** Longest a reconciler run takes here (a few stores, each call possibly stalled). */
 export const RECONCILER_RUN_BOUND_MS = 15_000;
+/**
+ * Invariant 12 (Lambda timeout > lease, design-notes "Lease expiry vs slice time"): the longest lease any
+ * plan allows, taken when this one was, would still end before its invocation's Lambda timeout. Plans change
+ * at any time, so the check uses the plan limit, not the store's policy of the moment.
+ */
+export const LONGEST_LEASE_MS = leaseTtlMs(
+  { maxSliceSeconds: SLICE_SECONDS_LIMIT },
+  MAX_MARKETPLACE_TIMEOUT_MS,
+);
+export const TIMEOUT_INVARIANT = 12;
+/** Invariant 13 (paused means paused, sim/model-operator.ts): see `pausedCall`. */
+export const PAUSED_INVARIANT = 13;
 /** Invariant 5: while one due attention waits visible in the queue, another store Y starts ≤ 2·max(Y) + this + Y's attentions already queued. */
 export const FAIR_SHARE_SLACK = 2;
 
@@ -234,7 +247,7 @@ export class Invariants implements Checks {
   }
 
   /*
-   * ---- 12. paused means paused (sim/model-operator.ts): the worker reads the store's status once, before its
+   * ---- 13. paused means paused (sim/model-operator.ts): the worker reads the store's status once, before its
    * acquire, and a slice runs to its end (its deadline: invariant 4). So a paused store's marketplace calls
    * come only from a slice whose worker read the record before the pause landed — never from one that read
    * it paused.
@@ -245,7 +258,10 @@ export class Invariants implements Checks {
       this.world.stats.callsWhilePaused++;
       return;
     }
-    this.fail(12, `${actor.name} called the marketplace for ${storeId}, paused before it read the store`);
+    this.fail(
+      PAUSED_INVARIANT,
+      `${actor.name} called the marketplace for ${storeId}, paused before it read the store`,
+    );
   }
 
   /* ---- 1. a task ingest answered 202 for is durable: it reached its store queue */
@@ -320,6 +336,18 @@ export class Invariants implements Checks {
     const slots = Object.keys(this.world.dispatchItem(lease.storeId)?.slots ?? {}).length;
     if (slots > cap)
       this.fail(3, `${actor.name} took a lease of ${lease.storeId} holding ${slots} slots (max ${cap} then)`);
+    // ---- 12: every record of an invocation starts its slice with the invocation (concurrently), so even the
+    // longest lease ends before the Lambda timeout kills the process; a worker stalled past the lease margin
+    // before it acquired (a zombie) is the only excuse.
+    if (
+      actor.killAt !== undefined &&
+      actor.longStallAt === undefined &&
+      lease.startedAt + LONGEST_LEASE_MS > actor.killAt
+    )
+      this.fail(
+        TIMEOUT_INVARIANT,
+        `${actor.name} took a lease of ${lease.storeId} ${((actor.killAt - lease.startedAt) / 1000).toFixed(1)} s before its Lambda timeout: a lease of the longest slice (${LONGEST_LEASE_MS / 1000} s) would outlive the invocation`,
+      );
   }
 
   /* ---- 2. a sweep that finds an untracked backlog must have a reason the protocol allows */

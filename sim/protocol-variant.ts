@@ -34,6 +34,11 @@ export interface Variant {
   /** Replaces the ingest use case (`batch`: the batch route). */
   submit?: (deps: IngestDeps, request: HttpRequest, batch: boolean) => Promise<HttpResponse>;
   handleAttention?: (deps: WorkerDeps, message: AttentionMessage) => Promise<unknown>;
+  /**
+   * How one invocation runs its records' handlers (each a thunk): the worker handler's batch processor
+   * runs them concurrently (`Promise.allSettled` of all at once).
+   */
+  runBatch?: (records: readonly (() => Promise<unknown>)[]) => Promise<PromiseSettledResult<unknown>[]>;
   reconcile?: (deps: ReconcilerDeps) => Promise<unknown>;
   /** Replaces the adaptive rate's rules (the marketplace's own limits) the workers run. */
   rateRules?: RateRules;

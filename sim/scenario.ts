@@ -49,6 +49,11 @@ export interface IngestRequest {
 export interface Scenario {
   seed: number;
   workers: number;
+  /**
+   * Attentions per worker invocation (the event source's batch size), their slices run concurrently by the
+   * real worker handler's batch processor: 1 on half the seeds, 2, 4 or 10 on the others.
+   */
+  batchSize: number;
   stores: StoreSpec[];
   requests: IngestRequest[];
   faults: Faults;
@@ -141,5 +146,7 @@ export const scenarioFor = (seed: number): Scenario => {
     seed,
     stores.map((s) => ({ storeId: s.storeId, cap: s.policy.maxConcurrentConsumers })),
   );
-  return { seed, workers, stores, requests, faults, faultsEndMs: 180_000, campaigns };
+  // Drawn after everything else, so each seed's stores, requests and faults stay as they were.
+  const batchSize = rng.chance(0.5) ? 1 : rng.pick([2, 4, 10]);
+  return { seed, workers, batchSize, stores, requests, faults, faultsEndMs: 180_000, campaigns };
 };

@@ -42,7 +42,7 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
   },
   {
     name: 'paused-check-skipped',
-    breaks: 12,
+    breaks: 13,
     description:
       "the worker skips the store's status before its acquire (it reads every store as active): a paused store's attention runs a slice",
     workerStores: (inner: StoreRegistry) => ({

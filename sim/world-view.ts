@@ -92,6 +92,9 @@ export interface SimStats {
   crashes: number;
   /** Workers killed by their Lambda timeout (a zombie stalled past it). */
   workerTimeouts: number;
+  /** Worker invocations, and those that ran more than one attention (concurrently). */
+  invocations: number;
+  batchedInvocations: number;
   attentionsPublished: number;
   attentionsLost: number;
   rawDuplicateSuccesses: number;
@@ -135,6 +138,8 @@ export const emptyStats = (): SimStats => ({
   deadLettered: 0,
   crashes: 0,
   workerTimeouts: 0,
+  invocations: 0,
+  batchedInvocations: 0,
   attentionsPublished: 0,
   attentionsLost: 0,
   rawDuplicateSuccesses: 0,

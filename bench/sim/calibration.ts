@@ -15,6 +15,8 @@ import { World } from './world.js';
  */
 export interface CalibrationSpec {
   workers: number;
+  /** Attentions per worker invocation, run concurrently (default ATTENTION.batchSize). */
+  batchSize?: number;
   stores: { storeId: string; plan: PlanName }[];
   /** Ingest requests in time order: `tasks` eventIds of one store at `at` ms (1 = a lone SendMessage). */
   requests: { at: number; store: number; tasks: number }[];
@@ -80,10 +82,13 @@ export const calibrationWorkload = (spec: CalibrationSpec): Workload => {
 export const modelFigures = (spec: CalibrationSpec, seed = 1234): CalibrationFigures => {
   const workload = calibrationWorkload(spec);
   const world = new World(workload, seed);
-  const run = attentionDesign(ATTENTION.emptyPollMs, 'attention', 'calibration', false).attach(
-    world,
-    spec.workers,
-  );
+  const run = attentionDesign(
+    ATTENTION.emptyPollMs,
+    'attention',
+    'calibration',
+    false,
+    spec.batchSize ?? ATTENTION.batchSize,
+  ).attach(world, spec.workers);
   world.run();
   run.finish(world.lastDelivery);
   if (world.delivered !== workload.totalTasks)

@@ -1,4 +1,4 @@
-import { FUNCTIONS } from '../../lambdas/config/topology.js';
+import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
 import { IntQueue, KeyedHeap } from './engine.js';
 import { MODEL, Requests, type World } from './world.js';
@@ -47,6 +47,11 @@ export const ATTENTION = {
   emptyPollMs: 1000,
   /** Event source delivery + cold-free Lambda invoke, before the worker's first call. */
   invokeMs: 40,
+  /**
+   * Attentions per worker invocation (WORKER_EVENT_SOURCE.defaultBatchSize), their slices run concurrently:
+   * the worker (one unit of MaximumConcurrency) is held until the last of them ends.
+   */
+  batchSize: WORKER_EVENT_SOURCE.defaultBatchSize,
   reconcilerPeriodMs: 60_000,
   /** AQ_SWEEP_STORES_PER_RUN default. */
   sweepPerRun: 35,
@@ -81,6 +86,7 @@ export const attentionDesign = (
   label = 'Attention queue (this project)',
   /** false: no reconciler runs and no event-source pollers (the calibration compares the slices alone). */
   background = true,
+  batchSize: number = ATTENTION.batchSize,
 ): Design => ({
   id,
   label,
@@ -107,10 +113,25 @@ export const attentionDesign = (
     // Per request: the write-ahead before the send and its end after it (ingest steps 3 and 5).
     req.add('ddbWrite', 'enqSeq', 2 * w.ingestRequests);
 
+    /** One invocation: the worker is held from its start until the last of its slices has ended. */
+    interface Invocation {
+      startedAt: number;
+      pending: number;
+      /** Per slice: tasks it delivered and the time from asking for each rate instant to the call's end. */
+      slices: { handled: number; callMs: number }[];
+    }
     const dispatch = (): void => {
       while (free > 0 && attention.length > 0) {
         free--;
-        startSlice(attention.shift());
+        // The event source's receive of up to batchSize attentions and its delete of them, one invocation.
+        req.add('sqs', 'attention', 2);
+        req.add('lambda', 'attention');
+        const inv: Invocation = {
+          startedAt: eng.now,
+          pending: Math.min(batchSize, attention.length),
+          slices: [],
+        };
+        for (let k = inv.pending; k > 0; k--) startSlice(attention.shift(), inv);
       }
     };
     const publish = (s: number): void => {
@@ -118,10 +139,17 @@ export const attentionDesign = (
       attention.push(s);
       dispatch();
     };
-    const releaseWorker = (startedAt: number, at: number): void => {
+    const releaseWorker = (inv: Invocation, at: number): void => {
       eng.at(at, () => {
-        world.workerBusyMs += at - startedAt;
         world.markActivity();
+        if (--inv.pending > 0) return;
+        world.workerBusyMs += at - inv.startedAt;
+        const share = (at - inv.startedAt) / inv.slices.length;
+        for (const slice of inv.slices)
+          if (slice.handled === 1) {
+            world.singleTaskActivations++;
+            world.singleTaskExtraMs += share - slice.callMs;
+          }
         free++;
         dispatch();
       });
@@ -142,14 +170,13 @@ export const attentionDesign = (
       if (ws !== undefined && ws.length > 0) (ws.shift() as () => void)();
     };
 
-    const startSlice = (s: number): void => {
-      const startedAt = eng.now;
+    const startSlice = (s: number, inv: Invocation): void => {
       const policy = w.policies[w.plan[s] as number];
       if (policy === undefined) throw new Error('no policy');
-      // Event-source receive + delete, one invocation, Stores read, acquire (conditional write).
-      req.add('sqs', 'attention', 2);
-      req.add('lambda', 'attention');
+      // Stores read, acquire (conditional write).
       world.activations++;
+      const stats = { handled: 0, callMs: 0 };
+      inv.slices.push(stats);
       req.add('ddbRead', 'attention');
       req.add('ddbWrite', 'attention');
       const t0 = eng.now + ATTENTION.invokeMs + 2 * AWS;
@@ -171,7 +198,7 @@ export const attentionDesign = (
         req.add('ddbWrite', 'attention');
         const at = eng.now + 2 * AWS;
         eng.at(at, () => publish(s));
-        releaseWorker(startedAt, at);
+        releaseWorker(inv, at);
       };
 
       /**
@@ -278,7 +305,8 @@ export const attentionDesign = (
           if (i === batch.length) return endBatch();
           if (eng.now >= deadline) return handBack();
           // deliver-task.ts: the claim, the pace, the call, the settle.
-          eng.after(AWS, () =>
+          eng.after(AWS, () => {
+            const pacedAt = eng.now;
             pace((start) => {
               if (start === undefined) {
                 // Not started: the claim is settled back to pending, the rest handed back.
@@ -292,11 +320,13 @@ export const attentionDesign = (
               eng.at(start + lat, () => {
                 world.deliver(s, arrived, lat);
                 handled++;
+                stats.handled++;
+                stats.callMs += eng.now - pacedAt;
                 i++;
                 eng.after(AWS, next);
               });
-            }),
-          );
+            });
+          });
         };
         eng.after(AWS, next); // the receive itself
       };
@@ -332,7 +362,7 @@ export const attentionDesign = (
         if (enqSeq[s] === seenSeq && slots[s] === 1) {
           slots[s] = 0;
           active--;
-          return releaseWorker(startedAt, eng.now + AWS);
+          return releaseWorker(inv, eng.now + AWS);
         }
         if (enqSeq[s] !== seenSeq) {
           seenSeq = enqSeq[s] as number;
@@ -343,10 +373,10 @@ export const attentionDesign = (
           req.add('ddbWrite', 'attention'); // release
           if ((slots[s] as number) > 1) {
             slots[s] = (slots[s] as number) - 1;
-            return releaseWorker(startedAt, eng.now + AWS);
+            return releaseWorker(inv, eng.now + AWS);
           }
           if (attempt === 0) eng.after(AWS, () => tryIdle(1));
-          else releaseWorker(startedAt, eng.now + AWS);
+          else releaseWorker(inv, eng.now + AWS);
         });
       };
 
@@ -819,6 +849,15 @@ export const attentionNoEmptyPoll = attentionDesign(
   0,
   'attention-no-empty-poll',
   'Attention queue, hypothetical 0 s end-of-slice poll',
+);
+
+/** Sensitivity: one attention per worker invocation, as before issue #11 (each slice holds a worker alone). */
+export const attentionBatchOne = attentionDesign(
+  ATTENTION.emptyPollMs,
+  'attention-batch-1',
+  'Attention queue, one attention per invocation (before #11)',
+  true,
+  1,
 );
 
 export const designs = (schedulerPeriodSeconds: number): Design[] => [

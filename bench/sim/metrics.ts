@@ -125,6 +125,8 @@ export interface DesignResult {
   wallMs: number;
   /** Times a store had more calls in flight than its maxConcurrentConsumers. */
   overConcurrency: number;
+  /** Mean worker time a single-task activation held beyond its call and rate wait (NaN: not measured). */
+  singleTaskExtraMs: number;
 }
 
 export const summarise = (
@@ -174,6 +176,8 @@ export const summarise = (
     events: world.eng.events,
     overConcurrency: world.overConcurrency,
     wallMs: meta.wallMs,
+    singleTaskExtraMs:
+      world.singleTaskActivations > 0 ? world.singleTaskExtraMs / world.singleTaskActivations : NaN,
   };
 };
 

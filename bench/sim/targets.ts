@@ -57,6 +57,14 @@ export const scaleTargets = (outcome: SimOutcome, workers = 100): TargetRow[] =>
         value: aq.loadMonthDollars / capped.loadMonthDollars,
       });
     }
+    const batchOne = get('attention-batch-1');
+    rows.push({
+      id: 'singleTaskWorkerTime',
+      target: `a single-task activation holds ≤ 100 ms of worker time beyond its marketplace call and rate wait (mean; its share of its invocation; scale run, W = ${w})`,
+      result: `${ms(aq.singleTaskExtraMs)}${batchOne !== undefined ? ` (one attention per invocation: ${ms(batchOne.singleTaskExtraMs)})` : ''}`,
+      met: aq.singleTaskExtraMs <= 100,
+      value: aq.singleTaskExtraMs,
+    });
     const share = attentionShare(aq);
     rows.push({
       id: 'attentionOverhead',

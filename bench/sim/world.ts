@@ -86,6 +86,13 @@ export class World {
   workerBusyMs = 0;
   /** Worker activations (slices, batches, jobs): Lambda invocations where the workers run on Lambda. */
   activations = 0;
+  /**
+   * Activations that delivered exactly one task (the attention design), and the worker time each held beyond
+   * its marketplace call and rate wait: its share of its invocation (duration ÷ slices in it) minus the time
+   * from asking for its rate instant to the call's end (issue #11's "worker time per activation").
+   */
+  singleTaskActivations = 0;
+  singleTaskExtraMs = 0;
   /** Calls reserved but not finished, per store, and how often a store went over maxConcurrentConsumers. */
   readonly callsInFlight: Int32Array;
   overConcurrency = 0;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LIMIT_HEADER_MODES } from './marketplace-limit.js';
+import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import {
   DEFAULT_HIGH_HEADROOM_PERCENT,
   DEFAULT_PRIORITY_SHARES,
@@ -14,6 +15,13 @@ const LocalEnvSchema = z.object({
   MARKETPLACE_BASE_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.local'),
   AQ_WORKER_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(4),
+  /** Attentions per worker invocation, their slices run concurrently (as the stack's `workerBatchSize`). */
+  AQ_WORKER_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(WORKER_EVENT_SOURCE.minBatchSize)
+    .max(WORKER_EVENT_SOURCE.maxBatchSize)
+    .default(WORKER_EVENT_SOURCE.defaultBatchSize),
   /** Store priority: each level's share of a saturated pool, `high,normal,low` in percent (e.g. `50,30,20`). */
   AQ_WORKER_POOL_SHARES: z
     .string()

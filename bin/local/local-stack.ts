@@ -43,6 +43,8 @@ export interface LocalStackOptions {
   /** Reuse already running emulators instead of starting new ones. */
   endpoints?: { dynamo: string; sqs: string };
   workerPoolSize?: number;
+  /** Attentions per worker invocation, run concurrently (default WORKER_EVENT_SOURCE.defaultBatchSize). */
+  workerBatchSize?: number;
   /** Each store priority level's share of a saturated worker pool (default DEFAULT_PRIORITY_SHARES). */
   priorityShares?: PriorityShares;
   /** Percent of the pool kept for `high` stores while the lower levels saturate it (default 5; 0 keeps none). */
@@ -211,7 +213,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       >,
       shares: options.priorityShares ?? DEFAULT_PRIORITY_SHARES,
       highHeadroom: headroomWorkers(options.workerPoolSize ?? 4, options.highHeadroomPercent),
-      batchSize: WORKER_EVENT_SOURCE.batchSize,
+      batchSize: options.workerBatchSize ?? WORKER_EVENT_SOURCE.defaultBatchSize,
       maxConcurrency: options.workerPoolSize ?? 4,
       onError: (error) => telemetry.error('attention event source error', { error: String(error) }),
     });

@@ -43,9 +43,11 @@ export const composeWorker = (
 };
 
 /**
- * The attention worker: an SQS event-source handler with partial batch responses. A record fails
- * (and comes back after the visibility timeout) only when the store could not even be looked at;
- * everything after the lease is settled inside the slice.
+ * The attention worker: an SQS event-source handler with partial batch responses. The records of one
+ * invocation (up to WORKER_EVENT_SOURCE.defaultBatchSize attentions) run their slices concurrently, each
+ * under its own lease: one worker holds several slices, and their end-of-slice long polls overlap (issue #11).
+ * A record fails (and comes back after the visibility timeout) only when the store could not even be
+ * looked at; everything after the lease is settled inside the slice.
  */
 export const createWorkerHandler = (config: FunctionConfig<'worker'>, overrides: RuntimeOverrides = {}) => {
   const deps = composeWorker(config, overrides);
@@ -71,6 +73,9 @@ export const createWorkerHandler = (config: FunctionConfig<'worker'>, overrides:
       return await processPartialResponse(event, handleRecord, processor, {
         ...(context ? { context } : {}),
         throwOnFullBatchFailure: false,
+        // Concurrently, not one after another: every slice then starts at the invocation's start, so each
+        // lease ends before the Lambda timeout (timing.ts), whatever the batch holds.
+        processInParallel: true,
       });
     } finally {
       deps.telemetry.flush?.();

@@ -123,8 +123,15 @@ export const STORE_QUEUE = {
 } as const;
 
 export const WORKER_EVENT_SOURCE = {
-  /** One attention per invocation: one invocation is one slice, so MaximumConcurrency is the worker pool. */
-  batchSize: 1,
+  /**
+   * Attentions per invocation (issue #11). The invocation runs their slices concurrently (Powertools'
+   * batch processor, in parallel), so one worker — one unit of MaximumConcurrency — holds up to this many
+   * slices, and the end-of-slice long polls that decide "empty" overlap instead of each holding a worker.
+   * No batching window: Lambda invokes with what it has (1–10), so a lone attention never waits for others.
+   */
+  defaultBatchSize: 10,
+  minBatchSize: 1,
+  maxBatchSize: 10,
   defaultPoolSize: 20,
   minPoolSize: 2,
   maxPoolSize: 1000,

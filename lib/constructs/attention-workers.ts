@@ -21,6 +21,12 @@ export interface AttentionWorkersProps extends ServiceWiring {
    */
   readonly poolSize?: number;
   /**
+   * Attentions per invocation, whose slices the invocation runs concurrently: one worker holds up to this
+   * many slices. Must lie in [WORKER_EVENT_SOURCE.minBatchSize, WORKER_EVENT_SOURCE.maxBatchSize].
+   * @default WORKER_EVENT_SOURCE.defaultBatchSize
+   */
+  readonly batchSize?: number;
+  /**
    * Each store priority level's share of the pool, in percent (high, normal, low; whole, summing to 100):
    * each level's event source gets that part of the pool as its MaximumConcurrency (at least 2).
    * @default DEFAULT_PRIORITY_SHARES (50/30/20)
@@ -35,8 +41,8 @@ export interface AttentionWorkersProps extends ServiceWiring {
 }
 
 /**
- * The attention workers: one Lambda function fed by every level's attention queue, one attention per
- * invocation. Each level's event source runs at most its cap of invocations at once (see
+ * The attention workers: one Lambda function fed by every level's attention queue, up to `batchSize`
+ * attentions per invocation, their slices run concurrently. Each level's event source runs at most its cap of invocations at once (see
  * `levelConcurrency`), and the function reserves the sum of the caps, so no level is ever throttled or
  * crowded out by another.
  */
@@ -47,6 +53,8 @@ export class AttentionWorkers extends Construct {
   public readonly eventSource: SqsEventSource;
   public readonly eventSources: Readonly<Record<StorePriority, SqsEventSource>>;
   public readonly poolSize: number;
+  /** Attentions per invocation (run concurrently). */
+  public readonly batchSize: number;
   /** Each level's MaximumConcurrency; the function's reserved concurrency is their sum. */
   public readonly levelConcurrency: Readonly<Record<StorePriority, number>>;
 
@@ -57,6 +65,12 @@ export class AttentionWorkers extends Construct {
       props.poolSize ?? WORKER_EVENT_SOURCE.defaultPoolSize,
       WORKER_EVENT_SOURCE.minPoolSize,
       WORKER_EVENT_SOURCE.maxPoolSize,
+    );
+    this.batchSize = requireIntegerInRange(
+      'workerBatchSize',
+      props.batchSize ?? WORKER_EVENT_SOURCE.defaultBatchSize,
+      WORKER_EVENT_SOURCE.minBatchSize,
+      WORKER_EVENT_SOURCE.maxBatchSize,
     );
 
     this.levelConcurrency = levelConcurrency(
@@ -87,7 +101,7 @@ export class AttentionWorkers extends Construct {
 
     const eventSourceOf = (level: StorePriority): SqsEventSource => {
       const source = new SqsEventSource(props.attentionQueues[level], {
-        batchSize: WORKER_EVENT_SOURCE.batchSize,
+        batchSize: this.batchSize,
         reportBatchItemFailures: true,
         maxConcurrency: this.levelConcurrency[level],
       });

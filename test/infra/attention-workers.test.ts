@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
-import { arnOf, logicalIdOf, resourceById, resourcesOfType, synthStack } from './synth-stack.js';
+import { Template } from 'aws-cdk-lib/assertions';
+import { arnOf, buildStack, logicalIdOf, resourceById, resourcesOfType, synthStack } from './synth-stack.js';
 
 const { stack, template } = synthStack();
 const LEVELS = ['high', 'normal', 'low'] as const;
@@ -27,10 +28,20 @@ describe('attention workers', () => {
     });
   });
 
-  it(`take ${WORKER_EVENT_SOURCE.batchSize} attention per invocation`, () => {
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      BatchSize: WORKER_EVENT_SOURCE.batchSize,
-    });
+  it(`take up to ${WORKER_EVENT_SOURCE.defaultBatchSize} attentions per invocation on every level, with no batching window`, () => {
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+    expect(mappings).toHaveLength(3);
+    for (const mapping of mappings) {
+      const props = mapping.Properties as { BatchSize?: number; MaximumBatchingWindowInSeconds?: number };
+      expect(props.BatchSize).toBe(WORKER_EVENT_SOURCE.defaultBatchSize);
+      expect(props.MaximumBatchingWindowInSeconds).toBeUndefined();
+    }
+  });
+
+  it('take the batch size the stack is given', () => {
+    const custom = Template.fromStack(buildStack({ workerBatchSize: 3 }));
+    for (const mapping of Object.values(custom.findResources('AWS::Lambda::EventSourceMapping')))
+      expect((mapping.Properties as { BatchSize: number }).BatchSize).toBe(3);
   });
 
   it('report batch item failures', () => {

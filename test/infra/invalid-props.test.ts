@@ -21,6 +21,15 @@ describe('invalid props are rejected before synth', () => {
     },
   );
 
+  it.each([WORKER_EVENT_SOURCE.minBatchSize - 1, WORKER_EVENT_SOURCE.maxBatchSize + 1, 1.5])(
+    'workerBatchSize %s',
+    (workerBatchSize) => {
+      expect(() => buildStack({ workerBatchSize })).toThrow(
+        `workerBatchSize must be an integer between ${WORKER_EVENT_SOURCE.minBatchSize} and ${WORKER_EVENT_SOURCE.maxBatchSize}`,
+      );
+    },
+  );
+
   it.each([
     ['http://marketplace.example.com', /must use https/],
     ['marketplace.example.com', /must be an absolute https URL/],

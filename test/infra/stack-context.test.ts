@@ -42,6 +42,10 @@ describe('stack props from CDK context', () => {
     );
   });
 
+  it('parses workerBatchSize from a string', () => {
+    expect(fromContext({ marketplaceBaseUrl: URL, workerBatchSize: '4' }).props.workerBatchSize).toBe(4);
+  });
+
   it('accepts workerPoolSize as a number', () => {
     expect(fromContext({ marketplaceBaseUrl: URL, workerPoolSize: 40 }).props.workerPoolSize).toBe(40);
   });

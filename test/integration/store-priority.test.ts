@@ -5,6 +5,8 @@ import { inventoryTasks, startTestStack, waitFor, type TestStack } from '../supp
  * Store priority (issue #13) in local mode: a saturated pool of 2 workers, 30 single-task `low` stores
  * queued first, then 3 `high` stores; the marketplace answers every call after a fixed 50 ms. The high
  * stores' tasks are taken before most of the flood, by the order of the marketplace's calls (not timing).
+ * One attention per invocation, so that each invocation is one slice and the order is the picker's alone
+ * (with batches, a level's turn takes up to 10 of its attentions at once).
  */
 describe('store priority under saturation', () => {
   let t: TestStack;
@@ -14,6 +16,7 @@ describe('store priority under saturation', () => {
   beforeAll(async () => {
     t = await startTestStack({
       workerPoolSize: 2,
+      workerBatchSize: 1,
       marketplaceSim: { latencyMs: 50 },
     });
     for (const id of low) await t.createStore(id, { tenantId: 'acme', marketplace: 'amazon', plan: 'basic' });

@@ -6,12 +6,12 @@ import { runSeed, type Variant } from '../../sim/world.js';
 /**
  * The deterministic simulation (sim/): the real core protocol under a seeded scheduler with simulated
  * SQS, DynamoDB, marketplace and clocks, checked against invariants 1–7, 9 (rate, Retry-After), 10
- * (version order) and 12 (paused means paused) after every step.
+ * (version order), 12 (Lambda timeout > lease) and 13 (paused means paused) after every step.
  */
 const asBuilt = variantByName('as-built') as Variant;
 
 describe('deterministic simulation', () => {
-  it(`keeps invariants 1–7, 9, 10 and 12 on seeds 1–${FIXED_SEED_COUNT} (the protocol as built)`, async () => {
+  it(`keeps invariants 1–7, 9, 10, 12 and 13 on seeds 1–${FIXED_SEED_COUNT} (the protocol as built)`, async () => {
     const failures: string[] = [];
     for (let seed = 1; seed <= FIXED_SEED_COUNT; seed++) {
       const result = await runSeed(seed, asBuilt);
@@ -51,7 +51,7 @@ describe('deterministic simulation', () => {
     for (const [key, total] of Object.entries(totals)) expect(total, key).toBeGreaterThan(0);
   });
 
-  // Invariant 12 as the code guarantees it: the status is read once per attention, so a slice that read the
+  // Invariant 13 as the code guarantees it: the status is read once per attention, so a slice that read the
   // store active may keep calling after the pause lands, up to its deadline (seed 127: a pause mid-slice).
   it('lets a slice that read the store before its pause finish, and stays clean (seed 127)', async () => {
     const result = await runSeed(127, asBuilt);

@@ -232,7 +232,8 @@ const READS = new Set(['read', 'get', 'deliveredVersion', 'listActive', 'readCur
 
 /**
  * Runs `spec` through the real ingest and worker code: a pool of `spec.workers` workers takes attentions
- * in order (Lambda's event source, batch size 1) and runs handleAttention on each.
+ * in order, up to the batch size per invocation (Lambda's event source), and runs handleAttention on all of
+ * an invocation's at once (the worker handler's batch processor); the worker is held until the last ends.
  */
 export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<RealCoreCounts> => {
   const time = new SimTime();
@@ -267,31 +268,41 @@ export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<R
   const stores = timed(registry, 'stores', time, count, kindOf);
   const tasks = new Queues(time, count);
 
-  // The attention queue and the worker pool (event source, batch size 1).
+  // The attention queue and the worker pool (event source, up to batchSize attentions per invocation).
   const attentionQueue: { message: AttentionMessage; visibleAt: number }[] = [];
+  const batchSize = spec.batchSize ?? ATTENTION.batchSize;
   let free = spec.workers;
   const kick = (): void => {
     const now = time.now();
     while (free > 0) {
-      const i = attentionQueue.findIndex((a) => a.visibleAt <= now);
-      if (i < 0) return;
-      const { message } = attentionQueue.splice(i, 1)[0] as { message: AttentionMessage };
+      const batch: AttentionMessage[] = [];
+      for (let i = 0; batch.length < batchSize && i < attentionQueue.length;) {
+        const entry = attentionQueue[i] as { message: AttentionMessage; visibleAt: number };
+        if (entry.visibleAt > now) i++;
+        else batch.push((attentionQueue.splice(i, 1)[0] as typeof entry).message);
+      }
+      if (batch.length === 0) return;
       count('sqs.eventSource(receive+delete)', 2);
       counts.invocations++;
       free--;
       const startedAt = now;
       time.at(now + ATTENTION.invokeMs, () => {
-        void handleAttention(workerDeps, message).then(
-          (outcome) => {
-            if (outcome.kind === 'sliced') counts.slices++;
-            counts.workerBusyMs += time.now() - startedAt;
-            free++;
-            kick();
-          },
-          (error: unknown) => {
-            failures.push(`handleAttention threw: ${String(error)}`);
-          },
-        );
+        void Promise.all(
+          batch.map((message) =>
+            handleAttention(workerDeps, message).then(
+              (outcome) => {
+                if (outcome.kind === 'sliced') counts.slices++;
+              },
+              (error: unknown) => {
+                failures.push(`handleAttention threw: ${String(error)}`);
+              },
+            ),
+          ),
+        ).then(() => {
+          counts.workerBusyMs += time.now() - startedAt;
+          free++;
+          kick();
+        });
       });
     }
   };

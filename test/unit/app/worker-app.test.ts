@@ -197,6 +197,29 @@ describe('createWorkerHandler: partial batch failures', () => {
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'bad-1' }] });
   });
 
+  it('runs the slices of a batch concurrently: the second store is looked up before the first slice ends', async () => {
+    const { handler } = setup();
+    await handler(
+      eventOf(
+        record(JSON.stringify({ ...attention, storeId: 'store-1' }), 'a-1'),
+        record(JSON.stringify({ ...attention, storeId: 'store-2' }), 'a-2'),
+      ),
+    );
+    const order = ddb.calls().map((c) => {
+      const input = c.args[0].input as {
+        TableName?: string;
+        Key?: { storeId?: string };
+      } & UpdateCommandInput;
+      return input.TableName === TABLES.stores
+        ? `get ${input.Key?.storeId}`
+        : 'UpdateExpression' in input
+          ? dispatchWrite(input)
+          : 'other';
+    });
+    expect(order.indexOf('get store-2')).toBeGreaterThan(-1);
+    expect(order.indexOf('get store-2')).toBeLessThan(order.indexOf('markIdle'));
+  });
+
   it('flushes telemetry after every invocation, failed records included', async () => {
     ddb.on(GetCommand, { TableName: TABLES.stores }).rejects(new Error('DynamoDB unavailable'));
     const telemetry = Object.assign(new RecordingTelemetry(), { flush: vi.fn() });

@@ -16,18 +16,22 @@ const FIGURES: (keyof Omit<CalibrationFigures, 'tasks'>)[] = [
 ];
 
 describe.each([
-  { seed: 5, workers: 4 },
-  { seed: 6, workers: 2 },
-])('scale model calibration against the real core (seed $seed, $workers workers)', ({ seed, workers }) => {
-  it('agrees within 10% on requests, slices and worker-seconds per task', async () => {
-    const spec = { ...calibrationSpec(seed), workers };
-    const real = realCoreFigures(await runRealCore(spec));
-    const model = modelFigures(spec);
-    expect(model.tasks).toBe(real.tasks);
-    for (const figure of FIGURES) {
-      const ratio = model[figure] / real[figure];
-      expect(ratio, `${figure}: model ${model[figure]} vs real core ${real[figure]}`).toBeGreaterThan(0.9);
-      expect(ratio, `${figure}: model ${model[figure]} vs real core ${real[figure]}`).toBeLessThan(1.1);
-    }
-  });
-});
+  { seed: 5, workers: 4, batchSize: 10 },
+  { seed: 6, workers: 2, batchSize: 10 },
+  { seed: 5, workers: 4, batchSize: 1 },
+])(
+  'scale model calibration against the real core (seed $seed, $workers workers, batches of $batchSize)',
+  ({ seed, workers, batchSize }) => {
+    it('agrees within 10% on requests, slices and worker-seconds per task', async () => {
+      const spec = { ...calibrationSpec(seed), workers, batchSize };
+      const real = realCoreFigures(await runRealCore(spec));
+      const model = modelFigures(spec);
+      expect(model.tasks).toBe(real.tasks);
+      for (const figure of FIGURES) {
+        const ratio = model[figure] / real[figure];
+        expect(ratio, `${figure}: model ${model[figure]} vs real core ${real[figure]}`).toBeGreaterThan(0.9);
+        expect(ratio, `${figure}: model ${model[figure]} vs real core ${real[figure]}`).toBeLessThan(1.1);
+      }
+    });
+  },
+);
