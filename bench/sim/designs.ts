@@ -87,6 +87,12 @@ export const attentionDesign = (
   /** false: no reconciler runs and no event-source pollers (the calibration compares the slices alone). */
   background = true,
   batchSize: number = ATTENTION.batchSize,
+  /**
+   * Sensitivity (not built): a slice whose short poll comes back empty hands its slot to a separate confirm
+   * queue instead of long-polling; that queue's event source batches `batch` records with a `windowMs` batching
+   * window, and its slices start with the long poll (docs/ARCHITECTURE.md, "Known gaps").
+   */
+  confirm?: { batch: number; windowMs: number },
 ): Design => ({
   id,
   label,
@@ -109,6 +115,15 @@ export const attentionDesign = (
     const waiters: ((() => void)[] | undefined)[] = new Array(w.stores);
     let free = workers;
     let active = 0;
+    /** The confirm queue (sensitivity): stores waiting for their confirm slice, and since when. */
+    const confirmStores: number[] = [];
+    const confirmAt: number[] = [];
+    let confirmHead = 0;
+    const confirmLength = (): number => confirmStores.length - confirmHead;
+    const confirmReady = (): boolean =>
+      confirm !== undefined &&
+      confirmLength() > 0 &&
+      (confirmLength() >= confirm.batch || eng.now - (confirmAt[confirmHead] as number) >= confirm.windowMs);
 
     // Per request: the write-ahead before the send and its end after it (ingest steps 3 and 5).
     req.add('ddbWrite', 'enqSeq', 2 * w.ingestRequests);
@@ -118,9 +133,22 @@ export const attentionDesign = (
       startedAt: number;
       pending: number;
       /** Per slice: tasks it delivered and the time from asking for each rate instant to the call's end. */
-      slices: { handled: number; callMs: number }[];
+      slices: { handled: number; callMs: number; confirm: boolean }[];
     }
     const dispatch = (): void => {
+      while (free > 0 && confirmReady()) {
+        free--;
+        req.add('sqs', 'attention', 2);
+        req.add('lambda', 'attention');
+        const n = Math.min((confirm as { batch: number }).batch, confirmLength());
+        const inv: Invocation = { startedAt: eng.now, pending: n, slices: [] };
+        for (let k = 0; k < n; k++) startSlice(confirmStores[confirmHead++] as number, inv, true);
+        if (confirmHead > 4096 && confirmHead * 2 > confirmStores.length) {
+          confirmStores.splice(0, confirmHead);
+          confirmAt.splice(0, confirmHead);
+          confirmHead = 0;
+        }
+      }
       while (free > 0 && attention.length > 0) {
         free--;
         // The event source's receive of up to batchSize attentions and its delete of them, one invocation.
@@ -131,8 +159,16 @@ export const attentionDesign = (
           pending: Math.min(batchSize, attention.length),
           slices: [],
         };
-        for (let k = inv.pending; k > 0; k--) startSlice(attention.shift(), inv);
+        for (let k = inv.pending; k > 0; k--) startSlice(attention.shift(), inv, false);
       }
+    };
+    /** A slice hands its slot to the confirm queue (a requeue write and a SendMessage, sensitivity only). */
+    const publishConfirm = (s: number): void => {
+      req.add('sqs', 'attention');
+      if (confirmLength() === 0 && confirm !== undefined) eng.after(confirm.windowMs, dispatch);
+      confirmStores.push(s);
+      confirmAt.push(eng.now);
+      dispatch();
     };
     const publish = (s: number): void => {
       req.add('sqs', 'attention'); // SendMessage to the attention queue
@@ -146,7 +182,10 @@ export const attentionDesign = (
         world.workerBusyMs += at - inv.startedAt;
         const share = (at - inv.startedAt) / inv.slices.length;
         for (const slice of inv.slices)
-          if (slice.handled === 1) {
+          if (slice.confirm) {
+            world.confirmSlices++;
+            world.confirmShareMs += share;
+          } else if (slice.handled === 1) {
             world.singleTaskActivations++;
             world.singleTaskExtraMs += share - slice.callMs;
           }
@@ -170,12 +209,12 @@ export const attentionDesign = (
       if (ws !== undefined && ws.length > 0) (ws.shift() as () => void)();
     };
 
-    const startSlice = (s: number, inv: Invocation): void => {
+    const startSlice = (s: number, inv: Invocation, confirmSlice: boolean): void => {
       const policy = w.policies[w.plan[s] as number];
       if (policy === undefined) throw new Error('no policy');
       // Stores read, acquire (conditional write).
       world.activations++;
-      const stats = { handled: 0, callMs: 0 };
+      const stats = { handled: 0, callMs: 0, confirm: confirmSlice };
       inv.slices.push(stats);
       req.add('ddbRead', 'attention');
       req.add('ddbWrite', 'attention');
@@ -262,6 +301,14 @@ export const attentionDesign = (
         const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
         const want = Math.min(SQS_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
         if (world.visible(s) === 0) {
+          if (confirm !== undefined && !confirmSlice) {
+            // Sensitivity: the short poll came back empty; the slot goes to the confirm queue (requeue write +
+            // SendMessage) and this slice ends without the long poll.
+            req.add('sqs', 'attention');
+            req.add('ddbWrite', 'attention');
+            eng.after(3 * AWS, () => publishConfirm(s));
+            return releaseWorker(inv, eng.now + 3 * AWS);
+          }
           // slice.ts: a short poll first (a backlog answers at once), then the long poll that decides "empty".
           if (!trickled) {
             req.add('sqs', 'attention');
@@ -395,7 +442,12 @@ export const attentionDesign = (
       workers,
       finish: (spanMs) => {
         if (!background) return;
-        req.add('sqs', 'attention', (ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs);
+        // The event source's pollers on the attention queue, and on the confirm queue when there is one.
+        req.add(
+          'sqs',
+          'attention',
+          ((confirm === undefined ? 1 : 2) * ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs,
+        );
       },
     };
   },
@@ -858,6 +910,19 @@ export const attentionBatchOne = attentionDesign(
   'Attention queue, one attention per invocation (before #11)',
   true,
   1,
+);
+
+/**
+ * Sensitivity: the confirm queue considered next (docs/ARCHITECTURE.md, "Known gaps"): a slice whose short poll
+ * comes back empty hands its slot on; confirm slices run in batches of up to 100 with a 1 s batching window.
+ */
+export const attentionConfirm = attentionDesign(
+  ATTENTION.emptyPollMs,
+  'attention-confirm',
+  'Attention queue, hypothetical confirm queue (batches of 100, 1 s window)',
+  true,
+  ATTENTION.batchSize,
+  { batch: 100, windowMs: 1000 },
 );
 
 export const designs = (schedulerPeriodSeconds: number): Design[] => [

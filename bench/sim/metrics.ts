@@ -177,7 +177,10 @@ export const summarise = (
     overConcurrency: world.overConcurrency,
     wallMs: meta.wallMs,
     singleTaskExtraMs:
-      world.singleTaskActivations > 0 ? world.singleTaskExtraMs / world.singleTaskActivations : NaN,
+      world.singleTaskActivations > 0
+        ? world.singleTaskExtraMs / world.singleTaskActivations +
+          (world.confirmSlices > 0 ? world.confirmShareMs / world.confirmSlices : 0)
+        : NaN,
   };
 };
 

@@ -1,4 +1,10 @@
-import { attentionBatchOne, attentionNoEmptyPoll, designs, type Design } from './designs.js';
+import {
+  attentionBatchOne,
+  attentionConfirm,
+  attentionNoEmptyPoll,
+  designs,
+  type Design,
+} from './designs.js';
 import { jain, latencyDuringDrain, summarise, type DesignResult } from './metrics.js';
 import { PLAN_NAMES } from '../../lambdas/core/plans.js';
 import {
@@ -157,7 +163,9 @@ export const runSimulation = (config: SimConfig, onProgress?: Progress): SimOutc
   );
   const workload = scaleWorkload(config.scale);
   const scale: SimOutcome['scale'] = [];
-  const scaleList = config.sensitivity ? [...list, attentionNoEmptyPoll, attentionBatchOne] : list;
+  const scaleList = config.sensitivity
+    ? [...list, attentionNoEmptyPoll, attentionBatchOne, attentionConfirm]
+    : list;
   const steps = config.workers.length * scaleList.length;
   config.workers.forEach((workers, wi) => {
     const results: DesignResult[] = [];

@@ -93,6 +93,9 @@ export class World {
    */
   singleTaskActivations = 0;
   singleTaskExtraMs = 0;
+  /** Confirm slices (a sensitivity design) and their share of their invocations, added to each single-task activation. */
+  confirmSlices = 0;
+  confirmShareMs = 0;
   /** Calls reserved but not finished, per store, and how often a store went over maxConcurrentConsumers. */
   readonly callsInFlight: Int32Array;
   overConcurrency = 0;
