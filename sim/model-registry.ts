@@ -3,13 +3,13 @@ import type { SimContext } from './context.js';
 import type { Actor } from './scheduler.js';
 import type { StoreState } from './world-view.js';
 
-/** The Stores table as the core reads it (get, scan), every call one scheduled operation. */
 /** What the operator model (sim/model-operator.ts) hears of the Stores table, as each call applies. */
 export interface RegistryWatch {
   read(actor: Actor, state: StoreState): void;
   written(state: StoreState): void;
 }
 
+/** The Stores table as the core reads it (get, scan) and the admin writes it (put), every call one scheduled operation. */
 export const registryFor = (
   ctx: SimContext,
   stores: ReadonlyMap<string, StoreState>,
