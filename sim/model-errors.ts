@@ -68,8 +68,15 @@ export class HardErrors {
       this.reconcilerRunsHit++;
     }
     if (applied) {
+      const stalledBefore = actor.longStallAt;
+      const pending = call();
+      // A receive that stalled past the lease margin (a zombie) gets no lost answer: CORE_FIXES.failedReceiveGuarded.
+      if (name === 'sqs.receive' && actor.longStallAt !== stalledBefore && !CORE_FIXES.failedReceiveGuarded) {
+        ctx.stats.hardErrors--;
+        return pending;
+      }
       ctx.stats.hardErrorsApplied++;
-      return call().then(() => {
+      return pending.then(() => {
         if (ctx.sched.tracing) ctx.sched.log(`${actor.name}   ↳ ${error.message}`);
         throw error;
       });
