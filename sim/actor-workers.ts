@@ -141,6 +141,7 @@ export class WorkerPool {
         : campaignBook(ctx.scenario.campaigns),
       settings: { emptyPollSeconds: EMPTY_POLL_SECONDS, marketplaceTimeoutMs: MARKETPLACE_TIMEOUT_MS },
       ...(ctx.variant?.rateRules ? { rateRules: ctx.variant.rateRules } : {}),
+      ...(ctx.variant?.blockRules ? { blockRules: ctx.variant.blockRules } : {}),
     };
     const handle = ctx.variant?.handleAttention ?? handleAttention;
     return handle(deps, parsed);

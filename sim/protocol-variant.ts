@@ -1,4 +1,5 @@
 import type { RateRules } from '../lambdas/core/adaptive-rate.js';
+import type { BlockRules } from '../lambdas/core/rate.js';
 import type { WorkerDeps } from '../lambdas/core/attention.js';
 import type { CampaignBook } from '../lambdas/core/campaigns.js';
 import type { HttpRequest, HttpResponse } from '../lambdas/core/http.js';
@@ -42,4 +43,6 @@ export interface Variant {
   reconcile?: (deps: ReconcilerDeps) => Promise<unknown>;
   /** Replaces the adaptive rate's rules (the marketplace's own limits) the workers run. */
   rateRules?: RateRules;
+  /** Replaces the shared pacer's block arithmetic (one write reserving several rate instants). */
+  blockRules?: BlockRules;
 }

@@ -12,6 +12,7 @@ import { VISIBILITY_MARGIN_SECONDS, ZOMBIE_HIDE_MS } from '../lambdas/core/timin
 import type { Variant } from './protocol-variant.js';
 import { PRIORITY_VARIANTS } from './variants-priority.js';
 import { ADAPTIVE_VARIANTS } from './variants-adaptive.js';
+import { RATE_BLOCK_VARIANTS } from './variants-rate-block.js';
 import { CAMPAIGN_VARIANTS } from './variants-campaigns.js';
 import { EDGE_VARIANTS } from './variants-edges.js';
 import { BATCH_VARIANTS } from './variants-batch.js';
@@ -324,7 +325,9 @@ export const VARIANTS: Variant[] = [
   ...BROKEN,
   ...PRIORITY_VARIANTS,
   ...ADAPTIVE_VARIANTS,
-  ...CAMPAIGN_VARIANTS,
+  ...RATE_BLOCK_VARIANTS,
+  // ignores-campaigns is rare since hard errors, operator actions and rate blocks reordered seeds 1–300.
+  ...CAMPAIGN_VARIANTS.filter((variant) => variant.name !== 'ignores-campaigns'),
   ...BATCH_VARIANTS,
   ...EDGE_VARIANTS,
 ];
@@ -335,10 +338,16 @@ export const VARIANTS: Variant[] = [
  */
 export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   {
+    // A campaign lowering the cap while the store holds two slots (rarer than 1–300 since the hard errors,
+    // operator actions and rate blocks changed their interleavings).
+    seeds: [602, 656],
+    variant: CAMPAIGN_VARIANTS.find((variant) => variant.name === 'ignores-campaigns') as Variant,
+  },
+  {
     // Needs a versioned call that applied without its settle (a timeout that applied, a crash or a stall
     // after the 2xx) followed by an older version of the same entity (about 1 seed in 150).
-    // (Seeds 435 and 514 until hard errors and operator actions changed their interleavings.)
-    seeds: [581, 693],
+    // (Seeds 435 and 514 until hard errors, operator actions and rate blocks changed their interleavings.)
+    seeds: [693, 1217],
     variant: {
       name: 'version-mark-after-call',
       breaks: 10,
@@ -351,8 +360,8 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   {
     // A zombie's hiding call landing after its Lambda-timeout-bounded window: needs a zombie stall on a
     // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000).
-    // (Seeds 943 and 3981 until hard errors and operator actions changed their interleavings.)
-    seeds: [1024, 2084],
+    // (Seeds 943 and 3981 until hard errors, operator actions and rate blocks changed their interleavings.)
+    seeds: [1024, 2062],
     variant: {
       name: 'reclaim-guards-lease-only',
       breaks: 2,

@@ -45,6 +45,17 @@ export const newCounts = (): RequestCounts => ({
   total: 0,
 });
 
+/** The pacers' writes to the shared schedule (dynamo-dispatch-state.ts): a block reservation, a restart, a give-back. */
+const RATE_RESERVATION = /^(ADD tat :interval, tatSeq :one|SET tat = :(next|back) ADD tatSeq :one)$/;
+
+/** What a dispatch-table request is for, from its update expression (none for a read). */
+export const dispatchWriteClass = (update: string): RequestClass =>
+  RATE_RESERVATION.test(update)
+    ? 'dispatch: rate reservations'
+    : update.includes('ADD enqSeq')
+      ? 'dispatch: enqueue signalling'
+      : 'dispatch: leases and slots';
+
 export const instrument = (
   clients: { sqs: SQSClient; dynamo: DynamoDBClient },
   attentionQueueUrl: string,
@@ -76,13 +87,7 @@ export const instrument = (
       else counts.dynamoWrites++;
       const update = String((args.input as { UpdateExpression?: string }).UpdateExpression ?? '');
       if (table === tables.dispatch) {
-        bump(
-          /^(ADD tat :interval|SET tat = :(new|next))$/.test(update)
-            ? 'dispatch: rate reservations'
-            : update.includes('ADD enqSeq')
-              ? 'dispatch: enqueue signalling'
-              : 'dispatch: leases and slots',
-        );
+        bump(dispatchWriteClass(update));
       } else if (table === tables.deliveries) bump('delivery records');
       else if (table === tables.stores) bump('store lookups');
       else if (table === tables.tokens) bump('tokens');

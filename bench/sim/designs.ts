@@ -1,5 +1,7 @@
 import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
+import { SLEEP_THROUGH_MAX_SECONDS } from '../../lambdas/core/adaptive-rate.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
+import { blockSize, lateness, maxPaceWaitMs } from '../../lambdas/core/rate.js';
 import { IntQueue, KeyedHeap } from './engine.js';
 import { MODEL, Requests, type World } from './world.js';
 
@@ -229,8 +231,12 @@ export const attentionDesign = (
       let seenSeq = enqSeq[s] as number;
       /** As slice.ts: tasks that arrived during the empty check are delivered, then the slice yields. */
       let trickled = false;
-      /** As rate.ts sharedPacer: whether the store's schedule lagged the clock at this lease's last call. */
+      /** As rate.ts sharedPacer: this lease's block of instants, where it last left the schedule, its pace. */
+      let block: { first: number; count: number; next: number; end?: number } | undefined;
+      let knownEnd: number | undefined;
       let lagging = true;
+      let lastCallAt: number | undefined;
+      let cycle: number | undefined;
 
       const requeue = (): void => {
         // requeue write + attention publish, then the store goes to the back of the attention queue.
@@ -241,55 +247,105 @@ export const attentionDesign = (
       };
 
       /**
-       * As rate.ts sharedPacer.acquire for a multi-consumer store: each take is a restartTat and/or advanceTat
-       * conditional write on the store's `tat` (each an AWS call on the worker's path); a wake-up later than
-       * half an interval after its instant takes a new one, up to 5 tries. Answers the call's start, or
-       * undefined when the instant lies at or past the deadline (or the store is held).
+       * As rate.ts sharedPacer.acquire for a multi-consumer store: one write (a restartTat when the schedule lagged
+       * the clock at this lease's last reservation and its block has ended, else an advanceTat; each an AWS call on the worker's path)
+       * reserves a block of instants for the messages in hand (rate.ts blockSize: ≤ 10, before the deadline,
+       * within the horizon, as many as the lease's own pace keeps up with); the calls go at its instants, and
+       * a block the deadline refuses gives its tail back (one more write). Answers the call's start, or
+       * undefined when the instant lies at or past the deadline (or further off than a normal wait).
        */
-      const sharedPace = (then: (start: number | undefined) => void): void => {
-        const lateness = Math.max(interval / 2, 5);
-        const maxWaitMs = Math.max(1000, 2 * interval * policy.maxConcurrentConsumers);
-        let tries = 0;
+      const sharedPace = (inHand: number, then: (start: number | undefined) => void): void => {
+        const late = lateness(interval);
+        const maxWaitMs =
+          maxPaceWaitMs(interval, policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
+        if (lastCallAt !== undefined) cycle = eng.now - lastCallAt;
         const write = <T>(apply: () => T, after: (value: T) => void): void => {
           req.add('ddbWrite', 'rate');
           const value = apply();
           eng.after(AWS, () => after(value));
         };
-        const advance = (): number => {
-          world.tat[s] = (world.tat[s] as number) + interval;
-          return world.tat[s] as number;
-        };
-        const take = (done: (instant: number) => void): void => {
-          const now0 = eng.now;
-          const restart = (): boolean => {
+        const size = (start: number): number =>
+          blockSize({ interval, inHand, start, deadline, horizon: maxWaitMs, cycle });
+        const restart = (now0: number, count: number, done: (ok: boolean) => void): void =>
+          write(() => {
             if ((world.tat[s] as number) > now0) return false;
-            world.tat[s] = now0 + interval;
+            world.tat[s] = now0 + count * interval;
+            knownEnd = now0 + count * interval;
+            block = { first: now0, count, next: 0 };
             return true;
-          };
-          const settle = (tat: number): void => {
-            lagging = tat - interval <= eng.now;
-            done(Math.max(tat - interval, now0));
-          };
-          const afterAdvance = (tat: number): void => {
-            if (tat > now0) return settle(tat);
-            write(restart, (ok) => (ok ? done(now0) : write(advance, settle)));
-          };
-          if (lagging) write(restart, (ok) => (ok ? done(now0) : write(advance, afterAdvance)));
-          else write(advance, afterAdvance);
-        };
-        const attempt = (): void =>
-          take((instant) => {
-            if (instant - eng.now > maxWaitMs || instant >= deadline) return then(undefined);
-            eng.at(instant, () => {
-              if (eng.now - instant <= lateness) return then(eng.now);
-              if (++tries < 5) return attempt();
-              then(eng.now >= deadline ? undefined : eng.now);
+          }, done);
+        const advance = (count: number, done: () => void): void =>
+          write(
+            () => {
+              world.tat[s] = (world.tat[s] as number) + count * interval;
+              return world.tat[s] as number;
+            },
+            (end) => {
+              knownEnd = end;
+              block = { first: end - count * interval, count, next: 0, end };
+              done();
+            },
+          );
+        const reserve = (done: () => void): void => {
+          const now0 = eng.now;
+          const advancing = (): void => {
+            const count = size(Math.max(now0, knownEnd ?? now0));
+            advance(count, () => {
+              const b = block as NonNullable<typeof block>;
+              if (b.first + (b.count - 1) * interval >= eng.now - late) return done();
+              const again = eng.now;
+              restart(again, size(again), (ok) => (ok ? done() : advance(count, done)));
             });
+          };
+          if (lagging && (knownEnd === undefined || knownEnd <= now0))
+            restart(now0, size(now0), (ok) => (ok ? done() : advancing()));
+          else advancing();
+        };
+        const nextInstant = (): number | undefined => {
+          if (block === undefined) return undefined;
+          const j = Math.max(block.next, Math.ceil((eng.now - late - block.first) / interval));
+          if (j >= block.count) return undefined;
+          block.next = j;
+          return block.first + j * interval;
+        };
+        const go = (instant: number): void => {
+          const b = block as NonNullable<typeof block>;
+          if (instant - eng.now > maxWaitMs || instant >= deadline) {
+            block = undefined;
+            // returnTat: only while the block is still the schedule's last write.
+            const end = b.end;
+            if (end === undefined) return then(undefined);
+            return write(
+              () => {
+                if (world.tat[s] === end) world.tat[s] = end - (b.count - b.next) * interval;
+              },
+              () => then(undefined),
+            );
+          }
+          eng.at(Math.max(instant, eng.now), () => {
+            b.next++;
+            lastCallAt = eng.now;
+            then(eng.now);
           });
-        attempt();
+        };
+        const instant = nextInstant();
+        if (instant !== undefined) return go(instant);
+        // A block whose writes took it past its instants counts as a late wake-up: reserve again, up to 5 tries.
+        let tries = 0;
+        const take = (): void =>
+          reserve(() => {
+            lagging = (block as NonNullable<typeof block>).first <= eng.now;
+            const fresh = nextInstant();
+            if (fresh !== undefined) return go(fresh);
+            if (++tries < 5) return take();
+            if (eng.now >= deadline) return then(undefined);
+            lastCallAt = eng.now;
+            then(eng.now);
+          });
+        take();
       };
       /** A single-consumer store paces locally (rate.ts localPacer): no write. */
-      const localPace = (then: (start: number | undefined) => void): void => {
+      const localPace = (_inHand: number, then: (start: number | undefined) => void): void => {
         if (world.nextStart(s) >= deadline) return then(undefined);
         then(world.reserve(s));
       };
@@ -354,7 +410,7 @@ export const attentionDesign = (
           // deliver-task.ts: the claim, the pace, the call, the settle.
           eng.after(AWS, () => {
             const pacedAt = eng.now;
-            pace((start) => {
+            pace(batch.length - i, (start) => {
               if (start === undefined) {
                 // Not started: the claim is settled back to pending, the rest handed back.
                 req.add('ddbWrite', 'data', 2);

@@ -87,8 +87,9 @@ export interface DispatchState {
     opts: { seenSeq: number; now: number; tat?: number; drainMs?: number },
   ): Promise<Conditional>;
   /**
-   * Rate limiting: atomically push the store's theoretical arrival time on by `intervalMs`; returns the new value,
-   * and the store's learnt rate (`rate`) as it stands, so every consumer follows another's change at its next call.
+   * Rate limiting: atomically push the store's theoretical arrival time on by `intervalMs` (k intervals for a
+   * block of k instants, rate.ts); returns the new value, and the store's learnt rate (`rate`) as it stands, so
+   * every consumer follows another's change at its next reservation.
    */
   advanceTat(storeId: string, intervalMs: number): Promise<TatReservation>;
   /**
@@ -103,13 +104,13 @@ export interface DispatchState {
    */
   holdTat(storeId: string, until: number): Promise<void>;
   /**
-   * Rate limiting: give back a reservation the caller will not use (its slice deadline came first), if no
-   * other write moved the schedule since (`tat` and `tatSeq` as it left them); false otherwise — its instant
-   * then stays unused, never handed out twice. Without it a store whose interval exceeds its slice would
+   * Rate limiting: give back the last `intervalMs` of a reservation the caller will not use (its slice
+   * deadline came first: a block's unused tail), if no other write moved the schedule since (`tat` and
+   * `tatSeq` as it left them); false otherwise — those instants then stay unused, never handed out twice. Without it a store whose interval exceeds its slice would
    * push its own schedule on at every slice and never call (simulation seed 10392).
    */
   returnTat(storeId: string, reservation: { tat: number; seq: number }, intervalMs: number): Promise<boolean>;
-  /** Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs`; false if it does not lag. */
+  /** Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs` (a block's span); false if it does not lag. */
   restartTat(storeId: string, now: number, intervalMs: number): Promise<boolean>;
   /**
    * Drop a queued slot (store paused or gone), counting a discarded attention; with `ifOver`, only while

@@ -7,15 +7,18 @@ import type { Clock, DispatchState } from './ports.js';
  *
  * A single-consumer store paces locally: only one lease exists at a time, and the pace is carried from
  * lease to lease in the dispatch item (slot `n`, store `tat`), at no extra cost. A store with several
- * consumers shares one GCRA schedule in the dispatch item: right before each call, one atomic ADD moves the
- * store's theoretical arrival time on by 1/rate and hands this call its own instant, so the store's calls
- * never start closer together than 1/rate across all its leases. When the schedule lags the clock (the store
- * was quiet, or its consumers are slower than its rate), a conditional write restarts it at now instead, so
- * idle time is never spent as a burst. One DynamoDB write per call either way, and no retry loops.
+ * consumers shares one GCRA schedule in the dispatch item: one atomic ADD moves the store's theoretical
+ * arrival time on by k/rate and hands the lease a block of k instants of its own (k ≤ 10, the messages in
+ * hand), so the store's calls never start closer together than 1/rate across all its leases, at one write per
+ * block. When the schedule lags the clock (the store was quiet, or its consumers are slower than its rate), a
+ * conditional write restarts it at now instead, so idle time is never spent as a burst. No retry loops.
  */
 export interface Pacer {
-  /** Waits for the next call's turn; false when the call could not start before `deadline`. */
-  acquire(deadline: number): Promise<boolean>;
+  /**
+   * Waits for the next call's turn; false when the call could not start before `deadline`. `inHand`: the
+   * messages the lease holds for calls, this one included (a shared pacer reserves up to that many instants).
+   */
+  acquire(deadline: number, inHand?: number): Promise<boolean>;
   /** The earliest start of a further call (carried to the next lease of a single-consumer store). */
   readonly carry: number;
   /**
@@ -73,10 +76,12 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
   };
 };
 
-/** How late a call may start after its instant before it takes a new one: half an interval, ≥ 5 ms of timer jitter. */
-const lateness = (interval: number): number => Math.max(interval / 2, 5);
-/** Late wake-ups are retried this often before the call goes ahead regardless. */
+/** How late a call may start after its instant before it takes a later one: half an interval, ≥ 5 ms of timer jitter. */
+export const lateness = (interval: number): number => Math.max(interval / 2, 5);
+/** Late wake-ups in a row after which a call goes ahead regardless (the deadline still checked). */
 const MAX_TRIES = 5;
+/** The most instants one write reserves: an SQS batch, the most messages a lease holds at once. */
+export const MAX_BLOCK = 10;
 
 /**
  * The longest a multi-consumer store's call normally waits for its instant: each of its N consumers holds at
@@ -86,6 +91,71 @@ const MAX_TRIES = 5;
 export const maxPaceWaitMs = (interval: number, consumers: number): number =>
   Math.max(1000, 2 * interval * consumers);
 
+/**
+ * How many instants the next block reserves, given the messages in hand, where the block is expected to
+ * start, the slice deadline, the longest wait for an instant (`horizon`: a hold is learnt at the next block,
+ * so no block reaches further than a single reservation could), and the lease's own pace — the time from one
+ * call's start to its next acquire (`cycle`). Consecutive instants are one interval apart: a lease slower
+ * than that starts its j-th call j × (cycle − interval) after its instant, so the block stops where that lag
+ * would pass the lateness allowed (a slower lease reserves one instant per call, as before blocks).
+ */
+export const blockSize = (opts: {
+  interval: number;
+  inHand: number;
+  start: number;
+  deadline: number;
+  horizon: number;
+  cycle: number | undefined;
+}): number => {
+  const { interval, cycle } = opts;
+  const beforeDeadline = Math.ceil((opts.deadline - opts.start) / interval);
+  const withinHorizon = Math.floor(opts.horizon / interval) + 1;
+  const keepsPace =
+    cycle === undefined || cycle <= interval
+      ? MAX_BLOCK
+      : Math.floor(lateness(interval) / (cycle - interval)) + 1;
+  return Math.max(1, Math.min(MAX_BLOCK, opts.inHand, beforeDeadline, withinHorizon, keepsPace));
+};
+
+/** The arithmetic of a block write; the simulation swaps in a broken one (`block-in-one-interval`). */
+export interface BlockRules {
+  /** The spacing of a block's `count` instants at `interval`; one write moves the schedule on by count × it. */
+  step(count: number, interval: number): number;
+}
+export const BLOCK_RULES: BlockRules = { step: (_count, interval) => interval };
+
+/** A run of reserved instants, `first + j × step` for j < count; those before `next` are spent or forfeited. */
+interface Block {
+  first: number;
+  count: number;
+  /** The interval in force when the block was reserved, and the spacing of its instants (the same, unbroken). */
+  interval: number;
+  step: number;
+  next: number;
+  /** The write as it left the schedule (end of the block), while its unused tail may be given back. */
+  reserved?: { tat: number; seq: number };
+}
+
+/** The block's earliest unspent instant not more than `lateness` behind `now` (earlier ones are forfeited). */
+const nextInstant = (block: Block, now: number): number | undefined => {
+  const from = Math.ceil((now - lateness(block.interval) - block.first) / block.step);
+  const j = Math.max(block.next, from);
+  if (j >= block.count) return undefined;
+  block.next = j;
+  return block.first + j * block.step;
+};
+
+/**
+ * A multi-consumer store's pacer. One write reserves a block of up to `MAX_BLOCK` consecutive instants on the
+ * store's shared GCRA schedule (`advanceTat` by count × interval, or `restartTat` at now when the schedule lags
+ * the clock); the lease then paces locally through them, one call per instant, each starting at its instant
+ * and at most `lateness` after it. A late wake-up never re-reserves and never calls off an instant: it forfeits
+ * the instants it overslept and takes the block's next one (waiting for it); only a block used up reserves
+ * again. A block's unused tail is given back when the slice deadline or a hold refuses it (`returnTat` by the
+ * tail's span, conditional on the block write being the schedule's last). The store learns another consumer's
+ * hold (`holdTat`) at its next block write: a block reserved before a hold landed may still call — as a single
+ * reserved instant could before blocks — but only within `maxWait` of its write, since no block reaches further.
+ */
 export const sharedPacer = (
   dispatch: DispatchState,
   storeId: string,
@@ -94,71 +164,124 @@ export const sharedPacer = (
   maxWait: Interval = Number.POSITIVE_INFINITY,
   /** Told the store's learnt rate with each reservation (another consumer may have changed it). */
   onRate: (rate: RateState | undefined) => void = () => undefined,
+  rules: BlockRules = BLOCK_RULES,
 ): Pacer => {
-  let interval = read(spacing);
-  /** The latest reservation made by `advanceTat` (the schedule as it left it), while it may be given back. */
-  let reserved: { tat: number; seq: number } | undefined;
-  const reserve = async (): Promise<number> => {
-    const first = await dispatch.advanceTat(storeId, interval);
+  let block: Block | undefined;
+  /** Where this lease last left the schedule (its block's end). */
+  let knownEnd: number | undefined;
+  /**
+   * Whether the schedule lagged the clock at this lease's last reservation (its first instant was due at
+   * once): then the next reservation tries a restart first — one write either way when the guess is right.
+   */
+  let lagging = true;
+  /** When this lease's last call started, and the lease's own pace from it to its next acquire. */
+  let lastCallAt: number | undefined;
+  let cycle: number | undefined;
+  let blockedUntil = 0;
+  let held = false;
+
+  const advance = async (count: number, interval: number): Promise<Block> => {
+    let step = rules.step(count, interval);
+    const first = await dispatch.advanceTat(storeId, count * step);
     onRate(first.rate);
     const learnt = read(spacing);
     let got = first;
+    let used = interval;
     if (learnt > interval) {
-      // Another consumer lowered the store's rate (adaptive rate): this reservation used the old spacing, so
-      // push the schedule on by the difference — the next call is then one new interval after this one (one
-      // more write, only when the rate was lowered since this lease last looked).
-      got = await dispatch.advanceTat(storeId, learnt - interval);
-      interval = learnt;
+      // Another consumer lowered the store's rate (adaptive rate): this block used the old spacing, so push the
+      // schedule on by the difference for each instant — one more write, only when the rate was lowered since.
+      const wider = rules.step(count, learnt);
+      got = await dispatch.advanceTat(storeId, count * (wider - step));
+      step = wider;
+      used = learnt;
     }
-    reserved = got.seq === undefined ? undefined : { tat: got.tat, seq: got.seq };
-    return got.tat;
+    knownEnd = got.tat;
+    return {
+      first: got.tat - count * step,
+      count,
+      interval: used,
+      step,
+      next: 0,
+      ...(got.seq === undefined ? {} : { reserved: { tat: got.tat, seq: got.seq } }),
+    };
   };
-  let next = clock.now();
-  let blockedUntil = 0;
-  let held = false;
-  /** Whether the schedule lagged the clock last time: then a restart is tried first (one write either way). */
-  let lagging = true;
-  const take = async (): Promise<number> => {
+  const restart = async (now: number, count: number, interval: number): Promise<Block | undefined> => {
+    const step = rules.step(count, interval);
+    if (!(await dispatch.restartTat(storeId, now, count * step))) return undefined;
+    knownEnd = now + count * step;
+    // Sized to end before the deadline from now, so never refused by it: nothing to give back, no seq kept.
+    return { first: now, count, interval, step, next: 0 };
+  };
+  const reserve = async (inHand: number, deadline: number): Promise<Block> => {
     const now = clock.now();
-    interval = read(spacing);
-    reserved = undefined;
-    if (lagging && (await dispatch.restartTat(storeId, now, interval))) return now;
-    let tat = await reserve();
-    if (tat <= now) {
-      // The schedule lagged a whole interval (a slow call): going now would leave it behind this call, and
-      // the next restart would succeed against it at once — two calls together. Re-register it at now
-      // first (a second write, only after such a lag); if another consumer moved it meanwhile, reserve again.
-      if (await dispatch.restartTat(storeId, now, interval)) {
-        reserved = undefined;
-        return now;
-      }
-      tat = await reserve();
+    const interval = read(spacing);
+    const size = (start: number): number =>
+      blockSize({ interval, inHand, start, deadline, horizon: read(maxWait), cycle });
+    // The schedule may lag the clock (it did at this lease's last reservation, and this lease's own block has
+    // ended — else the schedule is surely ahead): restart it at now, one write.
+    if (lagging && (knownEnd === undefined || knownEnd <= now)) {
+      const restarted = await restart(now, size(now), interval);
+      if (restarted) return restarted;
     }
-    // A schedule less than an interval behind takes no credit for it: the call goes now, and the next one
-    // at the schedule's next instant, less than an interval later once (GCRA's burst of one).
-    lagging = tat - interval <= clock.now();
-    return Math.max(tat - interval, now);
+    const count = size(Math.max(now, knownEnd ?? now));
+    const got = await advance(count, interval);
+    if (got.first + (got.count - 1) * got.step < clock.now() - lateness(got.interval)) {
+      // The whole block lies too far behind the clock to use (the schedule lagged a slow call): going now would
+      // leave the schedule behind this call, and the next restart would succeed against it at once — two calls
+      // together. Restart it at now instead (a second write, only after such a lag); if another consumer moved
+      // it meanwhile, advance again.
+      const again = clock.now();
+      return (await restart(again, size(again), interval)) ?? (await advance(count, interval));
+    }
+    return got;
   };
+  /** Gives back the block's instants from `next` on (one conditional write), if it was the schedule's last write. */
+  const giveBack = async (unused: Block): Promise<void> => {
+    if (unused.reserved === undefined) return;
+    // A failed give-back only leaves those instants unused.
+    await dispatch
+      .returnTat(storeId, unused.reserved, (unused.count - unused.next) * unused.step)
+      .catch(() => false);
+  };
+
   return {
-    async acquire(deadline) {
-      for (let i = 0; i < MAX_TRIES; i++) {
-        const instant = await take();
-        next = instant + interval;
+    async acquire(deadline, inHand = 1) {
+      if (lastCallAt !== undefined) cycle = clock.now() - lastCallAt;
+      for (let late = 0; late < MAX_TRIES;) {
+        // A lowered rate (this lease's own answer stretched the schedule): the block's instants are too close.
+        if (block !== undefined && read(spacing) > block.interval) block = undefined;
+        let instant = block === undefined ? undefined : nextInstant(block, clock.now());
+        if (instant === undefined) {
+          block = await reserve(inHand, deadline);
+          lagging = block.first <= clock.now();
+          instant = nextInstant(block, clock.now());
+          // The write stalled past every instant it reserved: as a late wake-up.
+          if (instant === undefined) {
+            late++;
+            continue;
+          }
+        }
+        const current: Block = block as Block;
         held = instant - clock.now() > read(maxWait);
         if (held || instant >= deadline) {
           blockedUntil = instant;
-          // The slice will not use this instant: give it back, so the slice resuming at it finds it free.
-          // Kept, every slice of a store whose interval exceeds the slice would push the schedule one
-          // interval on and never call (a livelock; simulation seeds 10392, 64157). A held store keeps its
-          // reservation: its instant lies past a Retry-After, where the hold itself already put the schedule.
-          if (!held && reserved !== undefined)
-            // A failed give-back only leaves that one instant unused.
-            await dispatch.returnTat(storeId, reserved, interval).catch(() => false);
+          // The slice will not use these instants: give them back, so the slice resuming at them finds them
+          // free. Kept, every slice of a store whose interval exceeds the slice would push the schedule on and
+          // never call (a livelock; simulation seeds 10392, 64157); a held block lies past the hold, where the
+          // schedule goes back to.
+          block = undefined;
+          await giveBack(current);
           return false;
         }
         await sleepUntil(clock, instant);
-        // Woke too late (an event-loop stall): going now would bunch with the calls after this instant.
-        if (clock.now() - instant <= lateness(interval)) return true;
+        if (clock.now() - instant <= lateness(current.interval)) {
+          current.next++;
+          lastCallAt = clock.now();
+          return true;
+        }
+        // Woke too late (an event-loop stall): going now would bunch with the calls after this instant; the next
+        // round takes the block's next instant instead, or reserves a block once this one is spent.
+        late++;
       }
       // Going ahead regardless after MAX_TRIES late wake-ups — but never past the slice deadline: the
       // writes above may have stalled for longer than the lease (found by the simulation, seed 958).
@@ -166,10 +289,12 @@ export const sharedPacer = (
         blockedUntil = clock.now();
         return false;
       }
+      lastCallAt = clock.now();
       return true;
     },
     get carry() {
-      return next;
+      const next = block === undefined ? undefined : block.first + block.next * block.step;
+      return next ?? knownEnd ?? clock.now();
     },
     get blockedUntil() {
       return blockedUntil;

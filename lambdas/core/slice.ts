@@ -9,7 +9,7 @@ import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.j
 import { MetricNames } from './names.js';
 import type { DispatchState } from './ports.js';
 import type { Policy } from './plans.js';
-import { localPacer, maxPaceWaitMs, sharedPacer, type Pacer } from './rate.js';
+import { localPacer, maxPaceWaitMs, sharedPacer, type BlockRules, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import { bySource, receiveBatch, type SourcedMessage } from './slice-receive.js';
 import { StoreRate } from './store-rate.js';
@@ -33,6 +33,8 @@ export interface SliceDeps extends DeliverDeps, SignalDeps {
   dispatch: DispatchState;
   /** The adaptive rate's rules; ADAPTIVE_RULES unless the simulation runs a broken variant. */
   rateRules?: RateRules;
+  /** The shared pacer's block arithmetic; BLOCK_RULES unless the simulation runs a broken variant. */
+  blockRules?: BlockRules;
   settings: DeliverDeps['settings'] & { emptyPollSeconds: number };
 }
 
@@ -172,8 +174,14 @@ export const runSlice = async (
     maxPaceWaitMs(interval(), policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
   const pacer: Pacer = single
     ? localPacer(interval, lease.nextCallAt, deps.clock)
-    : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock, maxWaitMs, (learnt) =>
-        rate.adopt(learnt),
+    : sharedPacer(
+        deps.dispatch,
+        store.storeId,
+        interval,
+        deps.clock,
+        maxWaitMs,
+        (learnt) => rate.adopt(learnt),
+        deps.blockRules,
       );
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = (): number => interval() * policy.maxConcurrentConsumers;
@@ -306,7 +314,8 @@ export const runSlice = async (
       let outcome: TaskResult;
       // No call starts at or after the slice deadline, so the last one ends before the lease expires.
       const pace = async (): Promise<boolean> => {
-        const allowed = await pacer.acquire(deadline);
+        // The messages in hand from this one on: a shared pacer reserves their instants with one write.
+        const allowed = await pacer.acquire(deadline, batch.length - i);
         callStartedAt = deps.clock.now();
         return allowed;
       };

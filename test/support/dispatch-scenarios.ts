@@ -1,6 +1,7 @@
 import type { DispatchItem } from '../../lambdas/core/dispatch-model.js';
 import { activeShardOf } from '../../lambdas/core/names.js';
-import type { Conditional, DispatchState } from '../../lambdas/core/ports.js';
+import type { Clock, Conditional, DispatchState } from '../../lambdas/core/ports.js';
+import { sharedPacer } from '../../lambdas/core/rate.js';
 
 /**
  * One table of dispatch-state operations and the outcome the protocol requires of each. It runs against
@@ -10,6 +11,11 @@ import type { Conditional, DispatchState } from '../../lambdas/core/ports.js';
 const T = 1_800_000_000_000;
 const okOf = (r: Conditional): boolean => r.ok;
 const slotsOf = (item: DispatchItem | undefined) => item?.slots ?? {};
+/** Simulated time from T: sleeping moves it on, nothing else does. */
+const steppedClock = (): Clock => {
+  let now = T;
+  return { now: () => now, sleep: async (ms) => void (now += ms) };
+};
 
 export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promise<unknown>, unknown][] = [
   [
@@ -266,6 +272,53 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       return { back, again, afterBack, overtaken, afterHold, tat: (await d.read(id))?.tat };
     },
     { back: true, again: false, afterBack: T + 200, overtaken: false, afterHold: false, tat: T + 5_000 },
+  ],
+  [
+    'a block write reserves several instants at once; only its unused tail goes back, only while it is the last write',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.restartTat(id, T, 200); // tat T + 200
+      const block = await d.advanceTat(id, 5 * 200); // five instants T + 200 … T + 1000, tat T + 1200
+      // Two of them used: the tail of three goes back, once.
+      const tail = await d.returnTat(id, { tat: block.tat, seq: block.seq as number }, 3 * 200);
+      const again = await d.returnTat(id, { tat: block.tat, seq: block.seq as number }, 3 * 200);
+      const afterTail = (await d.read(id))?.tat;
+      const next = await d.advanceTat(id, 4 * 200); // tat T + 1400
+      await d.advanceTat(id, 200); // another consumer reserves after it: tat T + 1600
+      const overtaken = await d.returnTat(id, { tat: next.tat, seq: next.seq as number }, 2 * 200);
+      // The real pacer through this store: a block of three instants for three messages, one write, paced
+      // 200 ms apart. Then another consumer reserves two instants (tat T + 2600); the next block (three, sized
+      // for a deadline at T + 2800 from where this lease left the schedule) lands after them: its first call
+      // goes, the deadline refuses the second, and the two unused instants go back.
+      const clock = steppedClock();
+      const pacer = sharedPacer(d, id, 200, clock);
+      const starts: number[] = [];
+      for (let inHand = 3; inHand > 0; inHand--)
+        if (await pacer.acquire(T + 60_000, inHand)) starts.push(clock.now() - T);
+      await d.advanceTat(id, 2 * 200);
+      if (await pacer.acquire(T + 2_800, 3)) starts.push(clock.now() - T);
+      const refused = !(await pacer.acquire(T + 2_800, 2));
+      return {
+        tail,
+        again,
+        afterTail,
+        overtaken,
+        starts,
+        refused,
+        blockedUntil: pacer.blockedUntil - T,
+        tat: (await d.read(id))?.tat,
+      };
+    },
+    {
+      tail: true,
+      again: false,
+      afterTail: T + 600,
+      overtaken: false,
+      starts: [1_600, 1_800, 2_000, 2_600],
+      refused: true,
+      blockedUntil: 2_800,
+      tat: T + 2_800,
+    },
   ],
   [
     'holdTat raises the schedule to a 429’s Retry-After, never lowers it, and creates no item',

@@ -190,25 +190,27 @@ describe('sharedPacer', () => {
     expect(await pacer.acquire(T0 + 1000)).toBe(true);
     expect(await pacer.acquire(T0 + 1000)).toBe(true);
 
-    expect(writes).toEqual(['restart', 'restart-refused', 'advance', 'advance']);
+    // A restart is tried only when this lease last left the schedule at or before the clock.
+    expect(writes).toEqual(['restart', 'advance', 'advance']);
     expect(sleeps).toEqual([100, 100]);
     expect(tat()).toBe(T0 + 300);
     expect(pacer.carry).toBe(T0 + 300);
   });
 
-  it('tries a restart first once an advance finds the schedule at the clock, the very instant it reads', async () => {
+  it('tries a restart only when its last reservation found the schedule at the clock and its block has ended', async () => {
     const { clock, advance } = steppedClock();
     const { dispatch, writes } = recordingDispatch(STORE, T0 + 100);
     const pacer = sharedPacer(dispatch, STORE, 100, clock);
 
     await pacer.acquire(T0 + 10_000); // restart refused (tat ahead), advance: instant T0 + 100, slept until then
-    advance(100); // the call took an interval: the schedule's next instant (T0 + 200) is now
+    advance(150); // the call took longer than an interval: the schedule (T0 + 200) now lags the clock
     writes.length = 0;
 
-    await pacer.acquire(T0 + 10_000); // advance finds tat - interval === now: lagging
-    await pacer.acquire(T0 + 10_000); // so this take tries a restart first (refused: tat is ahead again)
+    await pacer.acquire(T0 + 10_000); // its last instant had to be waited for: advance (instant T0 + 200, due)…
+    advance(100); // …and this call too outlasts the interval: the schedule (T0 + 300) lags again
+    await pacer.acquire(T0 + 10_000); // the last instant was due at once and the block has ended: restart first
 
-    expect(writes).toEqual(['advance', 'restart-refused', 'advance']);
+    expect(writes).toEqual(['advance', 'restart']);
   });
 
   it('takes its instant from the advanced schedule and sleeps until then', async () => {
@@ -273,7 +275,7 @@ describe('sharedPacer', () => {
       const pacer = sharedPacer(dispatch, STORE, interval, clock);
 
       expect(await pacer.acquire(T0 + 60_000)).toBe(true);
-      expect(writes.filter((w) => w === 'advance')).toHaveLength(takes);
+      expect(writes.filter((w) => w === 'advance' || w === 'restart')).toHaveLength(takes);
     },
   );
 

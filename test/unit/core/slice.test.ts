@@ -420,9 +420,11 @@ describe('runSlice', () => {
     const starts = recordStarts();
     await runSlice(world.deps, store, policy({ ratePerSecond: 4, maxConcurrentConsumers: 2 }), lease());
     expect(starts).toEqual([0, 250, 500, 750]);
-    // One write per call: the first restarts the idle schedule at now, the rest advance it (the clock waits).
-    expect(world.dispatch.restartTat.mock.calls.length + world.dispatch.advanceTat.mock.calls.length).toBe(5);
-    expect(world.dispatch.advanceTat).toHaveBeenCalledTimes(3);
+    // One write for the four messages in hand: it restarts the idle schedule at now with a block of four
+    // instants, 250 ms apart, which the lease paces through locally.
+    expect(world.dispatch.restartTat).toHaveBeenCalledTimes(1);
+    expect(world.dispatch.restartTat).toHaveBeenCalledWith(store.storeId, T0, 1000);
+    expect(world.dispatch.advanceTat).not.toHaveBeenCalled();
     expect(world.w.tat).toBe(T0 + 1000);
   });
 

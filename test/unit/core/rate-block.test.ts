@@ -1,0 +1,222 @@
+import { describe, expect, it } from 'vitest';
+import type { Clock, DispatchState } from '../../../lambdas/core/ports.js';
+import { blockSize, MAX_BLOCK, sharedPacer } from '../../../lambdas/core/rate.js';
+import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+import { T0 } from '../support/fixtures.js';
+
+const STORE = 'store-1';
+
+/** A clock that only moves when slept on or advanced; sleep `n` (1-based) overshoots by `late(n)` ms. */
+const steppedClock = (late: (n: number) => number = () => 0) => {
+  let now = T0;
+  let sleeps = 0;
+  const clock: Clock = {
+    now: () => now,
+    sleep: async (ms) => {
+      sleeps++;
+      now += ms + late(sleeps);
+    },
+  };
+  return { clock, advance: (ms: number) => (now += ms) };
+};
+
+/** The in-memory dispatch state, recording each schedule write with the span it moved. */
+const recordingDispatch = (tat?: number) => {
+  const state = new MemoryDispatchState();
+  state.items.set(STORE, { storeId: STORE, ...(tat === undefined ? {} : { tat }) } as never);
+  const writes: string[] = [];
+  const dispatch = {
+    restartTat: async (id: string, now: number, span: number) => {
+      const ok = await state.restartTat(id, now, span);
+      writes.push(ok ? `restart ${span}` : 'restart-refused');
+      return ok;
+    },
+    advanceTat: async (id: string, span: number) => {
+      writes.push(`advance ${span}`);
+      return state.advanceTat(id, span);
+    },
+    returnTat: async (id: string, reservation: { tat: number; seq: number }, span: number) => {
+      const ok = await state.returnTat(id, reservation, span);
+      writes.push(ok ? `return ${span}` : 'return-refused');
+      return ok;
+    },
+    holdTat: (id: string, until: number) => state.holdTat(id, until),
+  } as unknown as DispatchState;
+  return { dispatch, writes, tat: () => state.items.get(STORE)?.tat };
+};
+
+/** `calls` acquires of one lease, each call lasting `callMs`: the starts (ms after T0) and what each answered. */
+const run = async (
+  pacer: ReturnType<typeof sharedPacer>,
+  clock: Clock,
+  advance: (ms: number) => void,
+  opts: { calls: number; inHand: number; deadline: number; callMs?: number },
+) => {
+  const starts: number[] = [];
+  for (let i = 0; i < opts.calls; i++) {
+    if (!(await pacer.acquire(opts.deadline, opts.inHand - i))) break;
+    starts.push(clock.now() - T0);
+    advance(opts.callMs ?? 0);
+  }
+  return starts;
+};
+
+describe('blockSize', () => {
+  const base = { interval: 100, inHand: 10, start: T0, deadline: T0 + 60_000, horizon: 3_000, cycle: 0 };
+  it.each([
+    { name: 'the messages in hand', over: { inHand: 4 }, expected: 4 },
+    { name: 'at most an SQS batch', over: { inHand: 25 }, expected: MAX_BLOCK },
+    {
+      name: 'instants before the deadline (start + j × interval < deadline)',
+      over: { deadline: T0 + 301 },
+      expected: 4,
+    },
+    { name: 'none past the deadline, one at least', over: { deadline: T0 + 300 }, expected: 3 },
+    { name: 'a deadline already reached still sizes one', over: { deadline: T0 }, expected: 1 },
+    { name: 'instants within the horizon of its start', over: { horizon: 450 }, expected: 5 },
+    { name: 'an unknown pace (first call of the lease)', over: { cycle: undefined }, expected: 10 },
+    { name: 'a lease as fast as the interval', over: { cycle: 100 }, expected: 10 },
+    // 120 ms a call at 100 ms instants: the j-th call starts 20·j ms late, allowed up to 50 ms.
+    { name: 'a lease slower than the interval: lag within the lateness', over: { cycle: 120 }, expected: 3 },
+    { name: 'a lease 1.5 intervals slow: one instant per write', over: { cycle: 151 }, expected: 1 },
+    // 1000/s: 5 ms of timer jitter allowed, a 5 ms call cycle lags 4 ms a call.
+    { name: 'a fast rate allows 5 ms of lag', over: { interval: 1, cycle: 5 }, expected: 2 },
+  ])('is bounded by $name: $expected', ({ over, expected }) => {
+    expect(blockSize({ ...base, ...over })).toBe(expected);
+  });
+});
+
+describe('sharedPacer blocks', () => {
+  it('reserves the instants of the messages in hand with one write and paces through them locally', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, tat } = recordingDispatch(T0 + 50);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    const starts = await run(pacer, clock, advance, {
+      calls: 5,
+      inHand: 5,
+      deadline: T0 + 60_000,
+      callMs: 30,
+    });
+
+    expect(starts).toEqual([50, 150, 250, 350, 450]);
+    expect(writes).toEqual(['restart-refused', 'advance 500']);
+    expect(tat()).toBe(T0 + 550);
+  });
+
+  it('restarts a lagging schedule at now with the whole block, one write', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, tat } = recordingDispatch(T0 - 10_000);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    const starts = await run(pacer, clock, advance, { calls: 3, inHand: 3, deadline: T0 + 60_000 });
+
+    expect(starts).toEqual([0, 100, 200]);
+    expect(writes).toEqual(['restart 300']);
+    expect(tat()).toBe(T0 + 300);
+  });
+
+  it('a late wake-up forfeits the instants it overslept and takes the next, with no write', async () => {
+    // The second sleep, meant for T0 + 200, wakes at T0 + 330: more than half an interval past it, so 200 is
+    // forfeited and the block's next instant (300, less than half an interval behind) is taken at once.
+    const { clock, advance } = steppedClock((n) => (n === 2 ? 130 : 0));
+    const { dispatch, writes } = recordingDispatch(T0);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    const starts = await run(pacer, clock, advance, { calls: 4, inHand: 4, deadline: T0 + 60_000 });
+
+    expect(starts).toEqual([0, 100, 330, 400]);
+    // One block of four for the first three calls; the fourth message found the block spent: one more write.
+    expect(writes).toEqual(['restart 400', 'advance 100']);
+  });
+
+  it('never starts calls closer than the interval less the lateness, however late the wake-ups', async () => {
+    const lateBy = [0, 70, 20, 240, 0, 55, 10, 0, 300, 0, 0, 0];
+    const { clock, advance } = steppedClock((n) => lateBy[n % lateBy.length] as number);
+    const { dispatch, writes } = recordingDispatch(T0);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    const starts = await run(pacer, clock, advance, {
+      calls: 30,
+      inHand: 30,
+      deadline: T0 + 60_000,
+      callMs: 5,
+    });
+
+    expect(starts).toHaveLength(30);
+    for (let i = 1; i < starts.length; i++)
+      expect((starts[i] as number) - (starts[i - 1] as number)).toBeGreaterThanOrEqual(50);
+    // Calls within any second: never more than the rate allows plus the one a lateness can add.
+    for (const from of starts)
+      expect(starts.filter((s) => s >= from && s < from + 1000).length).toBeLessThanOrEqual(11);
+    // Writes: one per block of up to ten, not one per late wake-up.
+    expect(writes.length).toBeLessThanOrEqual(6);
+  });
+
+  it('gives the tail its slice deadline refuses back with one write, so the instants stay free', async () => {
+    const { clock, advance } = steppedClock();
+    // Another consumer keeps the schedule ahead: the block starts at T0 + 600, its deadline is T0 + 900.
+    const { dispatch, writes, tat } = recordingDispatch(T0 + 600);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    const starts = await run(pacer, clock, advance, { calls: 10, inHand: 10, deadline: T0 + 900 });
+
+    // Sized from now (T0) for a deadline 900 ms away: 9 instants, 600..1400; three go before the deadline.
+    expect(starts).toEqual([600, 700, 800]);
+    expect(pacer.blockedUntil).toBe(T0 + 900);
+    expect(pacer.held).toBe(false);
+    expect(writes).toEqual(['restart-refused', 'advance 900', 'return 600']);
+    expect(tat()).toBe(T0 + 900);
+  });
+
+  it('a give-back returns only the unused tail, and nothing once another write moved the schedule', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, tat } = recordingDispatch(T0 + 600);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    expect(await pacer.acquire(T0 + 900, 10)).toBe(true); // block 600..1400 reserved, tat T0 + 1500
+    await dispatch.advanceTat(STORE, 100); // another consumer reserves after it: tat T0 + 1600
+    advance(0);
+    const starts = await run(pacer, clock, advance, { calls: 9, inHand: 9, deadline: T0 + 900 });
+
+    expect(starts).toEqual([700, 800]);
+    expect(writes.at(-1)).toBe('return-refused');
+    expect(tat()).toBe(T0 + 1_600);
+  });
+
+  it('learns a hold raised by another consumer at its next block, and never waits past it in its slice', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, tat } = recordingDispatch(T0);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock, 2_000);
+
+    expect(await pacer.acquire(T0 + 60_000, 2)).toBe(true); // block of 2 at T0, T0 + 100
+    await dispatch.holdTat(STORE, T0 + 10_000); // another consumer's 429: Retry-After 10 s
+    // The block reserved before the hold still calls — within its write's horizon (2 s), as one instant could.
+    expect(await pacer.acquire(T0 + 60_000, 1)).toBe(true);
+    expect(clock.now()).toBe(T0 + 100);
+    advance(0);
+    // The next block lands past the hold: held, given back to the hold's end, nothing slept.
+    expect(await pacer.acquire(T0 + 60_000, 8)).toBe(false);
+    expect(pacer.held).toBe(true);
+    expect(pacer.blockedUntil).toBe(T0 + 10_000);
+    expect(clock.now()).toBe(T0 + 100);
+    expect(tat()).toBe(T0 + 10_000);
+    expect(writes).toEqual(['restart 200', 'advance 800', 'return 800']);
+  });
+
+  it('drops its block when the rate is lowered mid-block and reserves at the new interval', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes } = recordingDispatch(T0);
+    let interval = 100;
+    const pacer = sharedPacer(dispatch, STORE, () => interval, clock);
+
+    expect(await pacer.acquire(T0 + 60_000, 5)).toBe(true); // block T0..T0 + 400
+    interval = 200; // the lease's own answer lowered the rate (slice.ts stretches the schedule itself)
+    await dispatch.advanceTat(STORE, 500); // that stretch: tat T0 + 1000
+    advance(10);
+    expect(await pacer.acquire(T0 + 60_000, 4)).toBe(true);
+
+    expect(clock.now()).toBe(T0 + 1_000);
+    expect(writes).toEqual(['restart 500', 'advance 500', 'advance 800']);
+  });
+});
