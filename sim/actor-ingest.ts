@@ -76,10 +76,11 @@ export class IngestActors {
       tenantId: TENANT,
       requestId: `req-${actor.id}`,
     };
-    const retry = () => {
+    const retry = (eventIds = request.eventIds) => {
       if (request.attempt < 3)
         this.pending.push({
           ...request,
+          eventIds,
           at: ctx.now + ctx.rng.int(500, 5_000),
           attempt: request.attempt + 1,
         });
@@ -100,8 +101,16 @@ export class IngestActors {
         (response) => {
           ctx.sched.log(`${actor.name} answered ${response.status}`);
           if (response.status === 202) {
-            for (const eventId of request.eventIds) {
+            // A batch answers which tasks it accepted; the integrator posts the others again (a store queue
+            // that failed for them: a hard SQS error).
+            const accepted = request.batch
+              ? (response.body as { accepted: string[] }).accepted
+              : request.eventIds;
+            const rest = request.eventIds.filter((eventId) => !accepted.includes(eventId));
+            if (rest.length > 0) retry(rest);
+            for (const eventId of accepted) {
               const track = this.tasks.get(deliveryKey(request.storeId, eventId));
+              ctx.checks.accepted(request.storeId, eventId, track);
               if (track) track.accepted = true;
             }
           } else retry();

@@ -58,7 +58,12 @@ const edges = {
   repeatsAfterTimeout: 0,
   repeatsAfterCrash: 0,
   repeatsAfterStall: 0,
+  repeatsAfterError: 0,
   duplicateTasks: 0,
+  hardErrors: 0,
+  hardErrorsApplied: 0,
+  operatorActions: 0,
+  callsWhilePaused: 0,
   stale: 0,
   unprocessedSettles: 0,
 };

@@ -73,6 +73,29 @@ export const CORE_FIXES = {
    * or the enqueue is recorded before the send (write-ahead, issue #10 point 3).
    */
   hidingCallStallCovered: true,
+  /**
+   * slice.ts/attention.ts: a slice that fails (a hard SQS/DynamoDB error) after a marketplace 429 forgets
+   * its Retry-After. The failure escapes to runLeased's catch, which requeues the slot at now + the error
+   * backoff (5 s) with the lease's old nextCallAt, so a single-consumer store's next slice calls before the
+   * Retry-After ends (seed 1513 at the time: holdTat(s0, +10 s) applied but its answer lost, next call 4.9 s
+   * early; seed 2471: the throttle path's guard write failed). Also when deliverTask's own settle('pending')
+   * fails after the 429 (deliverTask throws: the slice never learns the Retry-After). Fixed when an error
+   * ending a slice keeps the latest Retry-After the slice was told (resumeAt and nextCallAt ≥ it). Until
+   * then a worker that got a 429 gets no hard error afterwards (sim/model-errors.ts).
+   */
+  sliceErrorKeepsRetryAfter: false,
+  /**
+   * slice.ts receive error path: a receive whose answer is lost after it applied hid its messages for the
+   * visibility sized when the call began (lease end − then + margin), from when it applied; after a stall
+   * beyond the lease margin that is past the guard the error path writes (lease end + margin), so the slot's
+   * next lease finds the queue empty and marks the store idle with its messages still hidden (seed 4776 at
+   * the time: a receive stalled 15 s, applied at 19.4 s hiding 7 messages until 43.4 s, error answer, guard
+   * 35.0 s, idle at 38.8 s). Fixed when the error path guards until the failed receive's call start + the
+   * visibility it asked for + the time the call took (or the visibility is sized per attempt from a bound
+   * the guard knows). Until then a worker's receive that stalled past the lease margin gets no error after
+   * applying (sim/model-errors.ts).
+   */
+  failedReceiveGuarded: false,
 };
 
 /** Worker calls that get no zombie stall until the matching CORE_FIXES flag is set. */

@@ -16,6 +16,10 @@ export class SimContext {
   readonly stats: SimStats = emptyStats();
   /** Faults are injected until the scenario's faultsEndMs; then the run must drain. */
   faultsOn = true;
+  /** Hard SQS/DynamoDB errors (sim/model-errors.ts), set by the world; a model wraps a port with it. */
+  errors: { wrap<T extends object>(actor: Actor, prefix: string, port: T): T } = {
+    wrap: (_actor, _prefix, port) => port,
+  };
   private idSeq = 0;
   private checksRef: Checks | undefined;
 

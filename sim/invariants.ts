@@ -58,6 +58,8 @@ export const LONGEST_LEASE_MS = leaseTtlMs(
   MAX_MARKETPLACE_TIMEOUT_MS,
 );
 export const TIMEOUT_INVARIANT = 12;
+/** Invariant 13 (paused means paused, sim/model-operator.ts): see `pausedCall`. */
+export const PAUSED_INVARIANT = 13;
 /** Invariant 5: while one due attention waits visible in the queue, another store Y starts ≤ 2·max(Y) + this + Y's attentions already queued. */
 export const FAIR_SHARE_SLACK = 2;
 
@@ -82,6 +84,8 @@ const repeatExcuse = (call: KeyCall): RepeatExcuse | undefined => {
     stalledAt >= (call.okAt ?? Infinity)
   )
     return 'stall';
+  // Its caller's settle after the 2xx failed every try (hard DynamoDB errors): the task came back.
+  if (call.state === 'ok' && !call.confirmed && call.settleLost) return 'error';
   return undefined;
 };
 
@@ -185,6 +189,7 @@ export class Invariants implements Checks {
     }
     if (excuse === 'timeout') this.world.stats.repeatsAfterTimeout++;
     else if (excuse === 'crash') this.world.stats.repeatsAfterCrash++;
+    else if (excuse === 'error') this.world.stats.repeatsAfterError++;
     else this.world.stats.repeatsAfterStall++;
   }
 
@@ -209,6 +214,7 @@ export class Invariants implements Checks {
       this.fail(6, `${actor.name} called with the key ${overlapping.actor.name} has in flight (${storeId})`);
     const state = this.world.store(storeId);
     if (!state) return;
+    this.pausedCall(actor, storeId);
     const policy = state.spec.policy;
     // Leases taken before a campaign lowered the cap run to their end under the cap they were taken with.
     const maxInFlight = this.capOfLiveLeases(storeId);
@@ -240,6 +246,30 @@ export class Invariants implements Checks {
       );
   }
 
+  /*
+   * ---- 13. paused means paused (sim/model-operator.ts): the worker reads the store's status once, before its
+   * acquire, and a slice runs to its end (its deadline: invariant 4). So a paused store's marketplace calls
+   * come only from a slice whose worker read the record before the pause landed — never from one that read
+   * it paused.
+   */
+  private pausedCall(actor: Actor, storeId: string): void {
+    if (!this.world.paused(storeId)) return;
+    if (this.world.readActive(actor.id, storeId) === true) {
+      this.world.stats.callsWhilePaused++;
+      return;
+    }
+    this.fail(
+      PAUSED_INVARIANT,
+      `${actor.name} called the marketplace for ${storeId}, paused before it read the store`,
+    );
+  }
+
+  /* ---- 1. a task ingest answered 202 for is durable: it reached its store queue */
+  accepted(storeId: string, eventId: string, track: TaskTrack | undefined): void {
+    if (track === undefined)
+      this.fail(1, `ingest accepted ${storeId}:${eventId} (202) but never enqueued it`);
+  }
+
   received(state: StoreState, lease: LeaseTrack): void {
     if (lease.received > state.spec.policy.maxMessagesPerSlice)
       this.fail(
@@ -248,9 +278,11 @@ export class Invariants implements Checks {
       );
   }
 
-  /** The store's cap at true time `t`, campaign windows included (sim/model-campaigns.ts). */
-  private capAt(storeId: string, t: number): number {
-    const own = this.world.store(storeId)?.spec.policy.maxConcurrentConsumers ?? 1;
+  /**
+   * The store's cap at true time `t`, campaign windows included (sim/model-campaigns.ts), over its own cap
+   * `own` (default: the record's now, an operator's plan change included: sim/model-operator.ts).
+   */
+  private capAt(storeId: string, t: number, own = this.world.ownCap(storeId)): number {
     return capAt(this.world.campaigns, storeId, own, t);
   }
 
@@ -287,12 +319,23 @@ export class Invariants implements Checks {
     }
     // The cap in force at the instant the worker asked for the lease, on its own clock (a campaign window may
     // have raised or lowered it): the slot-count condition must hold every lease taken to it.
-    const cap = this.capAt(lease.storeId, lease.startedAt + actor.skewMs);
+    // Its own cap is the one in the store record the worker read before acquiring (a plan change that landed
+    // since counts from the store's next attention: ARCHITECTURE "a slot over a lowered limit is dropped").
+    const cap = this.capAt(
+      lease.storeId,
+      lease.startedAt + actor.skewMs,
+      this.world.capRead(actor.id, lease.storeId) ?? this.world.ownCap(lease.storeId),
+    );
     lease.cap = cap;
     const own = this.world.store(lease.storeId)?.spec.policy.maxConcurrentConsumers;
     if (cap !== own) this.world.stats.campaignLeases++;
     if (cap !== this.capAt(lease.storeId, lease.startedAt + ttl)) this.world.stats.leasesAcrossBoundary++;
     if (live > cap) this.fail(3, `${live} live leases of ${lease.storeId} (max ${cap} then)`);
+    // The slot-count condition itself, against the cap of the record the worker read: a slot over a lowered
+    // cap is dropped (over_limit) before any lease is taken under it (sim/model-operator.ts).
+    const slots = Object.keys(this.world.dispatchItem(lease.storeId)?.slots ?? {}).length;
+    if (slots > cap)
+      this.fail(3, `${actor.name} took a lease of ${lease.storeId} holding ${slots} slots (max ${cap} then)`);
     // ---- 12: every record of an invocation starts its slice with the invocation (concurrently), so even the
     // longest lease ends before the Lambda timeout kills the process; a worker stalled past the lease margin
     // before it acquired (a zombie) is the only excuse.
@@ -405,7 +448,8 @@ export class Invariants implements Checks {
           leased = true;
           break;
         }
-      if (!visible || leased) {
+      // A paused store's backlog waits (its strand clock starts again when it is resumed).
+      if (!visible || leased || this.world.paused(storeId)) {
         this.strandedSince.delete(storeId);
         continue;
       }

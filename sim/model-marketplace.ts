@@ -91,6 +91,18 @@ export class MarketplaceModel {
     }
   }
 
+  /** The caller's settle('delivered') for this key failed and did not land (sim/model-errors.ts). */
+  settleLost(actor: Actor, key: string): void {
+    const calls = this.byKey.get(key) ?? [];
+    for (let i = calls.length - 1; i >= 0; i--) {
+      const call = calls[i] as KeyCall;
+      if (call.actor === actor && call.state === 'ok') {
+        call.settleLost = true;
+        return;
+      }
+    }
+  }
+
   /**
    * The store's own marketplace limit, while faults run (lifted after, so every run drains in its time): a
    * call above it is answered 429 instead of its planned outcome, and with headers every answer carries it.

@@ -3,17 +3,25 @@ import type { SimContext } from './context.js';
 import type { Actor } from './scheduler.js';
 import type { StoreState } from './world-view.js';
 
-/** The Stores table as the core reads it (get, scan), every call one scheduled operation. */
+/** What the operator model (sim/model-operator.ts) hears of the Stores table, as each call applies. */
+export interface RegistryWatch {
+  read(actor: Actor, state: StoreState): void;
+  written(state: StoreState): void;
+}
+
+/** The Stores table as the core reads it (get, scan) and the admin writes it (put), every call one scheduled operation. */
 export const registryFor = (
   ctx: SimContext,
   stores: ReadonlyMap<string, StoreState>,
   actor: Actor,
+  watch?: RegistryWatch,
 ): StoreRegistry => {
   const all = () => [...stores.values()].map((s) => ({ ...s.record }));
   const port: StoreRegistry = {
     get: (storeId) =>
       ctx.sched.call(actor, 'stores.get', ctx.awsLatency(actor, 'stores.get'), () => {
         const state = stores.get(storeId);
+        if (state) watch?.read(actor, state);
         return state ? { ...state.record } : undefined;
       }),
     scan: (cursor, limit) =>
@@ -24,7 +32,14 @@ export const registryFor = (
         return { stores: page, ...next };
       }),
     create: () => Promise.reject(new Error('not simulated')),
-    put: () => Promise.reject(new Error('not simulated')),
+    // The admin's PATCH (sim/model-operator.ts): a whole-record put, as the DynamoDB adapter does.
+    put: (record) =>
+      ctx.sched.call(actor, 'stores.put', ctx.awsLatency(actor, 'stores.put'), () => {
+        const state = stores.get(record.storeId);
+        if (!state) throw new Error(`no such store ${record.storeId}`);
+        state.record = { ...record };
+        watch?.written(state);
+      }),
   };
   return ctx.variant?.stores ? ctx.variant.stores(port, actor.kind) : port;
 };

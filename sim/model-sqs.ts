@@ -272,7 +272,9 @@ export class SqsModel {
           if (track) track.deadLettered++;
         }),
     };
-    return ctx.variant?.tasks ? ctx.variant.tasks(port, actor.kind) : port;
+    // Errors inside a variant's wrapper, so a broken adapter sees them (sim/variants-edges.ts).
+    const failing = ctx.errors.wrap(actor, 'sqs', port);
+    return ctx.variant?.tasks ? ctx.variant.tasks(failing, actor.kind) : failing;
   }
 
   private receive(
@@ -339,7 +341,16 @@ export class SqsModel {
         ctx.sched.call(actor, 'sqs.approximateCount', ctx.awsLatency(actor, 'sqs.approximateCount'), () =>
           this.queueAt(url).approximateSize(ctx.now),
         ),
-      counts: () => Promise.reject(new Error('not simulated')),
+      // The store view the admin answers with (sim/model-operator.ts): true counts, not approximate ones.
+      counts: (store) =>
+        ctx.sched.call(actor, 'sqs.counts', ctx.awsLatency(actor, 'sqs.counts'), () => {
+          const state = this.queueState(store.queueUrl);
+          const held = [...state.queue.messages.values(), ...state.high.messages.values()];
+          const visible = held.filter((m) => m.visibleAt <= ctx.now).length;
+          const inFlight = held.filter((m) => m.visibleAt > ctx.now && m.receipt !== undefined).length;
+          const delayed = held.length - visible - inFlight;
+          return { backlog: visible, inFlight, delayed, deadLetters: state.dlq.messages.size };
+        }),
       createStoreQueues: () => Promise.reject(new Error('not simulated')),
       redrive: () => Promise.reject(new Error('not simulated')),
       // No redrive begins in this model, so no store carries a redrive mark for the reconciler to check.

@@ -7,7 +7,7 @@ import type { Rng } from './rng.js';
  * decides the interleaving. A crash is the scheduler dropping an actor's operation (maybe after its
  * effect took place) and every later one: the actor's promise chain simply never resumes.
  */
-export type ActorKind = 'ingest' | 'worker' | 'reconciler' | 'env';
+export type ActorKind = 'ingest' | 'worker' | 'reconciler' | 'operator' | 'env';
 
 export interface Actor {
   readonly id: number;

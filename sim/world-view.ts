@@ -48,10 +48,12 @@ export interface KeyCall {
   okAt?: number;
   /** Its caller's settle('delivered') landed (the effect-once record says delivered, by this caller). */
   confirmed: boolean;
+  /** Its caller's settle('delivered') failed with a hard error that did not land (sim/model-errors.ts). */
+  settleLost?: boolean;
 }
 
 /** Why a repeated successful call with one key is allowed: its first caller could not know, or died. */
-export type RepeatExcuse = 'timeout' | 'crash' | 'stall';
+export type RepeatExcuse = 'timeout' | 'crash' | 'stall' | 'error';
 
 /** Why only the sweep may find a store's backlog, as the protocol allows. */
 export interface Excuses {
@@ -101,6 +103,15 @@ export interface SimStats {
   repeatsAfterCrash: number;
   /** …because the caller that got the 2xx stalled past its claim before settling (a zombie). */
   repeatsAfterStall: number;
+  /** …because its caller's settle after the 2xx failed (a hard DynamoDB error, every try). */
+  repeatsAfterError: number;
+  /** Hard SQS/DynamoDB errors injected, and those whose request had applied (sim/model-errors.ts). */
+  hardErrors: number;
+  hardErrorsApplied: number;
+  /** Operator actions acknowledged (pause, resume, cap lowered, cap raised: sim/model-operator.ts). */
+  operatorActions: number;
+  /** Marketplace calls of a paused store by a slice whose store read came before the pause landed. */
+  callsWhilePaused: number;
   sweepRescues: number;
   /** Leases taken under a campaign's cap (other than the store's own), and those live as a boundary passed. */
   campaignLeases: number;
@@ -137,6 +148,11 @@ export const emptyStats = (): SimStats => ({
   repeatsAfterTimeout: 0,
   repeatsAfterCrash: 0,
   repeatsAfterStall: 0,
+  repeatsAfterError: 0,
+  hardErrors: 0,
+  hardErrorsApplied: 0,
+  operatorActions: 0,
+  callsWhilePaused: 0,
   sweepRescues: 0,
   campaignLeases: 0,
   leasesAcrossBoundary: 0,
@@ -172,6 +188,14 @@ export interface WorldView {
   dispatchItem(storeId: string): DispatchItem | undefined;
   /** Effects the marketplace applied for one task (`storeId:eventId`). */
   effects(task: string): number;
+  /** The store's own cap now: its Stores record's (an operator's plan change included). */
+  ownCap(storeId: string): number;
+  /** The store's own cap in the record this worker last read of the store (its policy for the lease). */
+  capRead(actorId: number, storeId: string): number | undefined;
+  /** The store's record is not consumable now (paused by an operator). */
+  paused(storeId: string): boolean;
+  /** Whether the record this worker last read of the store was consumable (undefined: never read). */
+  readActive(actorId: number, storeId: string): boolean | undefined;
   /** Delivered (the marketplace applied it), dead-lettered, or settled as stale (superseded by a newer version). */
   settled(track: { storeId: string; eventId: string; deadLettered: number }): boolean;
 }
@@ -202,4 +226,6 @@ export interface Checks {
   /** A worker's acquire succeeded: `lease` is now in `leases()` under `actor`. */
   leaseTaken(actor: Actor, lease: LeaseTrack): void;
   sweepRescue(state: StoreState): void;
+  /** Ingest answered 202 for this task: it must be durable (`track`: its copies, undefined if never sent). */
+  accepted(storeId: string, eventId: string, track: TaskTrack | undefined): void;
 }

@@ -1,5 +1,6 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
 import { deliveryKey } from '../lambdas/core/names.js';
+import { isConsumable, policyOf } from '../lambdas/core/store-model.js';
 import { IngestActors } from './actor-ingest.js';
 import { ReconcilerSchedule } from './actor-reconciler.js';
 import { WorkerPool } from './actor-workers.js';
@@ -8,7 +9,9 @@ import { heldMessages } from './world-view.js';
 import { SimContext } from './context.js';
 import { Invariants, type Violation } from './invariants.js';
 import { DispatchModel } from './model-dispatch.js';
+import { HardErrors } from './model-errors.js';
 import { MarketplaceModel } from './model-marketplace.js';
+import { Operator } from './model-operator.js';
 import { registryFor } from './model-registry.js';
 import { SqsModel } from './model-sqs.js';
 import type { Variant } from './protocol-variant.js';
@@ -48,6 +51,8 @@ export class World implements WorldView {
   private readonly ingest: IngestActors;
   private readonly workersPool: WorkerPool;
   private readonly reconciler: ReconcilerSchedule;
+  private readonly errors: HardErrors;
+  private readonly operator: Operator;
   private readonly invariants: Invariants;
 
   constructor(
@@ -65,14 +70,26 @@ export class World implements WorldView {
       (actor, key) => this.market.confirmed(actor, key),
     );
     this.sqs = new SqsModel(ctx, (actorId) => this.db.leases.get(actorId));
+    // Hard SQS/DynamoDB errors on every port but the marketplace's (sim/model-errors.ts).
+    const errors = new HardErrors(ctx, (actor, storeId, eventId) =>
+      this.market.settleLost(actor, deliveryKey(storeId, eventId)),
+    );
+    this.errors = errors;
+    ctx.errors = errors;
     const ports: SimPorts = {
       common: (actor) => this.commonDeps(actor),
-      stores: (actor) => registryFor(ctx, this.sqs.stores, actor),
+      stores: (actor) =>
+        errors.wrap(
+          actor,
+          'stores',
+          this.operator.registry(actor, registryFor(ctx, this.sqs.stores, actor, this.operator)),
+        ),
       tasks: (actor) => this.sqs.tasksFor(actor),
-      deliveries: (actor) => this.db.deliveriesFor(actor),
+      deliveries: (actor) => errors.wrap(actor, 'deliveries', this.db.deliveriesFor(actor)),
       marketplace: (actor) => this.market.portFor(actor),
-      queueAdmin: (actor) => this.sqs.queueAdminFor(actor),
+      queueAdmin: (actor) => errors.wrap(actor, 'sqs', this.sqs.queueAdminFor(actor)),
     };
+    this.operator = new Operator(ctx, ports, this.sqs.stores);
     this.workersPool = new WorkerPool(ctx, ports, env, this.sqs.attentionQueue, this.db.leases);
     this.ingest = new IngestActors(ctx, ports, this.sqs.stores, this.sqs.tasks, scenario.requests, T0);
     this.reconciler = new ReconcilerSchedule(ctx, ports);
@@ -87,8 +104,8 @@ export class World implements WorldView {
   private commonDeps(actor: Actor) {
     const clock = this.ctx.sched.clockFor(actor);
     return {
-      dispatch: this.db.dispatchFor(actor),
-      attention: this.sqs.attentionFor(actor),
+      dispatch: this.errors.wrap(actor, 'dispatch', this.db.dispatchFor(actor)),
+      attention: this.errors.wrap(actor, 'attention', this.sqs.attentionFor(actor)),
       clock: this.variant?.clock ? this.variant.clock(clock, actor.kind) : clock,
       ids: { next: () => this.ctx.nextId() },
       telemetry: new SimTelemetry(this.ctx.sched, actor),
@@ -109,8 +126,9 @@ export class World implements WorldView {
   get campaigns() {
     return this.scenario.campaigns;
   }
+  /** Reconciler runs that crashed or met a hard error: each may delay a repair by one period. */
   get reconcilerCrashes(): number {
-    return this.reconciler.crashes;
+    return this.reconciler.crashes + this.errors.reconcilerRunsHit;
   }
   log(line: string): void {
     this.ctx.sched.log(line);
@@ -126,6 +144,20 @@ export class World implements WorldView {
   }
   leases(): ReadonlyMap<number, LeaseTrack> {
     return this.db.leases;
+  }
+  ownCap(storeId: string): number {
+    const state = this.sqs.stores.get(storeId);
+    return state ? policyOf(state.record).maxConcurrentConsumers : 1;
+  }
+  capRead(actorId: number, storeId: string): number | undefined {
+    return this.operator.readOf(actorId, storeId)?.cap;
+  }
+  paused(storeId: string): boolean {
+    const state = this.sqs.stores.get(storeId);
+    return state !== undefined && !isConsumable(state.record.status);
+  }
+  readActive(actorId: number, storeId: string): boolean | undefined {
+    return this.operator.readOf(actorId, storeId)?.active;
   }
   slicesStarted(storeId: string): number {
     return this.db.slicesStarted(storeId);
@@ -156,6 +188,7 @@ export class World implements WorldView {
     const { ctx } = this;
     this.ingest.fire();
     this.reconciler.fire();
+    this.operator.fire();
     if (ctx.faultsOn && ctx.now >= T0 + this.scenario.faultsEndMs) {
       ctx.faultsOn = false;
       ctx.sched.crashesEnabled = false;
@@ -189,6 +222,7 @@ export class World implements WorldView {
           sched.earliestReadyAt(),
           this.ingest.nextAt(),
           this.reconciler.nextTickAt,
+          this.operator.nextAt(),
           this.workersPool.nextVisibleAt(),
           ctx.faultsOn ? T0 + this.scenario.faultsEndMs : undefined,
         ].filter((t): t is number => t !== undefined);

@@ -1,0 +1,193 @@
+import { patchStore, type AdminDeps } from '../lambdas/core/admin.js';
+import type { HttpRequest, HttpResponse } from '../lambdas/core/http.js';
+import type { StoreRegistry, TokenStore } from '../lambdas/core/ports.js';
+import { isConsumable, policyOf } from '../lambdas/core/store-model.js';
+import { T0 } from './constants.js';
+import type { SimContext } from './context.js';
+import { campaignBook } from './model-campaigns.js';
+import type { RegistryWatch } from './model-registry.js';
+import type { Variant } from './protocol-variant.js';
+import { Rng } from './rng.js';
+import type { Actor } from './scheduler.js';
+import type { SimPorts } from './sim-ports.js';
+import type { StoreSpec } from './scenario.js';
+import type { StoreState } from './world-view.js';
+
+/** A variant that replaces the admin's PATCH, or wraps the Stores table a worker reads (sim/variants-edges.ts). */
+export interface OperatorVariant extends Variant {
+  patchStore?: (deps: AdminDeps, request: HttpRequest) => Promise<HttpResponse>;
+  /** `run`: one object per simulated run (a cache keyed on it lives as long as one deployment). */
+  workerStores?: (inner: StoreRegistry, run: object) => StoreRegistry;
+}
+
+type ActionKind = 'pause' | 'resume' | 'lower' | 'raise';
+
+interface Action {
+  at: number;
+  storeId: string;
+  kind: ActionKind;
+  /** The cap a plan change sets (lower, raise). */
+  cap?: number;
+}
+
+/** What a worker saw in the store record it read before its acquire. */
+interface Read {
+  storeId: string;
+  active: boolean;
+  cap: number;
+}
+
+const notSimulated = () => Promise.reject(new Error('not simulated'));
+/** PATCH never touches tokens. */
+const NO_TOKENS: TokenStore = {
+  put: notSimulated,
+  get: notSimulated,
+  listByTenant: notSimulated,
+  amend: notSimulated,
+  tenantsPage: notSimulated,
+};
+
+/**
+ * Operator actions through the real admin use case (`patchStore`, lambdas/core/admin.ts), at times drawn
+ * per seed on a stream of their own (so seeds without them keep their interleavings): a store paused and
+ * resumed; a plan change that lowers a store's concurrency cap, raised back later (a cap lowered to 1
+ * stays: going from one consumer to several mid-lease is not modelled, as for campaigns). One operator,
+ * one action at a time, each retried until it is acknowledged (a 200): PATCH reads and puts the whole
+ * record, so two at once could undo each other, which is not what is checked here.
+ *
+ * It also watches the Stores table: what each worker read of its store (status and cap), which is the
+ * policy the real worker slices with — the checks hold each lease to that, not to the record as it is now.
+ */
+export class Operator implements RegistryWatch {
+  private readonly pending: Action[] = [];
+  private readonly reads = new Map<number, Read>();
+  private busy = false;
+  private readonly rng: Rng;
+
+  constructor(
+    private readonly ctx: SimContext,
+    private readonly ports: SimPorts,
+    private readonly stores: ReadonlyMap<string, StoreState>,
+  ) {
+    const rng = new Rng(ctx.scenario.seed ^ 0x0be7a);
+    const specs = ctx.scenario.stores;
+    if (rng.chance(0.5)) {
+      const store = rng.pick(specs);
+      this.pending.push({ at: T0 + rng.int(2_000, 60_000), storeId: store.storeId, kind: 'pause' });
+    }
+    // The plan change goes to the busiest store that has several consumers: where a cap can be exceeded.
+    const several = specs
+      .filter((s) => s.policy.maxConcurrentConsumers >= 2)
+      .sort((a, b) => b.tasks * b.policy.maxMessagesPerSlice - a.tasks * a.policy.maxMessagesPerSlice);
+    if (several.length > 0 && rng.chance(0.8)) {
+      const store = several[0] as StoreSpec;
+      const cap = rng.int(1, store.policy.maxConcurrentConsumers - 1);
+      this.pending.push({ at: T0 + rng.int(1_000, 30_000), storeId: store.storeId, kind: 'lower', cap });
+    }
+    this.rng = rng;
+  }
+
+  /* ---------------------------------------------------------------- what the checks read */
+
+  read(actor: Actor, state: StoreState): void {
+    if (actor.kind !== 'worker') return;
+    this.reads.set(actor.id, {
+      storeId: state.spec.storeId,
+      active: isConsumable(state.record.status),
+      cap: policyOf(state.record).maxConcurrentConsumers,
+    });
+  }
+
+  written(state: StoreState): void {
+    this.ctx.sched.log(
+      `operator: ${state.spec.storeId} is now ${state.record.status}, cap ${policyOf(state.record).maxConcurrentConsumers}`,
+    );
+  }
+
+  /** The Stores table as `actor` reads it (a broken variant may wrap a worker's). */
+  registry(actor: Actor, port: StoreRegistry): StoreRegistry {
+    const wrap = (this.ctx.variant as OperatorVariant | undefined)?.workerStores;
+    return wrap && actor.kind === 'worker' ? wrap(port, this) : port;
+  }
+
+  readOf(actorId: number, storeId: string): Read | undefined {
+    const read = this.reads.get(actorId);
+    return read?.storeId === storeId ? read : undefined;
+  }
+
+  /* ---------------------------------------------------------------- the operator's script */
+
+  nextAt(): number | undefined {
+    if (this.busy) return undefined;
+    let min: number | undefined;
+    for (const action of this.pending) if (min === undefined || action.at < min) min = action.at;
+    return min;
+  }
+
+  fire(): void {
+    if (this.busy || this.pending.length === 0) return;
+    this.pending.sort((a, b) => a.at - b.at);
+    const next = this.pending[0] as Action;
+    if (next.at > this.ctx.now) return;
+    this.pending.shift();
+    this.busy = true;
+    this.spawn(next);
+  }
+
+  private bodyOf(action: Action): Record<string, unknown> {
+    const state = this.stores.get(action.storeId) as StoreState;
+    if (action.kind === 'pause') return { status: 'paused' };
+    if (action.kind === 'resume') return { status: 'active' };
+    return { overrides: { ...state.spec.overrides, maxConcurrentConsumers: action.cap } };
+  }
+
+  private spawn(action: Action): void {
+    const { ctx, rng } = this;
+    const actor = ctx.sched.newActor('operator', `operator:${action.kind}:${action.storeId}`, ctx.skew());
+    const deps: AdminDeps = {
+      ...this.ports.common(actor),
+      stores: this.ports.stores(actor),
+      queues: this.ports.queueAdmin(actor),
+      tokens: NO_TOKENS,
+      campaigns: campaignBook(ctx.scenario.campaigns),
+    };
+    const request: HttpRequest = {
+      method: 'PATCH',
+      resource: '/v1/admin/stores/{storeId}',
+      pathParameters: { storeId: action.storeId },
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(this.bodyOf(action)),
+      caller: 'sim-operator',
+      requestId: `op-${actor.id}`,
+    };
+    let over = false;
+    const finish = (acknowledged: boolean, why: string) => {
+      if (over) return;
+      over = true;
+      this.busy = false;
+      ctx.sched.log(`${actor.name} ${why}`);
+      if (!acknowledged) {
+        // The operator tries again (the same PATCH), until it is acknowledged.
+        this.pending.push({ ...action, at: ctx.now + rng.int(1_000, 3_000) });
+        return;
+      }
+      ctx.stats.operatorActions++;
+      const own = (this.stores.get(action.storeId) as StoreState).spec.policy.maxConcurrentConsumers;
+      if (action.kind === 'pause')
+        this.pending.push({ ...action, kind: 'resume', at: ctx.now + rng.int(1_000, 60_000) });
+      if (action.kind === 'lower' && (action.cap ?? 1) >= 2)
+        this.pending.push({ ...action, kind: 'raise', cap: own, at: ctx.now + rng.int(2_000, 60_000) });
+    };
+    actor.onCrash = () => finish(false, 'crashed: the operator retries');
+    const patch = (ctx.variant as OperatorVariant | undefined)?.patchStore ?? patchStore;
+    patch(deps, request)
+      .then(
+        (response) => finish(response.status === 200, `answered ${response.status}`),
+        (error: unknown) => finish(false, `failed ${String(error)}`),
+      )
+      .finally(() => {
+        if (!actor.crashed) actor.finished = true;
+        ctx.sched.notify();
+      });
+  }
+}

@@ -1,0 +1,75 @@
+import type { StoreRegistry, TaskQueues } from '../lambdas/core/ports.js';
+import type { StoreRecord } from '../lambdas/core/store-model.js';
+import type { OperatorVariant } from './model-operator.js';
+import type { Variant } from './protocol-variant.js';
+
+/** Swallows a port method's failure, answering `fallback` instead (the broken adapters below). */
+const swallowing =
+  <A extends unknown[], R>(call: (...args: A) => Promise<R>, fallback: R) =>
+  (...args: A): Promise<R> =>
+    call(...args).catch(() => fallback);
+
+/** First record each worker read of a store in one run (per deployment), by store. */
+const planCaches = new WeakMap<object, Map<string, StoreRecord>>();
+
+/**
+ * Broken variants of the edges the simulation models since issue #10: hard SQS/DynamoDB errors
+ * (sim/model-errors.ts) and operator actions (sim/model-operator.ts). Each is rejected by a seed of the
+ * fixed set, for the invariant it breaks.
+ */
+export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
+  {
+    name: 'ingest-swallows-send-error',
+    breaks: 1,
+    description:
+      'ingest takes a failed SendMessage for a sent one and answers 202: the integrator does not retry a task that never reached its queue',
+    tasks: (inner: TaskQueues, kind) =>
+      kind !== 'ingest'
+        ? inner
+        : {
+            ...inner,
+            send: swallowing(inner.send.bind(inner), undefined),
+            sendBatch: swallowing(inner.sendBatch.bind(inner), { failed: [] }),
+          },
+  },
+  {
+    name: 'receive-error-as-empty',
+    breaks: 2,
+    description:
+      "the worker's receive answers [] when SQS fails: a long poll that failed (or whose messages were received and the answer lost) reads as an empty queue, and the store is marked idle with its backlog",
+    tasks: (inner: TaskQueues, kind) =>
+      kind !== 'worker' ? inner : { ...inner, receive: swallowing(inner.receive.bind(inner), []) },
+  },
+  {
+    name: 'paused-check-skipped',
+    breaks: 13,
+    description:
+      "the worker skips the store's status before its acquire (it reads every store as active): a paused store's attention runs a slice",
+    workerStores: (inner: StoreRegistry) => ({
+      ...inner,
+      get: async (storeId) => {
+        const record = await inner.get(storeId);
+        return record && { ...record, status: 'active' };
+      },
+    }),
+  },
+  {
+    name: 'cached-plan',
+    breaks: 3,
+    description:
+      "the worker keeps each store's plan and overrides from its first read (a container cache no plan change invalidates): after the cap is lowered it still acquires under the old cap",
+    workerStores: (inner: StoreRegistry, run: object) => ({
+      ...inner,
+      get: async (storeId) => {
+        const record = await inner.get(storeId);
+        if (!record) return record;
+        const cache = planCaches.get(run) ?? new Map<string, StoreRecord>();
+        planCaches.set(run, cache);
+        const first = cache.get(storeId) ?? record;
+        cache.set(storeId, first);
+        const { overrides: _now, ...rest } = record;
+        return { ...rest, plan: first.plan, ...(first.overrides ? { overrides: first.overrides } : {}) };
+      },
+    }),
+  },
+];
