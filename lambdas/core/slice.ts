@@ -341,105 +341,115 @@ export const runSlice = async (
       deps.telemetry.count(MetricNames.tasksResent, rest.length);
       await afterHiding(deps, store.storeId, { plannedAt, seconds: delaySeconds, enqueued: rest.length });
     };
-    for (let i = 0; i < batch.length; i++) {
-      const message = batch[i] as SourcedMessage;
-      let outcome: TaskResult;
-      // No call starts at or after the slice deadline, so the last one ends before the lease expires.
-      const pace = async (): Promise<boolean> => {
-        // The messages in hand from this one on: a shared pacer reserves their instants with one write.
-        const allowed = await pacer.acquire(deadline, batch.length - i);
-        callStartedAt = deps.clock.now();
-        return allowed;
-      };
-      let callStartedAt: number | undefined;
-      try {
-        if (deps.clock.now() >= deadline) {
+    try {
+      for (let i = 0; i < batch.length; i++) {
+        const message = batch[i] as SourcedMessage;
+        let outcome: TaskResult;
+        // No call starts at or after the slice deadline, so the last one ends before the lease expires.
+        const pace = async (): Promise<boolean> => {
+          // The messages in hand from this one on: a shared pacer reserves their instants with one write.
+          const allowed = await pacer.acquire(deadline, batch.length - i);
+          callStartedAt = deps.clock.now();
+          return allowed;
+        };
+        let callStartedAt: number | undefined;
+        try {
+          if (deps.clock.now() >= deadline) {
+            await handBack(i);
+            return result('max_time', { resumeAt: deps.clock.now() });
+          }
+          outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe, {
+            add: (settle) => settles.set(message, settle),
+            holds: (holder) => [...settles.values()].some((settle) => settle.claimed.holder === holder),
+          });
+        } catch (error) {
+          // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
+          deps.telemetry.error('task handling failed', { error: String(error) });
+          await flush().catch(() => undefined);
+          return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
+        }
+        if (outcome.kind === 'not_started') {
+          const at = deps.clock.now();
+          if (pacer.held) {
+            // Another consumer's 429 holds the store (holdTat): the messages in hand come back when the hold
+            // ends, as fresh copies — handing them back would spend one receive per hold, and a long
+            // throttle would push them into the DLQ. Write-ahead: no idling before they are visible again.
+            const delaySeconds = Math.min(
+              MAX_DELAY_SECONDS,
+              Math.max(1, Math.ceil((pacer.blockedUntil - at) / 1000)),
+            );
+            const visibleAt = at + delaySeconds * 1000;
+            await guardUntilVisible(deps.dispatch, store.storeId, visibleAt);
+            await resendRest(i, delaySeconds, at);
+            return result('throttled', { resumeAt: visibleAt });
+          }
+          // No call may start before the deadline: look again when one may.
           await handBack(i);
-          return result('max_time', { resumeAt: deps.clock.now() });
+          return result('max_time', { resumeAt: Math.max(at, pacer.blockedUntil) });
         }
-        outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe, {
-          add: (settle) => settles.set(message, settle),
-          holds: (holder) => [...settles.values()].some((settle) => settle.claimed.holder === holder),
-        });
-      } catch (error) {
-        // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
-        deps.telemetry.error('task handling failed', { error: String(error) });
-        await flush().catch(() => undefined);
-        return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
-      }
-      if (outcome.kind === 'not_started') {
-        const at = deps.clock.now();
-        if (pacer.held) {
-          // Another consumer's 429 holds the store (holdTat): the messages in hand come back when the hold
-          // ends, as fresh copies — handing them back would spend one receive per hold, and a long
-          // throttle would push them into the DLQ. Write-ahead: no idling before they are visible again.
-          const delaySeconds = Math.min(
-            MAX_DELAY_SECONDS,
-            Math.max(1, Math.ceil((pacer.blockedUntil - at) / 1000)),
-          );
-          const visibleAt = at + delaySeconds * 1000;
-          await guardUntilVisible(deps.dispatch, store.storeId, visibleAt);
-          await resendRest(i, delaySeconds, at);
-          return result('throttled', { resumeAt: visibleAt });
+        if (callStartedAt !== undefined) {
+          calls++;
+          callMs += deps.clock.now() - callStartedAt;
         }
-        // No call may start before the deadline: look again when one may.
-        await handBack(i);
-        return result('max_time', { resumeAt: Math.max(at, pacer.blockedUntil) });
-      }
-      if (callStartedAt !== undefined) {
-        calls++;
-        callMs += deps.clock.now() - callStartedAt;
-      }
-      handled++;
-      // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
-      if (outcome.kind === 'throttled' && !outcome.deadLettered) {
-        // A short Retry-After that ends before the deadline: hold every consumer of the store (the shared
-        // schedule), sleep through it with the task still in hand, and call it again — no copies, no restart.
-        // The 429 counted as one of the slice's calls: only while the batch's calls still fit the slice.
-        // Not twice in a row: a store the marketplace keeps refusing (a 429 storm) gives its worker back.
-        const at = deps.clock.now();
-        const resume = sleptThrough ? undefined : rules.resumeWithinSlice(outcome.afterSeconds, at, deadline);
-        if (resume !== undefined && handled + batch.length - i <= policy.maxMessagesPerSlice) {
-          sleptThrough = true;
-          await deps.dispatch.holdTat(store.storeId, resume);
-          const wait = resume - deps.clock.now();
-          if (wait > 0) await deps.clock.sleep(wait);
-          i--;
+        handled++;
+        // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
+        if (outcome.kind === 'throttled' && !outcome.deadLettered) {
+          // A short Retry-After that ends before the deadline: hold every consumer of the store (the shared
+          // schedule), sleep through it with the task still in hand, and call it again — no copies, no restart.
+          // The 429 counted as one of the slice's calls: only while the batch's calls still fit the slice.
+          // Not twice in a row: a store the marketplace keeps refusing (a 429 storm) gives its worker back.
+          const at = deps.clock.now();
+          const resume = sleptThrough
+            ? undefined
+            : rules.resumeWithinSlice(outcome.afterSeconds, at, deadline);
+          if (resume !== undefined && handled + batch.length - i <= policy.maxMessagesPerSlice) {
+            sleptThrough = true;
+            await deps.dispatch.holdTat(store.storeId, resume);
+            const wait = resume - deps.clock.now();
+            if (wait > 0) await deps.clock.sleep(wait);
+            i--;
+            continue;
+          }
+        }
+        sleptThrough = false;
+        if (outcome.kind === 'done') {
+          if (outcome.as === 'delivered') delivered++;
+          if (outcome.as === 'dead_lettered') deadLettered++;
+          finished.push(message);
           continue;
         }
+        // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
+        const plannedAt = deps.clock.now();
+        const until = plannedAt + outcome.afterSeconds * 1000;
+        await guardUntilVisible(deps.dispatch, store.storeId, until);
+        if (outcome.kind === 'retry') {
+          await deps.tasks.changeVisibility(message.queueUrl, [
+            { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
+          ]);
+          await afterHiding(deps, store.storeId, { plannedAt, seconds: outcome.afterSeconds });
+          continue;
+        }
+        // Throttled: the store stops until Retry-After — all its consumers, not only this one: holding the
+        // shared schedule makes the others' next calls wait for it too (or end their slices until then).
+        // Written for a single-consumer store too (one write per 429): a consumer added meanwhile by a raised
+        // cap paces on the shared schedule, and must find the hold there.
+        // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
+        // receive limit.
+        await deps.dispatch.holdTat(store.storeId, until);
+        // A task past its expiry age was dead-lettered instead (issue #10): delete it, re-send the rest.
+        if (outcome.deadLettered) {
+          deadLettered++;
+          finished.push(message);
+        }
+        await resendRest(outcome.deadLettered ? i + 1 : i, outcome.afterSeconds, plannedAt);
+        return result('throttled', { resumeAt: until });
       }
-      sleptThrough = false;
-      if (outcome.kind === 'done') {
-        if (outcome.as === 'delivered') delivered++;
-        if (outcome.as === 'dead_lettered') deadLettered++;
-        finished.push(message);
-        continue;
-      }
-      // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
-      const plannedAt = deps.clock.now();
-      const until = plannedAt + outcome.afterSeconds * 1000;
-      await guardUntilVisible(deps.dispatch, store.storeId, until);
-      if (outcome.kind === 'retry') {
-        await deps.tasks.changeVisibility(message.queueUrl, [
-          { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
-        ]);
-        await afterHiding(deps, store.storeId, { plannedAt, seconds: outcome.afterSeconds });
-        continue;
-      }
-      // Throttled: the store stops until Retry-After — all its consumers, not only this one: holding the
-      // shared schedule makes the others' next calls wait for it too (or end their slices until then).
-      // Written for a single-consumer store too (one write per 429): a consumer added meanwhile by a raised
-      // cap paces on the shared schedule, and must find the hold there.
-      // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
-      // receive limit.
-      await deps.dispatch.holdTat(store.storeId, until);
-      // A task past its expiry age was dead-lettered instead (issue #10): delete it, re-send the rest.
-      if (outcome.deadLettered) {
-        deadLettered++;
-        finished.push(message);
-      }
-      await resendRest(outcome.deadLettered ? i + 1 : i, outcome.afterSeconds, plannedAt);
-      return result('throttled', { resumeAt: until });
+    } catch (error) {
+      // Any other failure mid-batch (a guard, visibility or hold write, a re-send): the calls that already
+      // answered 2xx still get their delivered settles (best effort) before the error ends the slice; left
+      // unwritten, their claims would expire and a later copy would call again (simulation seed 129).
+      await flush().catch(() => undefined);
+      throw error;
     }
     try {
       await flush();

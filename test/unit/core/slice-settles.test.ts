@@ -146,6 +146,23 @@ describe('the slice writes its batch’s delivered settles together', () => {
     }).toEqual({ end: 'error', settles: SETTLE_TRIES, deleted: ['r0'], e1: 'processing' });
   });
 
+  it('still writes the settles of the calls that answered when a later write fails mid-batch (seed 129)', async () => {
+    const world = setup([0, 1].map((i) => message(i)));
+    // e1 fails transiently, and the guard written before its message is hidden fails too.
+    vi.mocked(world.deps.marketplace.deliver).mockImplementation(async (req) => {
+      world.calls.push(req.body.eventId);
+      return req.body.eventId === 'e1'
+        ? { kind: 'transient' as const, error: '503', status: 503 }
+        : { kind: 'ok' as const, status: 200 };
+    });
+    vi.mocked(world.deps.dispatch.deferWake).mockRejectedValue(new Error('DynamoDB unavailable'));
+    await runSlice(world.deps, store, policy, lease).catch(() => undefined);
+    expect({
+      events: world.events,
+      e0: (await world.deliveries.get('s1', 'e0'))?.status,
+    }).toEqual({ events: ['settle e0', 'delete r0'], e0: 'delivered' });
+  });
+
   it('takes a second copy of a task this batch delivered as a duplicate, without calling or hiding it', async () => {
     const world = setup([message(0), message(1, 'e0')]);
     const result = await runSlice(world.deps, store, policy, lease);
