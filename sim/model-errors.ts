@@ -83,6 +83,10 @@ export class HardErrors {
     }
     if (name === 'deliveries.settle' && (args[3] as { status?: string }).status === 'delivered')
       this.onSettleLost(actor, args[0] as string, args[1] as string);
+    // The batch's delivered settles (one BatchWriteItem): each of its calls' successes did not reach its record.
+    if (name === 'deliveries.settleDelivered')
+      for (const settle of args[0] as { storeId: string; eventId: string }[])
+        this.onSettleLost(actor, settle.storeId, settle.eventId);
     return ctx.sched.call(actor, `${name} ✗`, this.rng.int(1, 20), () => {
       throw error;
     });
