@@ -83,7 +83,7 @@ export const CORE_FIXES = {
    * ending a slice keeps the latest Retry-After the slice was told (resumeAt and nextCallAt ≥ it). Until
    * then a worker that got a 429 gets no hard error afterwards (sim/model-errors.ts).
    */
-  sliceErrorKeepsRetryAfter: false,
+  sliceErrorKeepsRetryAfter: true,
   /**
    * slice.ts receive error path: a receive whose answer is lost after it applied hid its messages for the
    * visibility sized when the call began (lease end − then + margin), from when it applied; after a stall
@@ -95,7 +95,7 @@ export const CORE_FIXES = {
    * the guard knows). Until then a worker's receive that stalled past the lease margin gets no error after
    * applying (sim/model-errors.ts).
    */
-  failedReceiveGuarded: false,
+  failedReceiveGuarded: true,
 };
 
 /** Worker calls that get no zombie stall until the matching CORE_FIXES flag is set. */

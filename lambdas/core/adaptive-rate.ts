@@ -135,6 +135,8 @@ export interface RateAnswer {
    * consumers, since the last change); undefined while too little was seen. Bounds a 429's limit estimate.
    */
   sentPerSecond?: number;
+  /** A 429's Retry-After as the slice honours it (seconds, clamped): not the rate's; the slice keeps it. */
+  retryAfterSeconds?: number;
 }
 
 /**

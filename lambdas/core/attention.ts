@@ -148,7 +148,12 @@ const finishSlice = async (
   if (slice.end === 'error') {
     // Messages in hand may stay hidden until the lease ends (+ visibility margin): forbid "idle" until
     // they are surely visible again, or the next slice could find the queue empty and strand them.
-    await guardUntilVisible(deps.dispatch, store.storeId, lease.expiresAt + VISIBILITY_MARGIN_SECONDS * 1000);
+    // (Or longer: a receive that stalled past the lease hides its messages from when it answered.)
+    await guardUntilVisible(
+      deps.dispatch,
+      store.storeId,
+      Math.max(lease.expiresAt + VISIBILITY_MARGIN_SECONDS * 1000, slice.hiddenUntil ?? 0),
+    );
     // Errors in a row back off (a deleted queue, denied receives): the store is looked at less and less
     // often, down to once per 15 min, and says so, instead of slicing every 5 s forever.
     errorStreak = (lease.errorStreak ?? 0) + 1;

@@ -68,6 +68,10 @@ export const backoffSeconds = (attempt: number, random: () => number): number =>
   return Math.max(1, Math.ceil(random() * ceiling));
 };
 
+/** A 429's Retry-After as honoured: at least 1 s, at most SQS's longest delay, a default when absent. */
+const retryAfterOf = (seconds: number | undefined): number =>
+  Math.min(MAX_DELAY_SECONDS, Math.max(1, seconds ?? DEFAULT_RETRY_AFTER_SECONDS));
+
 const parseWork = (body: string): WorkMessage | undefined => {
   try {
     const parsed = WorkMessageSchema.safeParse(JSON.parse(body));
@@ -255,6 +259,7 @@ export const deliverTask = async (
   // Best effort: the rate's own write failing must never keep this call's outcome from being settled.
   await observe({
     throttled: outcome.kind === 'throttled',
+    ...(outcome.kind === 'throttled' ? { retryAfterSeconds: retryAfterOf(outcome.retryAfterSeconds) } : {}),
     startedAt: started,
     ...(outcome.limit === undefined ? {} : { limit: outcome.limit }),
   }).catch((error: unknown) => deps.telemetry.warn('rate not observed', { error: String(error) }));
@@ -289,10 +294,7 @@ export const deliverTask = async (
       // The body's acceptedAt (set by ingest) travels with every copy: re-sends, dead letters, redrives.
       const accepted = work.acceptedAt;
       const expiryAgeMs = deps.settings.expiryAgeMs ?? EXPIRY_AGE_MS;
-      const afterSeconds = Math.min(
-        MAX_DELAY_SECONDS,
-        Math.max(1, outcome.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS),
-      );
+      const afterSeconds = retryAfterOf(outcome.retryAfterSeconds);
       deps.telemetry.count(MetricNames.marketplaceThrottled);
       if (deps.clock.now() - accepted >= expiryAgeMs) {
         deps.telemetry.count(MetricNames.tasksExpiring);

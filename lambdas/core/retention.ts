@@ -3,7 +3,7 @@ import { MetricNames } from './names.js';
 import type { Clock, DispatchState, RetentionMarks, TaskQueues, Telemetry } from './ports.js';
 import type { StoreRecord } from './store-model.js';
 import { workQueuesOf } from './store-queues.js';
-import { afterHiding, guardUntilVisible } from './wake.js';
+import { guardUntilVisible, hiding } from './wake.js';
 
 /**
  * The retention pass (issue #10, "no silent expiry"). SQS deletes a message 14 days after it was sent, silently,
@@ -102,16 +102,17 @@ export const retentionPass = async (
       }
       // The copies are an enqueue, before their send and after it (a zombie pass into a store gone idle).
       await deps.dispatch.recordEnqueued(store.storeId, batch.length, deps.clock.now());
-      await deps.tasks.resend(
-        url,
-        batch.map((m) => ({ receiptHandle: m.receiptHandle, body: m.body })),
-        copyDelaySeconds,
+      await hiding(
+        deps,
+        store.storeId,
+        { plannedAt, seconds: copyDelaySeconds, enqueued: batch.length },
+        () =>
+          deps.tasks.resend(
+            url,
+            batch.map((m) => ({ receiptHandle: m.receiptHandle, body: m.body })),
+            copyDelaySeconds,
+          ),
       );
-      await afterHiding(deps, store.storeId, {
-        plannedAt,
-        seconds: copyDelaySeconds,
-        enqueued: batch.length,
-      });
       const old = batch.filter((m) => startedAt - m.sentAt >= refreshAgeMs).length;
       if (old > 0) deps.telemetry.count(MetricNames.tasksRefreshed, old, { age: 'old' });
       if (batch.length > old)

@@ -17,7 +17,7 @@ import { bySource, receiveBatch, type SourcedMessage } from './slice-receive.js'
 import { StoreRate } from './store-rate.js';
 import type { StoreRecord } from './store-model.js';
 import { MAX_DELAY_SECONDS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
-import { afterHiding, guardUntilVisible } from './wake.js';
+import { guardUntilVisible, hiding } from './wake.js';
 
 export const SLICE_END_REASONS = [
   'max_messages',
@@ -71,6 +71,8 @@ export interface SliceResult {
   /** When the store should next be looked at (requeue due time), for max_*, yielded, throttled, deferred and error. */
   resumeAt?: number;
   nextCallAt: number;
+  /** On an error: until when messages the slice received may still be hidden (forbid idle until then). */
+  hiddenUntil?: number;
   headSentAt?: number;
 }
 
@@ -189,6 +191,8 @@ export const runSlice = async (
   const shareMs = (): number => interval() * policy.maxConcurrentConsumers;
   /** Each marketplace answer feeds the rate; a lowered rate also stretches the shared schedule at once. */
   const observe = async (answer: RateAnswer): Promise<void> => {
+    if (answer.retryAfterSeconds !== undefined)
+      throttledUntil = Math.max(throttledUntil, deps.clock.now() + answer.retryAfterSeconds * 1000);
     // A 429 first holds the other consumers for the least any Retry-After means (1 s), before the rate's own
     // writes and the settle: their next reservations, which would otherwise go out at the old spacing into an
     // empty bucket while those writes run, then wait. The full Retry-After hold follows as before.
@@ -217,266 +221,309 @@ export const runSlice = async (
   let headSentAt: number | undefined;
   /** This lease's last call was answered 429 and slept through (the next 429 in a row ends the slice). */
   let sleptThrough = false;
+  /** The end of the latest Retry-After a marketplace answer gave this slice (0: none). */
+  let throttledUntil = 0;
+  /**
+   * Until when messages this slice received may stay hidden: a receive hides them for the visibility it asked
+   * (at most the lease's remaining time at `polledAt` + the margin) from when SQS applied it — as late as its
+   * answer came back (or its error, if it applied with the answer lost), which a stall may put past the lease.
+   * An error ending the slice forbids idle until then (seeds 4734 and 4776: a stalled receive, then a failed
+   * hand-back or a lost answer, left messages hidden beyond the lease's guard in a store marked idle).
+   */
+  let hiddenUntil = 0;
+  const receivedUntil = (polledAt: number): void => {
+    const asked = Math.ceil((lease.expiresAt - polledAt) / 1000) + VISIBILITY_MARGIN_SECONDS;
+    hiddenUntil = Math.max(hiddenUntil, deps.clock.now() + asked * 1000);
+  };
+  /**
+   * Whatever ends the slice, a Retry-After it was told holds: the store's next call (carried for a
+   * single-consumer store) and an error's retry wait for it, even when the writes that would have carried it
+   * (the hold, the re-send, the settle) are what failed (simulation seeds 1513, 2471).
+   */
   const result = (end: SliceEndReason, extra: Partial<SliceResult> = {}): SliceResult => ({
     end,
     handled,
     delivered,
     deadLettered,
     idle: false,
-    nextCallAt: pacer.carry,
+    nextCallAt: Math.max(pacer.carry, throttledUntil),
     ...(headSentAt === undefined ? {} : { headSentAt }),
     ...extra,
+    ...(end === 'error' && extra.resumeAt !== undefined
+      ? { resumeAt: Math.max(extra.resumeAt, throttledUntil) }
+      : {}),
+    ...(end === 'error' && hiddenUntil > 0 ? { hiddenUntil } : {}),
   });
 
-  for (;;) {
-    const now = deps.clock.now();
-    if (handled >= policy.maxMessagesPerSlice) return result('max_messages', { resumeAt: now });
-    if (now >= deadline) return result('max_time', { resumeAt: now });
-    // Receive no more than this lease can deliver before its deadline at its share of the rate.
-    const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs()) + 1);
-    const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
-    let batch: SourcedMessage[];
-    /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
-    let trickled: boolean;
-    /** When the polls of this round began: an "empty" answer holds as of then at best (see tryIdle). */
-    const polledAt = deps.clock.now();
-    try {
-      ({ batch, trickled } = await receiveBatch(deps.tasks, store, {
-        want,
-        emptyPollSeconds: deps.settings.emptyPollSeconds,
-        // From the clock at each receive: the polls before it move it on.
-        visibilitySeconds: () =>
-          Math.ceil((lease.expiresAt - deps.clock.now()) / 1000) + VISIBILITY_MARGIN_SECONDS,
-      }));
-    } catch (error) {
-      deps.telemetry.error('receive failed', { error: String(error) });
-      return result('error', { resumeAt: now + ERROR_RETRY_MS });
-    }
-
-    if (batch.length === 0) {
-      const idle = await tryIdle(
-        deps,
-        store.storeId,
-        lease,
-        seenSeq,
-        single ? pacer.carry : undefined,
-        polledAt,
-      );
-      switch (idle.kind) {
-        case 'idle': {
-          if (idle.drainMs !== undefined) {
-            deps.telemetry.timing(MetricNames.timeToDrain, idle.drainMs);
-            deps.telemetry.info('store drained', { drainMs: idle.drainMs });
-          }
-          return result('empty', { idle: true });
-        }
-        case 'shared':
-          return result('empty');
-        case 'lost':
-          return result('lease_lost');
-        case 'deferred':
-          // Look again well before a long backoff ends: new tasks must not wait behind a retried one.
-          return result('deferred', { resumeAt: Math.min(idle.wakeAt, deps.clock.now() + DEFERRED_LOOK_MS) });
-        case 'new_work':
-          seenSeq = idle.enqSeq;
-          continue;
-      }
-    }
-
-    const oldest = Math.min(...batch.map((m) => m.sentAt));
-    // The age of the oldest task in hand when the slice starts: how long this store's work waited.
-    if (handled === 0 && headSentAt === undefined)
-      deps.telemetry.timing(MetricNames.oldestTaskAge, Math.max(0, now - oldest));
-    headSentAt = oldest;
-    const fullBatch = batch.length === SQS_MAX_BATCH;
-
-    // Each message goes back to the queue it came from (the high-priority queue or the work queue).
-    const finished: SourcedMessage[] = [];
-    /** The delivered settles of this batch's 2xx calls, not yet written (with their messages). */
-    const settles = new Map<SourcedMessage, DeliveredSettle>();
-    /**
-     * Deletes the finished messages — after the delivered settles among them are written, in one request:
-     * a message deleted before its settle landed would leave the task `processing`, and a crash between
-     * them would lose its status. A settle still unwritten after its tries keeps its message (it comes back
-     * after its visibility, and is called again once its claim expires) and fails the slice.
-     */
-    const flush = async (): Promise<void> => {
-      const done = finished.splice(0);
-      const pending = new Map(settles);
-      settles.clear();
-      let failure: UnsettledError | undefined;
+  try {
+    for (;;) {
+      const now = deps.clock.now();
+      if (handled >= policy.maxMessagesPerSlice) return result('max_messages', { resumeAt: now });
+      if (now >= deadline) return result('max_time', { resumeAt: now });
+      // Receive no more than this lease can deliver before its deadline at its share of the rate.
+      const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs()) + 1);
+      const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
+      let batch: SourcedMessage[];
+      /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
+      let trickled: boolean;
+      /** When the polls of this round began: an "empty" answer holds as of then at best (see tryIdle). */
+      const polledAt = deps.clock.now();
       try {
-        if (pending.size > 0) await writeDelivered(deps, [...pending.values()]);
+        ({ batch, trickled } = await receiveBatch(deps.tasks, store, {
+          want,
+          emptyPollSeconds: deps.settings.emptyPollSeconds,
+          // From the clock at each receive: the polls before it move it on.
+          visibilitySeconds: () =>
+            Math.ceil((lease.expiresAt - deps.clock.now()) / 1000) + VISIBILITY_MARGIN_SECONDS,
+        }));
       } catch (error) {
-        failure = error instanceof UnsettledError ? error : new UnsettledError([...pending.values()], error);
+        deps.telemetry.error('receive failed', { error: String(error) });
+        // It may have applied with its answer lost: its messages hide as long as if it had answered.
+        receivedUntil(polledAt);
+        return result('error', { resumeAt: now + ERROR_RETRY_MS });
       }
-      const unsettled = new Set(failure?.unsettled ?? []);
-      const deletable = done.filter((m) => {
-        const settle = pending.get(m);
-        return settle === undefined || !unsettled.has(settle);
-      });
-      for (const [url, rest] of bySource(deletable))
-        await deps.tasks.deleteBatch(
-          url,
-          rest.map((m) => m.receiptHandle),
+      receivedUntil(polledAt);
+
+      if (batch.length === 0) {
+        const idle = await tryIdle(
+          deps,
+          store.storeId,
+          lease,
+          seenSeq,
+          single ? pacer.carry : undefined,
+          polledAt,
         );
-      if (failure) throw failure;
-    };
-    const handBack = async (start: number): Promise<void> => {
-      await flush();
-      for (const [url, rest] of bySource(batch.slice(start)))
-        await deps.tasks.changeVisibility(
-          url,
-          rest.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
-        );
-    };
-    /** The messages from `start` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
-    const resendRest = async (start: number, delaySeconds: number, plannedAt: number): Promise<void> => {
-      await flush();
-      const rest = batch.slice(start);
-      // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
-      // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
-      await deps.dispatch.recordEnqueued(store.storeId, rest.length, deps.clock.now());
-      for (const [url, copies] of bySource(rest)) await deps.tasks.resend(url, copies, delaySeconds);
-      deps.telemetry.count(MetricNames.tasksResent, rest.length);
-      await afterHiding(deps, store.storeId, { plannedAt, seconds: delaySeconds, enqueued: rest.length });
-    };
-    try {
-      for (let i = 0; i < batch.length; i++) {
-        const message = batch[i] as SourcedMessage;
-        let outcome: TaskResult;
-        // No call starts at or after the slice deadline, so the last one ends before the lease expires.
-        const pace = async (): Promise<boolean> => {
-          // The messages in hand from this one on: a shared pacer reserves their instants with one write.
-          const allowed = await pacer.acquire(deadline, batch.length - i);
-          callStartedAt = deps.clock.now();
-          return allowed;
-        };
-        let callStartedAt: number | undefined;
+        switch (idle.kind) {
+          case 'idle': {
+            if (idle.drainMs !== undefined) {
+              deps.telemetry.timing(MetricNames.timeToDrain, idle.drainMs);
+              deps.telemetry.info('store drained', { drainMs: idle.drainMs });
+            }
+            return result('empty', { idle: true });
+          }
+          case 'shared':
+            return result('empty');
+          case 'lost':
+            return result('lease_lost');
+          case 'deferred':
+            // Look again well before a long backoff ends: new tasks must not wait behind a retried one.
+            return result('deferred', {
+              resumeAt: Math.min(idle.wakeAt, deps.clock.now() + DEFERRED_LOOK_MS),
+            });
+          case 'new_work':
+            seenSeq = idle.enqSeq;
+            continue;
+        }
+      }
+
+      const oldest = Math.min(...batch.map((m) => m.sentAt));
+      // The age of the oldest task in hand when the slice starts: how long this store's work waited.
+      if (handled === 0 && headSentAt === undefined)
+        deps.telemetry.timing(MetricNames.oldestTaskAge, Math.max(0, now - oldest));
+      headSentAt = oldest;
+      const fullBatch = batch.length === SQS_MAX_BATCH;
+
+      // Each message goes back to the queue it came from (the high-priority queue or the work queue).
+      const finished: SourcedMessage[] = [];
+      /** The delivered settles of this batch's 2xx calls, not yet written (with their messages). */
+      const settles = new Map<SourcedMessage, DeliveredSettle>();
+      /**
+       * Deletes the finished messages — after the delivered settles among them are written, in one request:
+       * a message deleted before its settle landed would leave the task `processing`, and a crash between
+       * them would lose its status. A settle still unwritten after its tries keeps its message (it comes back
+       * after its visibility, and is called again once its claim expires) and fails the slice.
+       */
+      const flush = async (): Promise<void> => {
+        const done = finished.splice(0);
+        const pending = new Map(settles);
+        settles.clear();
+        let failure: UnsettledError | undefined;
         try {
-          if (deps.clock.now() >= deadline) {
-            await handBack(i);
-            return result('max_time', { resumeAt: deps.clock.now() });
-          }
-          outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe, {
-            add: (settle) => settles.set(message, settle),
-            holds: (holder) => [...settles.values()].some((settle) => settle.claimed.holder === holder),
-          });
+          if (pending.size > 0) await writeDelivered(deps, [...pending.values()]);
         } catch (error) {
-          // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
-          deps.telemetry.error('task handling failed', { error: String(error) });
-          await flush().catch(() => undefined);
-          return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
+          failure =
+            error instanceof UnsettledError ? error : new UnsettledError([...pending.values()], error);
         }
-        if (outcome.kind === 'not_started') {
-          const at = deps.clock.now();
-          if (pacer.held) {
-            // Another consumer's 429 holds the store (holdTat): the messages in hand come back when the hold
-            // ends, as fresh copies — handing them back would spend one receive per hold, and a long
-            // throttle would push them into the DLQ. Write-ahead: no idling before they are visible again.
-            const delaySeconds = Math.min(
-              MAX_DELAY_SECONDS,
-              Math.max(1, Math.ceil((pacer.blockedUntil - at) / 1000)),
-            );
-            const visibleAt = at + delaySeconds * 1000;
-            await guardUntilVisible(deps.dispatch, store.storeId, visibleAt);
-            await resendRest(i, delaySeconds, at);
-            return result('throttled', { resumeAt: visibleAt });
+        const unsettled = new Set(failure?.unsettled ?? []);
+        const deletable = done.filter((m) => {
+          const settle = pending.get(m);
+          return settle === undefined || !unsettled.has(settle);
+        });
+        for (const [url, rest] of bySource(deletable))
+          await deps.tasks.deleteBatch(
+            url,
+            rest.map((m) => m.receiptHandle),
+          );
+        if (failure) throw failure;
+      };
+      const handBack = async (start: number): Promise<void> => {
+        await flush();
+        for (const [url, rest] of bySource(batch.slice(start)))
+          await deps.tasks.changeVisibility(
+            url,
+            rest.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
+          );
+      };
+      /** The messages from `start` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
+      const resendRest = async (start: number, delaySeconds: number, plannedAt: number): Promise<void> => {
+        await flush();
+        const rest = batch.slice(start);
+        // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
+        // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
+        await deps.dispatch.recordEnqueued(store.storeId, rest.length, deps.clock.now());
+        await hiding(
+          deps,
+          store.storeId,
+          { plannedAt, seconds: delaySeconds, enqueued: rest.length },
+          async () => {
+            for (const [url, copies] of bySource(rest)) await deps.tasks.resend(url, copies, delaySeconds);
+          },
+        );
+        deps.telemetry.count(MetricNames.tasksResent, rest.length);
+      };
+      try {
+        for (let i = 0; i < batch.length; i++) {
+          const message = batch[i] as SourcedMessage;
+          let outcome: TaskResult;
+          // No call starts at or after the slice deadline, so the last one ends before the lease expires.
+          const pace = async (): Promise<boolean> => {
+            // The messages in hand from this one on: a shared pacer reserves their instants with one write.
+            const allowed = await pacer.acquire(deadline, batch.length - i);
+            callStartedAt = deps.clock.now();
+            return allowed;
+          };
+          let callStartedAt: number | undefined;
+          try {
+            if (deps.clock.now() >= deadline) {
+              await handBack(i);
+              return result('max_time', { resumeAt: deps.clock.now() });
+            }
+            outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe, {
+              add: (settle) => settles.set(message, settle),
+              holds: (holder) => [...settles.values()].some((settle) => settle.claimed.holder === holder),
+            });
+          } catch (error) {
+            // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
+            deps.telemetry.error('task handling failed', { error: String(error) });
+            await flush().catch(() => undefined);
+            return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
           }
-          // No call may start before the deadline: look again when one may.
-          await handBack(i);
-          return result('max_time', { resumeAt: Math.max(at, pacer.blockedUntil) });
-        }
-        if (callStartedAt !== undefined) {
-          calls++;
-          callMs += deps.clock.now() - callStartedAt;
-        }
-        handled++;
-        // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
-        if (outcome.kind === 'throttled' && !outcome.deadLettered) {
-          // A short Retry-After that ends before the deadline: hold every consumer of the store (the shared
-          // schedule), sleep through it with the task still in hand, and call it again — no copies, no restart.
-          // The 429 counted as one of the slice's calls: only while the batch's calls still fit the slice.
-          // Not twice in a row: a store the marketplace keeps refusing (a 429 storm) gives its worker back.
-          const at = deps.clock.now();
-          const resume = sleptThrough
-            ? undefined
-            : rules.resumeWithinSlice(outcome.afterSeconds, at, deadline);
-          if (resume !== undefined && handled + batch.length - i <= policy.maxMessagesPerSlice) {
-            sleptThrough = true;
-            await deps.dispatch.holdTat(store.storeId, resume);
-            const wait = resume - deps.clock.now();
-            if (wait > 0) await deps.clock.sleep(wait);
-            i--;
+          if (outcome.kind === 'not_started') {
+            const at = deps.clock.now();
+            if (pacer.held) {
+              // Another consumer's 429 holds the store (holdTat): the messages in hand come back when the hold
+              // ends, as fresh copies — handing them back would spend one receive per hold, and a long
+              // throttle would push them into the DLQ. Write-ahead: no idling before they are visible again.
+              const delaySeconds = Math.min(
+                MAX_DELAY_SECONDS,
+                Math.max(1, Math.ceil((pacer.blockedUntil - at) / 1000)),
+              );
+              const visibleAt = at + delaySeconds * 1000;
+              await guardUntilVisible(deps.dispatch, store.storeId, visibleAt);
+              await resendRest(i, delaySeconds, at);
+              return result('throttled', { resumeAt: visibleAt });
+            }
+            // No call may start before the deadline: look again when one may.
+            await handBack(i);
+            return result('max_time', { resumeAt: Math.max(at, pacer.blockedUntil) });
+          }
+          if (callStartedAt !== undefined) {
+            calls++;
+            callMs += deps.clock.now() - callStartedAt;
+          }
+          handled++;
+          // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
+          if (outcome.kind === 'throttled' && !outcome.deadLettered) {
+            // A short Retry-After that ends before the deadline: hold every consumer of the store (the shared
+            // schedule), sleep through it with the task still in hand, and call it again — no copies, no restart.
+            // The 429 counted as one of the slice's calls: only while the batch's calls still fit the slice.
+            // Not twice in a row: a store the marketplace keeps refusing (a 429 storm) gives its worker back.
+            const at = deps.clock.now();
+            const resume = sleptThrough
+              ? undefined
+              : rules.resumeWithinSlice(outcome.afterSeconds, at, deadline);
+            if (resume !== undefined && handled + batch.length - i <= policy.maxMessagesPerSlice) {
+              sleptThrough = true;
+              await deps.dispatch.holdTat(store.storeId, resume);
+              const wait = resume - deps.clock.now();
+              if (wait > 0) await deps.clock.sleep(wait);
+              i--;
+              continue;
+            }
+          }
+          sleptThrough = false;
+          if (outcome.kind === 'done') {
+            if (outcome.as === 'delivered') delivered++;
+            if (outcome.as === 'dead_lettered') deadLettered++;
+            finished.push(message);
             continue;
           }
+          // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
+          const plannedAt = deps.clock.now();
+          const until = plannedAt + outcome.afterSeconds * 1000;
+          await guardUntilVisible(deps.dispatch, store.storeId, until);
+          if (outcome.kind === 'retry') {
+            await hiding(deps, store.storeId, { plannedAt, seconds: outcome.afterSeconds }, () =>
+              deps.tasks.changeVisibility(message.queueUrl, [
+                { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
+              ]),
+            );
+            continue;
+          }
+          // Throttled: the store stops until Retry-After — all its consumers, not only this one: holding the
+          // shared schedule makes the others' next calls wait for it too (or end their slices until then).
+          // Written for a single-consumer store too (one write per 429): a consumer added meanwhile by a raised
+          // cap paces on the shared schedule, and must find the hold there.
+          // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
+          // receive limit.
+          await deps.dispatch.holdTat(store.storeId, until);
+          // A task past its expiry age was dead-lettered instead (issue #10): delete it, re-send the rest.
+          if (outcome.deadLettered) {
+            deadLettered++;
+            finished.push(message);
+          }
+          await resendRest(outcome.deadLettered ? i + 1 : i, outcome.afterSeconds, plannedAt);
+          return result('throttled', { resumeAt: until });
         }
-        sleptThrough = false;
-        if (outcome.kind === 'done') {
-          if (outcome.as === 'delivered') delivered++;
-          if (outcome.as === 'dead_lettered') deadLettered++;
-          finished.push(message);
-          continue;
-        }
-        // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
-        const plannedAt = deps.clock.now();
-        const until = plannedAt + outcome.afterSeconds * 1000;
-        await guardUntilVisible(deps.dispatch, store.storeId, until);
-        if (outcome.kind === 'retry') {
-          await deps.tasks.changeVisibility(message.queueUrl, [
-            { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
-          ]);
-          await afterHiding(deps, store.storeId, { plannedAt, seconds: outcome.afterSeconds });
-          continue;
-        }
-        // Throttled: the store stops until Retry-After — all its consumers, not only this one: holding the
-        // shared schedule makes the others' next calls wait for it too (or end their slices until then).
-        // Written for a single-consumer store too (one write per 429): a consumer added meanwhile by a raised
-        // cap paces on the shared schedule, and must find the hold there.
-        // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
-        // receive limit.
-        await deps.dispatch.holdTat(store.storeId, until);
-        // A task past its expiry age was dead-lettered instead (issue #10): delete it, re-send the rest.
-        if (outcome.deadLettered) {
-          deadLettered++;
-          finished.push(message);
-        }
-        await resendRest(outcome.deadLettered ? i + 1 : i, outcome.afterSeconds, plannedAt);
-        return result('throttled', { resumeAt: until });
+      } catch (error) {
+        // Any other failure mid-batch (a guard, visibility or hold write, a re-send): the calls that already
+        // answered 2xx still get their delivered settles (best effort) before the error ends the slice; left
+        // unwritten, their claims would expire and a later copy would call again (simulation seed 129).
+        await flush().catch(() => undefined);
+        throw error;
       }
-    } catch (error) {
-      // Any other failure mid-batch (a guard, visibility or hold write, a re-send): the calls that already
-      // answered 2xx still get their delivered settles (best effort) before the error ends the slice; left
-      // unwritten, their claims would expire and a later copy would call again (simulation seed 129).
-      await flush().catch(() => undefined);
-      throw error;
+      try {
+        await flush();
+      } catch (error) {
+        if (!(error instanceof UnsettledError)) throw error;
+        // DynamoDB refused the batch's delivered settles every try: their messages stay, the slice ends.
+        deps.telemetry.error('delivered settles not written', { error: String(error) });
+        return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
+      }
+      if (trickled) {
+        // A store fed by a trickle would keep its worker waiting in long polls until maxSliceSeconds; its turn
+        // ends instead, and it goes to the back of the round like any other (invariant 5).
+        return result('yielded', { resumeAt: deps.clock.now() });
+      }
+      if (!fannedOut && fullBatch && calls > 0) {
+        // A full batch means a deep backlog: open one more slot, as far as more consumers can help. A store
+        // whose rate binds gains nothing from consumers that would only wait for it while holding workers:
+        // about rate × call time of them keep it busy, plus one. Each new slice does the same, so a store
+        // ramps up in a few slices and never beyond maxConcurrentConsumers (the slot-count condition).
+        fannedOut = true;
+        const useful = Math.ceil((rate.current().effective * callMs) / calls / 1000) + 1;
+        await signalStore(deps, store.storeId, {
+          limit: Math.min(policy.maxConcurrentConsumers, useful),
+          reason: 'fanout',
+          priority: policy.priority,
+        }).catch((error: unknown) => deps.telemetry.warn('fan-out failed', { error: String(error) }));
+      }
     }
-    try {
-      await flush();
-    } catch (error) {
-      if (!(error instanceof UnsettledError)) throw error;
-      // DynamoDB refused the batch's delivered settles every try: their messages stay, the slice ends.
-      deps.telemetry.error('delivered settles not written', { error: String(error) });
-      return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
-    }
-    if (trickled) {
-      // A store fed by a trickle would keep its worker waiting in long polls until maxSliceSeconds; its turn
-      // ends instead, and it goes to the back of the round like any other (invariant 5).
-      return result('yielded', { resumeAt: deps.clock.now() });
-    }
-    if (!fannedOut && fullBatch && calls > 0) {
-      // A full batch means a deep backlog: open one more slot, as far as more consumers can help. A store
-      // whose rate binds gains nothing from consumers that would only wait for it while holding workers:
-      // about rate × call time of them keep it busy, plus one. Each new slice does the same, so a store
-      // ramps up in a few slices and never beyond maxConcurrentConsumers (the slot-count condition).
-      fannedOut = true;
-      const useful = Math.ceil((rate.current().effective * callMs) / calls / 1000) + 1;
-      await signalStore(deps, store.storeId, {
-        limit: Math.min(policy.maxConcurrentConsumers, useful),
-        reason: 'fanout',
-        priority: policy.priority,
-      }).catch((error: unknown) => deps.telemetry.warn('fan-out failed', { error: String(error) }));
-    }
+  } catch (error) {
+    // An operational error (DynamoDB, SQS) anywhere in the slice ends it as an error, here rather than in the
+    // caller, so the result still carries a Retry-After this slice was told (simulation seed 1513).
+    deps.telemetry.error('slice failed', { error: String(error) });
+    return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
   }
 };
 

@@ -31,3 +31,24 @@ export const afterHiding = async (
   }
   if (opts.enqueued) await deps.dispatch.recordEnqueued(storeId, opts.enqueued, now);
 };
+
+/**
+ * Runs an SQS call that hides messages (or sends delayed copies), then `afterHiding`. A call that fails may
+ * still have applied with its answer lost — after a stall, past the write-ahead guard: it gets the same late
+ * guard (best effort) before its error goes on (simulation seed 4734: a stalled visibility change that
+ * applied, then failed, left its messages hidden in a store another lease marked idle).
+ */
+export const hiding = async (
+  deps: { dispatch: Pick<DispatchState, 'deferWake' | 'recordEnqueued'>; clock: { now(): number } },
+  storeId: string,
+  opts: { plannedAt: number; seconds: number; enqueued?: number },
+  call: () => Promise<unknown>,
+): Promise<void> => {
+  try {
+    await call();
+  } catch (error) {
+    await afterHiding(deps, storeId, opts).catch(() => undefined);
+    throw error;
+  }
+  await afterHiding(deps, storeId, opts);
+};

@@ -529,8 +529,8 @@ describe('createWorkerHandler: a slice', () => {
           slot: writeInput('requeue')?.ExpressionAttributeValues?.[':slot'],
           attention: sendsTo(ATTENTION_URL)[0]?.args[0].input,
         }).toEqual({
-          // The bare 429 halved the store's rate (adaptive rate, 5/s → 2.5/s): its pace carries the slower interval.
-          slot: { s: 'q', at: T0 + 30_000, n: T0 + 400 },
+          // Its next call waits for Retry-After too (the pace it carries), whatever ends a later slice.
+          slot: { s: 'q', at: T0 + 30_000, n: T0 + 30_000 },
           attention: {
             QueueUrl: ATTENTION_URL,
             MessageBody: JSON.stringify({

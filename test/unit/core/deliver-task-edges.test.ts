@@ -1,7 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import type { RateAnswer } from '../../../lambdas/core/adaptive-rate.js';
-import { CLAIM_MARGIN_MS, deliverTask, type DeliverDeps } from '../../../lambdas/core/deliver-task.js';
+import {
+  CLAIM_MARGIN_MS,
+  DEFAULT_RETRY_AFTER_SECONDS,
+  deliverTask,
+  type DeliverDeps,
+} from '../../../lambdas/core/deliver-task.js';
 import type { WorkMessage } from '../../../lambdas/core/messages.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import type {
@@ -142,7 +147,7 @@ describe('deliverTask at its edges', () => {
     });
   });
 
-  it('tells the adaptive rate each answer: throttled or not, when the call started, and the limit heard', async () => {
+  it('tells the adaptive rate each answer: throttled or not (with its Retry-After), when the call started, and the limit heard', async () => {
     const { deps } = setup(
       { kind: 'ok', status: 200, limit: { perSecond: 4 } },
       {
@@ -164,7 +169,8 @@ describe('deliverTask at its edges', () => {
     );
     expect(answers).toEqual([
       { throttled: false, startedAt: T0, limit: { perSecond: 4 } },
-      { throttled: true, startedAt: T0 + 250 },
+      // No Retry-After header: the default, as the slice honours it.
+      { throttled: true, retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, startedAt: T0 + 250 },
     ]);
   });
 
