@@ -199,3 +199,40 @@ describe('the slice writes its batch’s delivered settles together', () => {
     });
   });
 });
+
+describe('an error that ends the slice', () => {
+  it('keeps the Retry-After the slice was told, even when the hold that would carry it fails', async () => {
+    const world = setup([message(0)]);
+    vi.mocked(world.deps.marketplace.deliver).mockResolvedValue({
+      kind: 'throttled',
+      status: 429,
+      retryAfterSeconds: 30,
+    });
+    world.deps.dispatch.holdTat = vi.fn(async () => {
+      throw new Error('DynamoDB unavailable');
+    });
+    const result = await runSlice(world.deps, store, policy, lease);
+    expect({ end: result.end, nextCallAt: result.nextCallAt, resumeAt: result.resumeAt }).toEqual({
+      end: 'error',
+      nextCallAt: T0 + 30_000,
+      resumeAt: T0 + 30_000,
+    });
+  });
+
+  it('names when the messages it received may be visible again, from when a stalled receive answered', async () => {
+    const world = setup([message(0)]);
+    const receive = world.deps.tasks.receive;
+    // The receive answers 60 s late (past the lease), and handing its message back then fails.
+    world.deps.tasks.receive = vi.fn(async (url, opts) => {
+      await world.deps.clock.sleep(60_000);
+      return receive(url, opts);
+    });
+    vi.mocked(world.deps.tasks.changeVisibility).mockRejectedValue(new Error('SQS unavailable'));
+    const result = await runSlice(world.deps, store, policy, lease);
+    // Visibility asked at T0: the lease's 35 s + 5 s margin, from T0 + 60 s when it answered.
+    expect({ end: result.end, hiddenUntil: result.hiddenUntil }).toEqual({
+      end: 'error',
+      hiddenUntil: T0 + 60_000 + 40_000,
+    });
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
-import { afterHiding } from '../../../lambdas/core/wake.js';
+import { afterHiding, hiding } from '../../../lambdas/core/wake.js';
 
 /** The guard after an SQS call that hid messages (found by the simulation's zombie stalls, issue #10). */
 const T0 = 1_800_000_000_000;
@@ -34,5 +34,24 @@ describe('afterHiding', () => {
     const { deps, recordEnqueued } = depsAt(T0);
     await afterHiding(deps, 's1', { plannedAt: T0, seconds: 30, enqueued: 3 });
     expect(recordEnqueued.mock.calls).toEqual([['s1', 3, T0]]);
+  });
+});
+
+describe('hiding', () => {
+  it('guards after a stalled call that failed as after one that answered (it may have applied), then fails', async () => {
+    const { deps, deferWake } = depsAt(T0 + 80_000);
+    const call = hiding(deps, 's1', { plannedAt: T0, seconds: 30 }, async () => {
+      throw new Error('SQS unavailable');
+    });
+    await expect(call).rejects.toThrow('SQS unavailable');
+    expect(deferWake.mock.calls).toEqual([['s1', T0 + 80_000 + 30_000 + WAKE_MARGIN_MS]]);
+  });
+
+  it('runs the call, then the guard, when it answers', async () => {
+    const { deps, deferWake } = depsAt(T0 + 80_000);
+    const order: string[] = [];
+    deferWake.mockImplementation(async () => void order.push('guard'));
+    await hiding(deps, 's1', { plannedAt: T0, seconds: 30 }, async () => void order.push('call'));
+    expect(order).toEqual(['call', 'guard']);
   });
 });
