@@ -80,8 +80,8 @@ export const CORE_FIXES = {
    * Retry-After ends (seed 1513 at the time: holdTat(s0, +10 s) applied but its answer lost, next call 4.9 s
    * early; seed 2471: the throttle path's guard write failed). Also when deliverTask's own settle('pending')
    * fails after the 429 (deliverTask throws: the slice never learns the Retry-After). Fixed when an error
-   * ending a slice keeps the latest Retry-After the slice was told (resumeAt and nextCallAt ≥ it). Until
-   * then a worker that got a 429 gets no hard error afterwards (sim/model-errors.ts).
+   * ending a slice keeps the latest Retry-After the slice was told (resumeAt and nextCallAt ≥ it). Fixed
+   * (slice.ts `throttledUntil`; runSlice turns any error into an error result itself).
    */
   sliceErrorKeepsRetryAfter: true,
   /**
@@ -92,8 +92,8 @@ export const CORE_FIXES = {
    * the time: a receive stalled 15 s, applied at 19.4 s hiding 7 messages until 43.4 s, error answer, guard
    * 35.0 s, idle at 38.8 s). Fixed when the error path guards until the failed receive's call start + the
    * visibility it asked for + the time the call took (or the visibility is sized per attempt from a bound
-   * the guard knows). Until then a worker's receive that stalled past the lease margin gets no error after
-   * applying (sim/model-errors.ts).
+   * the guard knows). Fixed: an error result names `hiddenUntil` (from when each receive answered or
+   * failed) and the error path guards until then; a failed hiding call is guarded as a late one (wake.ts).
    */
   failedReceiveGuarded: true,
 };
