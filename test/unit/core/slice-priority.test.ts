@@ -8,44 +8,17 @@ import type {
   ReceivedMessage,
   TaskQueues,
 } from '../../../lambdas/core/ports.js';
-import type { Policy } from '../../../lambdas/core/plans.js';
-import { runSlice, type Lease, type SliceDeps } from '../../../lambdas/core/slice.js';
-import type { StoreRecord } from '../../../lambdas/core/store-model.js';
+import { runSlice, type SliceDeps } from '../../../lambdas/core/slice.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
+import { SLICE_T0, slicePolicy, sliceLease, sliceStore } from '../support/slice-fixtures.js';
 
 /** Task priority within a store, in the slice: the high queue first, per batch and in the "empty" decision. */
-const T0 = 1_800_000_000_000;
+const T0 = SLICE_T0;
 const HIGH = 'h-url';
 const NORMAL = 'q-url';
-const store: StoreRecord = {
-  storeId: 's1',
-  tenantId: 't1',
-  marketplace: 'amazon',
-  plan: 'basic',
-  status: 'active',
-  queueUrl: NORMAL,
-  priorityQueueUrl: HIGH,
-  deadLetterQueueUrl: 'dlq-url',
-  createdAt: T0,
-  updatedAt: T0,
-};
-const policy: Policy = {
-  maxConcurrentConsumers: 1,
-  maxMessagesPerSlice: 50,
-  maxSliceSeconds: 20,
-  ratePerSecond: 1000,
-  maxAttempts: 5,
-  priority: 'normal',
-};
-const lease: Lease = {
-  slotId: 'a',
-  fence: 1,
-  seenSeq: 7,
-  startedAt: T0,
-  expiresAt: T0 + 35_000,
-  nextCallAt: T0,
-  slotsAtStart: 1,
-};
+const store = sliceStore({ queueUrl: NORMAL, priorityQueueUrl: HIGH });
+const policy = slicePolicy;
+const lease = sliceLease;
 const item: DispatchItem = { storeId: 's1', enqSeq: 7, fence: 1, slots: {} };
 
 const message = (id: string): ReceivedMessage => ({

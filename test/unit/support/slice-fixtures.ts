@@ -1,0 +1,39 @@
+import type { Policy } from '../../../lambdas/core/plans.js';
+import type { Lease } from '../../../lambdas/core/slice.js';
+import type { StoreRecord } from '../../../lambdas/core/store-model.js';
+
+/** One basic store with one consumer and a 20 s slice, and a fresh lease of it, for runSlice's unit tests. */
+export const SLICE_T0 = 1_800_000_000_000;
+
+export const sliceStore = (overrides: Partial<StoreRecord> = {}): StoreRecord => ({
+  storeId: 's1',
+  tenantId: 't1',
+  marketplace: 'amazon',
+  plan: 'basic',
+  status: 'active',
+  queueUrl: 'q-url',
+  deadLetterQueueUrl: 'dlq-url',
+  createdAt: SLICE_T0,
+  updatedAt: SLICE_T0,
+  ...overrides,
+});
+
+export const slicePolicy: Policy = {
+  maxConcurrentConsumers: 1,
+  maxMessagesPerSlice: 50,
+  maxSliceSeconds: 20,
+  ratePerSecond: 1000,
+  maxAttempts: 5,
+  priority: 'normal',
+};
+
+/** Taken at SLICE_T0; expires after the 20 s slice + 5 s call timeout + 10 s margin. */
+export const sliceLease: Lease = {
+  slotId: 'a',
+  fence: 1,
+  seenSeq: 7,
+  startedAt: SLICE_T0,
+  expiresAt: SLICE_T0 + 35_000,
+  nextCallAt: SLICE_T0,
+  slotsAtStart: 1,
+};
