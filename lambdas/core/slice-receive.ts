@@ -52,11 +52,15 @@ export const receiveBatch = async (
   }
   // Side by side, `want` split between them: the slice never takes more than it may handle.
   const forHigh = Math.ceil(opts.want / 2);
-  const [fromHigh, fromWork] = await Promise.all([
+  // Both settle before either's error goes on: the other, still polling, could hide messages after an early
+  // failure, past the guard the slice's error path counts from when the failure came back.
+  const [fromHigh, fromWork] = await Promise.allSettled([
     receive(high, forHigh, opts.emptyPollSeconds),
     receive(store.queueUrl, opts.want - forHigh, opts.emptyPollSeconds),
   ]);
-  const batch = [...fromHigh, ...fromWork];
+  if (fromHigh.status === 'rejected') throw fromHigh.reason;
+  if (fromWork.status === 'rejected') throw fromWork.reason;
+  const batch = [...fromHigh.value, ...fromWork.value];
   return { batch, trickled: batch.length > 0 };
 };
 

@@ -73,6 +73,8 @@ export interface SliceResult {
   nextCallAt: number;
   /** On an error: until when messages the slice received may still be hidden (forbid idle until then). */
   hiddenUntil?: number;
+  /** On an error: the end of the latest Retry-After the slice was told (hold the store until then). */
+  throttledUntil?: number;
   headSentAt?: number;
 }
 
@@ -253,6 +255,7 @@ export const runSlice = async (
       ? { resumeAt: Math.max(extra.resumeAt, throttledUntil) }
       : {}),
     ...(end === 'error' && hiddenUntil > 0 ? { hiddenUntil } : {}),
+    ...(end === 'error' && throttledUntil > 0 ? { throttledUntil } : {}),
   });
 
   try {
@@ -290,7 +293,7 @@ export const runSlice = async (
           store.storeId,
           lease,
           seenSeq,
-          single ? pacer.carry : undefined,
+          single ? Math.max(pacer.carry, throttledUntil) : undefined,
           polledAt,
         );
         switch (idle.kind) {

@@ -120,6 +120,20 @@ describe('the end of a slice', () => {
     expect(telemetry.total(MetricNames.slicesStarted)).toBe(1);
   });
 
+  it('holds the store until a Retry-After the slice was told when the slice ends on an error', async () => {
+    deps.marketplace.deliver = vi.fn(async () => ({
+      kind: 'throttled' as const,
+      status: 429,
+      retryAfterSeconds: 30,
+    }));
+    // The settle after the 429 fails: the slice's own hold (after it) is never written.
+    vi.spyOn(deps.deliveries, 'settle').mockRejectedValue(new Error('DynamoDB unavailable'));
+    const hold = vi.spyOn(dispatch, 'holdTat');
+    const outcome = await handleAttention(deps, attention);
+    expect(outcome).toMatchObject({ kind: 'sliced', slice: { end: 'error', throttledUntil: T0 + 30_000 } });
+    expect(hold.mock.calls.map(([, until]) => until)).toContain(T0 + 30_000);
+  });
+
   it('lets a hand-back refused with no item left go quietly', async () => {
     vi.spyOn(dispatch, 'requeue').mockResolvedValue({ ok: false, current: undefined });
     const release = vi.spyOn(dispatch, 'release');
