@@ -14,7 +14,11 @@ import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import process from 'node:process';
 
-/** Integration files that only send requests and check answers: run beside the protocol files. */
+/**
+ * Integration files that only send requests and check answers, run beside the protocol files — and
+ * noisy-neighbour, the longest protocol file (its checks are orders and counts, with a drain wait that allows
+ * for a loaded machine), so the two integration chains take about as long as each other.
+ */
 const API_FILES = [
   'test/integration/http-fuzz.test.ts',
   'test/integration/openapi.test.ts',
@@ -24,6 +28,7 @@ const API_FILES = [
   'test/integration/cli.test.ts',
   'test/integration/security.test.ts',
   'test/integration/dashboard-browser.test.ts',
+  'test/integration/noisy-neighbour.test.ts',
 ];
 
 const vitest = (args, capture) =>
