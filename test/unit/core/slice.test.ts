@@ -14,21 +14,11 @@ import type {
 import type { Policy } from '../../../lambdas/core/plans.js';
 import { runSlice, type Lease, type SliceDeps } from '../../../lambdas/core/slice.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
-import type { StoreRecord } from '../../../lambdas/core/store-model.js';
+import { SLICE_T0, sliceStore } from '../support/slice-fixtures.js';
 
 /** invariant 4 (bounded slice) and the slice's per-task handling, with plain-object fakes and a pinned clock */
-const T0 = 1_800_000_000_000;
-const store: StoreRecord = {
-  storeId: 's1',
-  tenantId: 't1',
-  marketplace: 'amazon',
-  plan: 'basic',
-  status: 'active',
-  queueUrl: 'q-url',
-  deadLetterQueueUrl: 'dlq-url',
-  createdAt: T0,
-  updatedAt: T0,
-};
+const T0 = SLICE_T0;
+const store = sliceStore();
 const policy = (p: Partial<Policy> = {}): Policy => ({
   maxConcurrentConsumers: 1,
   maxMessagesPerSlice: 50,
