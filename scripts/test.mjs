@@ -7,7 +7,8 @@
  * them on free ports): the integration project's protocol files, its API files (request-heavy fuzzing of the
  * HTTP API and the local-mode process tests — no timing in them to disturb), and the unit, infra and
  * simulation projects. The first streams as it runs, the others' output is printed whole when they finish
- * (so nothing interleaves), and the exit code is non-zero if any failed. Arguments (`npm test -- <filter>`)
+ * (so nothing interleaves), a summary at the end repeats each chain's verdict and failing tests, and the exit
+ * code is non-zero if any failed. Arguments (`npm test -- <filter>`)
  * go to one plain `vitest run` instead.
  */
 import { Buffer } from 'node:buffer';
@@ -31,7 +32,8 @@ const API_FILES = [
   'test/integration/noisy-neighbour.test.ts',
 ];
 
-const vitest = (args, capture) =>
+/** `stream`: also write the output as it comes (the first chain); it is always kept for the summary. */
+const vitest = (args, capture, stream = false) =>
   new Promise((resolve) => {
     const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...args], {
       stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
@@ -39,8 +41,12 @@ const vitest = (args, capture) =>
     });
     const chunks = [];
     if (capture) {
-      child.stdout.on('data', (chunk) => chunks.push(chunk));
-      child.stderr.on('data', (chunk) => chunks.push(chunk));
+      const keep = (to) => (chunk) => {
+        chunks.push(chunk);
+        if (stream) to.write(chunk);
+      };
+      child.stdout.on('data', keep(process.stdout));
+      child.stderr.on('data', keep(process.stderr));
     }
     child.on('exit', (code, signal) =>
       resolve({ code: code ?? (signal ? 1 : 0), output: Buffer.concat(chunks) }),
@@ -53,7 +59,7 @@ if (args.length > 0) {
   process.exit(code);
 }
 const [protocol, api, rest] = await Promise.all([
-  vitest(['--project', 'integration', ...API_FILES.flatMap((file) => ['--exclude', file])], false),
+  vitest(['--project', 'integration', ...API_FILES.flatMap((file) => ['--exclude', file])], true, true),
   vitest(['--project', 'integration', ...API_FILES], true),
   vitest(['--project', 'unit', '--project', 'infra', '--project', 'sim'], true),
 ]);
@@ -61,4 +67,24 @@ process.stdout.write('\n── integration project: API files ──\n');
 process.stdout.write(api.output);
 process.stdout.write('\n── unit, infra and simulation projects ──\n');
 process.stdout.write(rest.output);
+
+/**
+ * The last lines CI shows are the end of the output, so every chain's verdict and its failing files and
+ * tests are repeated here, whichever chain they came from.
+ */
+// eslint-disable-next-line no-control-regex -- vitest's colour codes
+const plain = (text) => text.replace(/\u001b\[[0-9;]*m/g, '');
+const failures = (output) =>
+  plain(output.toString('utf8'))
+    .split('\n')
+    .filter((line) => /^\s*(FAIL|×|❯ .*\(\d+ tests? \| \d+ failed)/.test(line) || /Test Files .*failed/.test(line));
+process.stdout.write('\n── summary ──\n');
+for (const [name, run] of [
+  ['integration, protocol files', protocol],
+  ['integration, API files', api],
+  ['unit, infra and simulation', rest],
+]) {
+  process.stdout.write(`${name}: ${run.code === 0 ? 'passed' : `FAILED (exit ${run.code})`}\n`);
+  if (run.code !== 0) for (const line of [...new Set(failures(run.output))].slice(0, 40)) process.stdout.write(`  ${line.trim()}\n`);
+}
 process.exit([protocol, api, rest].some((run) => run.code !== 0) ? 1 : 0);
