@@ -377,8 +377,9 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   {
     // A zombie's hiding call landing after its Lambda-timeout-bounded window: needs a zombie stall on a
     // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000).
-    // (Seeds 943 and 3981 until hard errors, operator actions and rate blocks changed their interleavings.)
-    seeds: [638, 1024],
+    // (Seeds 943 and 3981 until hard errors, operator actions and rate blocks changed their interleavings; 638 until
+    // restarts allowed for their own write latency.)
+    seeds: [1024],
     variant: {
       name: 'reclaim-guards-lease-only',
       breaks: 2,
