@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DeliveryOutcome } from '../../../lambdas/core/ports.js';
 import { ERROR_RETRY_MS, errorBackoffMs, MAX_ERROR_RETRY_MS, runSlice } from '../../../lambdas/core/slice.js';
-import { MAX_DELAY_SECONDS } from '../../../lambdas/core/timing.js';
+import { MAX_DELAY_SECONDS, WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
 import type { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
 import { lease, policy, setup, store, T0 } from '../support/slice-world.js';
 
@@ -49,7 +49,9 @@ describe('a slice’s result', () => {
   it('of a failed receive: an error, looked at again after 5 s, its messages possibly hidden for the lease and margin', async () => {
     const world = setup();
     vi.mocked(world.tasks.receive).mockRejectedValueOnce(new Error('SQS unavailable'));
-    const result = await runSlice(world.deps, store, policy(), lease());
+    // 35.5 s of lease left: the receive asks 36 s + the 5 s margin, whole seconds rounded up.
+    const result = await runSlice(world.deps, store, policy(), lease({ expiresAt: T0 + 35_500 }));
+    expect(vi.mocked(world.tasks.receive).mock.calls[0]?.[1].visibilitySeconds).toBe(41);
     expect(result).toEqual({
       end: 'error',
       handled: 0,
@@ -58,7 +60,7 @@ describe('a slice’s result', () => {
       idle: false,
       nextCallAt: T0,
       resumeAt: T0 + ERROR_RETRY_MS,
-      hiddenUntil: T0 + 40_000,
+      hiddenUntil: T0 + 41_000,
     });
   });
 
@@ -126,6 +128,18 @@ describe('a slice’s result', () => {
       resumeAt: T0 + 3_000,
       handedBack: [{ receiptHandle: 'r3', seconds: 0 }],
     });
+  });
+
+  it('receives no more than its share of a several-consumer store’s rate lets it call before the deadline', async () => {
+    const world = setup({ messages: 10 });
+    // 2/s shared by two consumers: one call a second for this lease, so three in 2.5 s.
+    await runSlice(
+      world.deps,
+      store,
+      policy({ ratePerSecond: 2, maxConcurrentConsumers: 2, maxSliceSeconds: 2.5 }),
+      lease({ slotsAtStart: 2 }),
+    );
+    expect(world.w.receives[0]).toBe(3);
   });
 
   it('re-sends the messages of a store held past SQS’s longest delay with that delay', async () => {
@@ -197,6 +211,21 @@ describe('sleeping through a short Retry-After', () => {
     expect({ calls: world.w.calls, end: result.end }).toEqual({ calls, end });
   });
 
+  it('sleeps through a 429 again once a call in between was answered (only two in a row end the slice)', async () => {
+    const answers: DeliveryOutcome[] = [
+      { kind: 'throttled', status: 429, retryAfterSeconds: 1 },
+      { kind: 'ok', status: 200 },
+      { kind: 'throttled', status: 429, retryAfterSeconds: 1 },
+    ];
+    const world = setup({ messages: 2, outcome: () => answers.shift() ?? { kind: 'ok', status: 200 } });
+    const result = await runSlice(world.deps, store, policy(), lease());
+    expect({ calls: world.w.calls, end: result.end, delivered: result.delivered }).toEqual({
+      calls: ['e0', 'e0', 'e1', 'e1'],
+      end: 'empty',
+      delivered: 2,
+    });
+  });
+
   it('calls the task again only once the Retry-After has passed, holding the store until then', async () => {
     const starts: number[] = [];
     const world = setup({
@@ -213,6 +242,21 @@ describe('sleeping through a short Retry-After', () => {
       starts: [T0, T0 + 1_000],
       holds: [T0 + 1_000],
     });
+  });
+});
+
+describe('a task to retry later', () => {
+  it('forbids idle until its message is visible again (and the margin), then hides it for its backoff', async () => {
+    const world = setup({
+      messages: 1,
+      outcome: () => ({ kind: 'transient', status: 503, error: 'x' }),
+      callMs: 100,
+    });
+    await runSlice(world.deps, store, policy(), lease());
+    expect({
+      guard: world.dispatch.deferWake.mock.calls.map((c) => c[1]),
+      hidden: world.w.visibility,
+    }).toEqual({ guard: [T0 + 100 + 1_000 + WAKE_MARGIN_MS], hidden: [{ receiptHandle: 'r0', seconds: 1 }] });
   });
 });
 
@@ -242,6 +286,14 @@ describe('fan-out after a full batch', () => {
       deleted: 10,
       slots: 0,
     });
+  });
+
+  it('asks for the slot with an attention at the store’s priority, reason fanout', async () => {
+    const world = setup({ messages: 10, callMs: 10 });
+    await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3, priority: 'high' }), lease());
+    expect(vi.mocked(world.deps.attention.publish).mock.calls.map((c) => c[0])).toEqual([
+      { v: 1, storeId: 's1', slotId: 'new-slot', reason: 'fanout', issuedAt: T0 + 100, priority: 'high' },
+    ]);
   });
 
   it('opens one slot per slice, and a failed fan-out does not end the slice', async () => {
