@@ -52,11 +52,15 @@ describe('the empty decision', () => {
     world.dispatch.markIdle.mockResolvedValueOnce(refused(item({ ingesting: 1, ingestUntil: T0 + 500 })));
     const result = await runSlice(world.deps, store, policy(), lease());
     expect({
-      end: result.end,
-      idle: result.idle,
+      result,
       tries: world.dispatch.markIdle.mock.calls.map((c) => c[3].now),
       released: world.dispatch.release.mock.calls.length,
-    }).toEqual({ end: 'empty', idle: true, tries: [T0, T0 + 1_000], released: 0 });
+    }).toEqual({
+      // Nothing received: no oldest task to report.
+      result: { end: 'empty', handled: 0, delivered: 0, deadLettered: 0, idle: true, nextCallAt: T0 },
+      tries: [T0, T0 + 1_000],
+      released: 0,
+    });
   });
 
   it.each([
@@ -116,6 +120,7 @@ describe('the empty decision', () => {
   });
 
   it.each([
+    ['is gone with the whole dispatch item', undefined],
     ['is gone', item({ slots: { b: other } })],
     ['is fenced by another lease', item({ slots: { a: { ...mine, f: 2 }, b: other } })],
     ['is no longer leased', item({ slots: { a: { s: 'q', at: T0 }, b: other } })],
