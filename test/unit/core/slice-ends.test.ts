@@ -106,6 +106,25 @@ describe('a slice’s result', () => {
     });
   });
 
+  it('ends at the deadline reached within a batch: the rest handed back unclaimed, looking again at once', async () => {
+    const world = setup({ messages: 5, callMs: 1_000 });
+    const result = await runSlice(world.deps, store, policy({ maxSliceSeconds: 3 }), lease());
+    const deliveries = world.deps.deliveries as MemoryDeliveryLog;
+    expect({
+      end: result.end,
+      resumeAt: result.resumeAt,
+      handedBack: world.w.visibility.map((v) => v.receiptHandle),
+      claimed: await Promise.all(
+        ['e2', 'e3', 'e4'].map(async (e) => (await deliveries.get('s1', e))?.status),
+      ),
+    }).toEqual({
+      end: 'max_time',
+      resumeAt: T0 + 3_000,
+      handedBack: ['r3', 'r4'],
+      claimed: ['delivered', undefined, undefined],
+    });
+  });
+
   it('receives no more than it can call before its deadline, and looks again when the next call may start', async () => {
     const world = setup({ messages: 10 });
     const result = await runSlice(
