@@ -277,6 +277,18 @@ describe('a task to retry later', () => {
       hidden: world.w.visibility,
     }).toEqual({ guard: [T0 + 100 + 1_000 + WAKE_MARGIN_MS], hidden: [{ receiptHandle: 'r0', seconds: 1 }] });
   });
+
+  it('guards again from when a stalled hiding call came back (its backoff counts from then)', async () => {
+    const world = setup({ messages: 1, outcome: () => ({ kind: 'transient', status: 503, error: 'x' }) });
+    vi.mocked(world.tasks.changeVisibility).mockImplementation(async () => {
+      world.w.now += 10_000;
+    });
+    await runSlice(world.deps, store, policy(), lease());
+    expect(world.dispatch.deferWake.mock.calls.map((c) => c[1])).toEqual([
+      T0 + 1_000 + WAKE_MARGIN_MS,
+      T0 + 10_000 + 1_000 + WAKE_MARGIN_MS,
+    ]);
+  });
 });
 
 describe('fan-out after a full batch', () => {
