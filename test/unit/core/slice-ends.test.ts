@@ -230,6 +230,22 @@ describe('sleeping through a short Retry-After', () => {
     expect({ calls: world.w.calls, end: result.end }).toEqual({ calls, end });
   });
 
+  it('counts the calls left in the batch from the throttled task on', async () => {
+    const world = setup({
+      messages: 2,
+      outcome: (id) =>
+        id === 'e1' && world.w.calls.length === 2
+          ? { kind: 'throttled', status: 429, retryAfterSeconds: 1 }
+          : { kind: 'ok', status: 200 },
+    });
+    // e0, the 429 and e1 again: three calls, within maxMessagesPerSlice.
+    const result = await runSlice(world.deps, store, policy({ maxMessagesPerSlice: 3 }), lease());
+    expect({ calls: world.w.calls, end: result.end }).toEqual({
+      calls: ['e0', 'e1', 'e1'],
+      end: 'max_messages',
+    });
+  });
+
   it('sleeps through a 429 again once a call in between was answered (only two in a row end the slice)', async () => {
     const answers: DeliveryOutcome[] = [
       { kind: 'throttled', status: 429, retryAfterSeconds: 1 },
