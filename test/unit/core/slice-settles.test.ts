@@ -213,10 +213,16 @@ describe('an error that ends the slice', () => {
       throw new Error('DynamoDB unavailable');
     });
     const result = await runSlice(world.deps, store, policy, lease);
-    expect({ end: result.end, nextCallAt: result.nextCallAt, resumeAt: result.resumeAt }).toEqual({
+    expect({
+      end: result.end,
+      nextCallAt: result.nextCallAt,
+      resumeAt: result.resumeAt,
+      throttledUntil: result.throttledUntil,
+    }).toEqual({
       end: 'error',
       nextCallAt: T0 + 30_000,
       resumeAt: T0 + 30_000,
+      throttledUntil: T0 + 30_000,
     });
   });
 

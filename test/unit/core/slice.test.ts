@@ -17,7 +17,7 @@ describe('runSlice', () => {
   it('ends at maxMessagesPerSlice, never receiving more than it may handle', async () => {
     world = setup({ messages: 100 });
     const result = await runSlice(world.deps, store, policy({ maxMessagesPerSlice: 25 }), lease());
-    expect(result).toMatchObject({ end: 'max_messages', handled: 25, delivered: 25 });
+    expect(result).toMatchObject({ end: 'max_messages', handled: 25, delivered: 25, resumeAt: world.w.now });
     expect(world.w.receives).toEqual([10, 10, 5]);
     expect(world.w.deleted).toHaveLength(25);
   });
