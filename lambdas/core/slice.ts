@@ -6,7 +6,7 @@ import {
   type RateRules,
   type RateState,
 } from './adaptive-rate.js';
-import { deliverTask, type DeliverDeps, type TaskResult } from './deliver-task.js';
+import { deliverTask, type DeliverDeps } from './deliver-task.js';
 import { UnsettledError, writeDelivered } from './delivered-settle.js';
 import { MetricNames } from './names.js';
 import type { DeliveredSettle, DispatchState } from './ports.js';
@@ -387,7 +387,6 @@ export const runSlice = async (
       try {
         for (let i = 0; i < batch.length; i++) {
           const message = batch[i] as SourcedMessage;
-          let outcome: TaskResult;
           // No call starts at or after the slice deadline, so the last one ends before the lease expires.
           const pace = async (): Promise<boolean> => {
             // The messages in hand from this one on: a shared pacer reserves their instants with one write.
@@ -396,21 +395,16 @@ export const runSlice = async (
             return allowed;
           };
           let callStartedAt: number | undefined;
-          try {
-            if (deps.clock.now() >= deadline) {
-              await handBack(i);
-              return result('max_time', { resumeAt: deps.clock.now() });
-            }
-            outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe, {
-              add: (settle) => settles.set(message, settle),
-              holds: (holder) => [...settles.values()].some((settle) => settle.claimed.holder === holder),
-            });
-          } catch (error) {
-            // An operational error (DynamoDB, SQS) mid-task: stop the slice; the message reappears after its visibility.
-            deps.telemetry.error('task handling failed', { error: String(error) });
-            await flush().catch(() => undefined);
-            return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
+          if (deps.clock.now() >= deadline) {
+            await handBack(i);
+            return result('max_time', { resumeAt: deps.clock.now() });
           }
+          // An operational error (DynamoDB, SQS) mid-task ends the slice through the catch below; the message
+          // reappears after its visibility.
+          const outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe, {
+            add: (settle) => settles.set(message, settle),
+            holds: (holder) => [...settles.values()].some((settle) => settle.claimed.holder === holder),
+          });
           if (outcome.kind === 'not_started') {
             const at = deps.clock.now();
             if (pacer.held) {
@@ -489,9 +483,9 @@ export const runSlice = async (
           return result('throttled', { resumeAt: until });
         }
       } catch (error) {
-        // Any other failure mid-batch (a guard, visibility or hold write, a re-send): the calls that already
-        // answered 2xx still get their delivered settles (best effort) before the error ends the slice; left
-        // unwritten, their claims would expire and a later copy would call again (simulation seed 129).
+        // Any failure mid-batch (a task's claim or settle, a guard, visibility or hold write, a re-send): the calls
+        // that already answered 2xx still get their delivered settles (best effort) before the error ends the
+        // slice; left unwritten, their claims would expire and a later copy would call again (simulation seed 129).
         await flush().catch(() => undefined);
         throw error;
       }

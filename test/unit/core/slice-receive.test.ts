@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ReceivedMessage, TaskQueues } from '../../../lambdas/core/ports.js';
-import { receiveBatch } from '../../../lambdas/core/slice-receive.js';
+import { bySource, receiveBatch } from '../../../lambdas/core/slice-receive.js';
 import { sliceStore } from '../support/slice-fixtures.js';
 
 /** The empty check of a store with a high-priority queue: two long polls side by side. */
@@ -34,5 +34,173 @@ describe('receiveBatch, when one of the two long polls fails', () => {
     releaseWork([]);
     await receiving;
     expect(events).toEqual(['high failed', 'work answered', 'failed: SQS unavailable']);
+  });
+});
+
+const queued = (id: string): ReceivedMessage => ({
+  messageId: id,
+  receiptHandle: `r-${id}`,
+  body: '{}',
+  receiveCount: 1,
+  sentAt: 0,
+});
+
+/**
+ * Queues by URL; each receive takes up to maxMessages, after `arrive` (tasks landing during that poll), and is
+ * recorded as [url, maxMessages, waitSeconds, visibilitySeconds].
+ */
+const queues = (held: Record<string, string[]>, arrive?: (url: string, waitSeconds: number) => string[]) => {
+  const receives: [string, number, number, number][] = [];
+  const tasks = {
+    receive: async (
+      url: string,
+      o: { maxMessages: number; waitSeconds: number; visibilitySeconds: number },
+    ): Promise<ReceivedMessage[]> => {
+      receives.push([url, o.maxMessages, o.waitSeconds, o.visibilitySeconds]);
+      const queue = (held[url] ??= []);
+      queue.push(...(arrive?.(url, o.waitSeconds) ?? []));
+      return queue.splice(0, o.maxMessages).map(queued);
+    },
+  } as unknown as TaskQueues;
+  return { tasks, receives, held };
+};
+
+const ids = (r: { batch: { messageId: string; queueUrl: string }[]; trickled: boolean }) => ({
+  batch: r.batch.map((m) => `${m.queueUrl}:${m.messageId}`),
+  trickled: r.trickled,
+});
+
+describe('receiveBatch', () => {
+  const withHigh = sliceStore({ priorityQueueUrl: 'h-url' });
+  const opts = (want: number) => ({ want, emptyPollSeconds: 20, visibilitySeconds: () => 40 });
+
+  it('takes a backlog from the high queue first, without touching the work queue', async () => {
+    const q = queues({ 'h-url': ['h1', 'h2'], 'q-url': ['n1'] });
+    expect(ids(await receiveBatch(q.tasks, withHigh, opts(10)))).toEqual({
+      batch: ['h-url:h1', 'h-url:h2'],
+      trickled: false,
+    });
+    expect(q.receives).toEqual([['h-url', 10, 0, 40]]);
+  });
+
+  it('takes the work queue’s backlog when the high queue is empty', async () => {
+    const q = queues({ 'q-url': ['n1'] });
+    expect(ids(await receiveBatch(q.tasks, withHigh, opts(10)))).toEqual({
+      batch: ['q-url:n1'],
+      trickled: false,
+    });
+    expect(q.receives).toEqual([
+      ['h-url', 10, 0, 40],
+      ['q-url', 10, 0, 40],
+    ]);
+  });
+
+  it('asks each receive for the visibility as of its own start', async () => {
+    let seconds = 40;
+    const q = queues({});
+    await receiveBatch(q.tasks, sliceStore(), {
+      want: 10,
+      emptyPollSeconds: 20,
+      visibilitySeconds: () => seconds--,
+    });
+    expect(q.receives).toEqual([
+      ['q-url', 10, 0, 40],
+      ['q-url', 10, 20, 39],
+    ]);
+  });
+
+  it('without a high queue: a short poll, then the empty check’s long poll, whose tasks are a trickle', async () => {
+    const q = queues({}, (_url, wait) => (wait > 0 ? ['n1'] : []));
+    expect(ids(await receiveBatch(q.tasks, sliceStore(), opts(10)))).toEqual({
+      batch: ['q-url:n1'],
+      trickled: true,
+    });
+    expect(q.receives).toEqual([
+      ['q-url', 10, 0, 40],
+      ['q-url', 10, 20, 40],
+    ]);
+  });
+
+  it('answers empty, not a trickle, when the empty check finds nothing', async () => {
+    const lone = queues({});
+    const both = queues({});
+    const last = queues({});
+    expect([
+      ids(await receiveBatch(lone.tasks, sliceStore(), opts(10))),
+      ids(await receiveBatch(both.tasks, withHigh, opts(10))),
+      ids(await receiveBatch(last.tasks, withHigh, opts(1))),
+    ]).toEqual([
+      { batch: [], trickled: false },
+      { batch: [], trickled: false },
+      { batch: [], trickled: false },
+    ]);
+  });
+
+  it('shares an odd `want` between the two long polls, the larger part to the high queue', async () => {
+    const q = queues({}, (url, wait) => (wait > 0 ? [`${url[0]}1`, `${url[0]}2`, `${url[0]}3`] : []));
+    expect(ids(await receiveBatch(q.tasks, withHigh, opts(5)))).toEqual({
+      batch: ['h-url:h1', 'h-url:h2', 'h-url:h3', 'q-url:q1', 'q-url:q2'],
+      trickled: true,
+    });
+    expect(q.receives.slice(2)).toEqual([
+      ['h-url', 3, 20, 40],
+      ['q-url', 2, 20, 40],
+    ]);
+  });
+
+  it('with two messages left, polls both queues side by side and takes one from each', async () => {
+    const q = queues({}, (url, wait) => (wait > 0 ? [`${url[0]}1`] : []));
+    expect(ids(await receiveBatch(q.tasks, withHigh, opts(2)))).toEqual({
+      batch: ['h-url:h1', 'q-url:q1'],
+      trickled: true,
+    });
+  });
+
+  describe('with one message left to take (the two long polls one after the other)', () => {
+    it('takes a task the high queue’s long poll finds, without polling the work queue', async () => {
+      const q = queues({}, (url, wait) => (wait > 0 ? [`${url[0]}1`] : []));
+      expect(ids(await receiveBatch(q.tasks, withHigh, opts(1)))).toEqual({
+        batch: ['h-url:h1'],
+        trickled: true,
+      });
+      expect(q.receives).toEqual([
+        ['h-url', 1, 0, 40],
+        ['q-url', 1, 0, 40],
+        ['h-url', 1, 20, 40],
+      ]);
+    });
+
+    it('long-polls the work queue for one when the high queue’s long poll finds nothing', async () => {
+      const q = queues({}, (url, wait) => (wait > 0 && url === 'q-url' ? ['q1', 'q2'] : []));
+      expect(ids(await receiveBatch(q.tasks, withHigh, opts(1)))).toEqual({
+        batch: ['q-url:q1'],
+        trickled: true,
+      });
+      expect(q.receives.slice(2)).toEqual([
+        ['h-url', 1, 20, 40],
+        ['q-url', 1, 20, 40],
+      ]);
+    });
+  });
+
+  it('fails when the work queue’s long poll fails, even if the high queue answered', async () => {
+    const tasks = {
+      receive: async (url: string, { waitSeconds }: { waitSeconds: number }) => {
+        if (waitSeconds > 0 && url === 'q-url') throw new Error('SQS unavailable');
+        return waitSeconds > 0 ? [queued('h1')] : [];
+      },
+    } as unknown as TaskQueues;
+    await expect(receiveBatch(tasks, withHigh, opts(4))).rejects.toThrow('SQS unavailable');
+  });
+});
+
+describe('bySource', () => {
+  it('groups messages by their queue, in first-seen order, each group in order', () => {
+    const m = (id: string, queueUrl: string) => ({ id, queueUrl });
+    expect(bySource([m('a1', 'a'), m('b1', 'b'), m('a2', 'a'), m('b2', 'b')])).toEqual([
+      ['a', [m('a1', 'a'), m('a2', 'a')]],
+      ['b', [m('b1', 'b'), m('b2', 'b')]],
+    ]);
+    expect(bySource([])).toEqual([]);
   });
 });

@@ -148,6 +148,33 @@ describe('the slice writes its batch’s delivered settles together', () => {
     }).toEqual({ calls: ['e0'], events: ['settle e0', 'delete r0,r1'], handled: 2, hidden: 0 });
   });
 
+  it('takes a copy as a duplicate when its claim is one of the batch’s several unwritten settles', async () => {
+    const world = setup([message(0), message(1), message(2, 'e0')]);
+    const result = await runSlice(world.deps, store, policy, lease);
+    expect({
+      calls: world.calls,
+      events: world.events,
+      handled: result.handled,
+      hidden: vi.mocked(world.deps.tasks.changeVisibility).mock.calls.length,
+    }).toEqual({ calls: ['e0', 'e1'], events: ['settle e0,e1', 'delete r0,r1,r2'], handled: 3, hidden: 0 });
+  });
+
+  it('does not take a copy held by another live attempt for one of its own, while its own settles are unwritten', async () => {
+    const world = setup([message(0), message(1)]);
+    await world.deliveries.claim('s1', 'e1', {
+      holder: 'other',
+      now: T0 - 1_000,
+      until: T0 + 60_000,
+      messageId: 'mx',
+    });
+    await runSlice(world.deps, store, policy, lease);
+    expect({
+      calls: world.calls,
+      deleted: world.deleted,
+      hidden: vi.mocked(world.deps.tasks.changeVisibility).mock.calls.map((c) => c[1]),
+    }).toEqual({ calls: ['e0'], deleted: ['r0'], hidden: [[{ receiptHandle: 'r1', seconds: 60 }]] });
+  });
+
   it('carries the claim’s attempts and first attempt into the delivered record', async () => {
     const world = setup([message(0)]);
     await world.deliveries.claim('s1', 'e0', {
@@ -186,10 +213,16 @@ describe('an error that ends the slice', () => {
       throw new Error('DynamoDB unavailable');
     });
     const result = await runSlice(world.deps, store, policy, lease);
-    expect({ end: result.end, nextCallAt: result.nextCallAt, resumeAt: result.resumeAt }).toEqual({
+    expect({
+      end: result.end,
+      nextCallAt: result.nextCallAt,
+      resumeAt: result.resumeAt,
+      throttledUntil: result.throttledUntil,
+    }).toEqual({
       end: 'error',
       nextCallAt: T0 + 30_000,
       resumeAt: T0 + 30_000,
+      throttledUntil: T0 + 30_000,
     });
   });
 
