@@ -7,6 +7,8 @@ import {
   openApiDocument,
 } from '../../../lambdas/core/openapi/document.js';
 import { TASK_EXAMPLES } from '../../../lambdas/core/openapi/examples.js';
+import { gatewayRequestModels } from '../../../lambdas/core/openapi/gateway-models.js';
+import { securityFor } from '../../../lambdas/core/openapi/security.js';
 import { TASK_VARIANTS, variantName } from '../../../lambdas/core/openapi/task-variants.js';
 import { ROUTES } from '../../../lambdas/core/routes.js';
 import { MAX_BATCH_TASKS, TASK_TYPES } from '../../../lambdas/core/task-schemas.js';
@@ -138,5 +140,28 @@ describe('openApiDocument', () => {
   it('is built once per process', () => {
     expect(openApiDocument()).toBe(openApiDocument());
     expect(openApiDocument()).toEqual(doc);
+  });
+});
+
+describe('security schemes', () => {
+  it('are the ones the routes authenticate with: SigV4 in the Authorization header, bearer tokens', () => {
+    expect(doc.components['securitySchemes']).toMatchObject({
+      sigv4: { type: 'apiKey', in: 'header', name: 'Authorization' },
+      tenantBearer: { type: 'http', scheme: 'bearer' },
+      localAdminBearer: { type: 'http', scheme: 'bearer' },
+    });
+  });
+
+  it('a route without authentication requires none', () => {
+    expect(securityFor('none')).toEqual([]);
+  });
+});
+
+describe('gateway models', () => {
+  it('have names API Gateway takes (alphanumeric), one per integrator route with a body', () => {
+    const models = Object.entries(gatewayRequestModels());
+    expect(models.map(([id]) => id).sort()).toEqual(['submitBatch', 'submitTask']);
+    for (const [, model] of models) expect(model.name).toMatch(/^[A-Za-z0-9]+$/);
+    expect(new Set(models.map(([, m]) => m.name)).size).toBe(models.length);
   });
 });
