@@ -40,6 +40,16 @@ describe('operations', () => {
     }
   });
 
+  it('each document at least one success status, all 2xx', () => {
+    for (const { op } of operations) {
+      const success = Object.keys(op.responses)
+        .map(Number)
+        .filter((s) => s < 300);
+      expect(success.length).toBeGreaterThan(0);
+      expect(success.every((s) => s >= 200)).toBe(true);
+    }
+  });
+
   it('serve the document at GET /openapi.json (contract)', () => {
     expect(OPENAPI_PATH).toBe('/openapi.json');
     expect(doc.paths['/openapi.json']?.['get']).toMatchObject({ operationId: 'openApiDocument' });
