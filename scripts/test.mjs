@@ -77,7 +77,9 @@ const plain = (text) => text.replace(/\u001b\[[0-9;]*m/g, '');
 const failures = (output) =>
   plain(output.toString('utf8'))
     .split('\n')
-    .filter((line) => /^\s*(FAIL|×|❯ .*\(\d+ tests? \| \d+ failed)/.test(line) || /Test Files .*failed/.test(line));
+    .filter(
+      (line) => /^\s*(FAIL|×|❯ .*\(\d+ tests? \| \d+ failed)/.test(line) || /Test Files .*failed/.test(line),
+    );
 process.stdout.write('\n── summary ──\n');
 for (const [name, run] of [
   ['integration, protocol files', protocol],
@@ -85,6 +87,8 @@ for (const [name, run] of [
   ['unit, infra and simulation', rest],
 ]) {
   process.stdout.write(`${name}: ${run.code === 0 ? 'passed' : `FAILED (exit ${run.code})`}\n`);
-  if (run.code !== 0) for (const line of [...new Set(failures(run.output))].slice(0, 40)) process.stdout.write(`  ${line.trim()}\n`);
+  if (run.code !== 0)
+    for (const line of [...new Set(failures(run.output))].slice(0, 40))
+      process.stdout.write(`  ${line.trim()}\n`);
 }
 process.exit([protocol, api, rest].some((run) => run.code !== 0) ? 1 : 0);

@@ -104,6 +104,15 @@ const collectOutput = (child: ChildProcess): (() => string) => {
   return () => output;
 };
 
+/**
+ * How long an emulator may take to answer its first request. A cold JVM on a loaded 2-core machine (CI runs
+ * three test chains at once, each starting its own pair) has taken over 30 s; a process that exits fails at
+ * once instead (`waitUntil` watches it).
+ */
+const READY_WITHIN_MS = 120_000;
+/** One readiness probe: a socket that accepts and never answers must not outlive the deadline. */
+const PROBE_TIMEOUT_MS = 5_000;
+
 /** DynamoDB Local; with `dataDir` its tables survive restarts, without it they live in memory. */
 export const startDynamoDbLocal = async (
   opts: { port?: number; dataDir?: string } = {},
@@ -137,6 +146,7 @@ export const startDynamoDbLocal = async (
       'DynamoDB Local',
       async () => {
         const res = await fetch(endpoint, {
+          signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
           method: 'POST',
           headers: {
             'content-type': 'application/x-amz-json-1.0',
@@ -149,7 +159,7 @@ export const startDynamoDbLocal = async (
         return res.status === 200;
       },
       child,
-      30_000,
+      READY_WITHIN_MS,
     );
   } catch (error) {
     await stopChild(child);
@@ -171,7 +181,12 @@ export const startFauxqs = async (opts: { port?: number } = {}): Promise<Emulato
   const output = collectOutput(child);
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await waitUntil('fauxqs', async () => (await fetch(`${endpoint}/health`)).ok, child, 20_000);
+    await waitUntil(
+      'fauxqs',
+      async () => (await fetch(`${endpoint}/health`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })).ok,
+      child,
+      READY_WITHIN_MS,
+    );
   } catch (error) {
     await stopChild(child);
     throw new Error(`${(error as Error).message}\n${output()}`);
