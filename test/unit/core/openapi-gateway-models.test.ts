@@ -30,6 +30,26 @@ describe('the gateway task model', () => {
     expect(models.submitBatch?.schema['$schema']).toBe('http://json-schema.org/draft-04/schema#');
   });
 
+  // A draft-4 validator ignores `const` (so the type would not pick the variant) and wants boolean
+  // exclusiveMinimum; zod's reader above accepts both dialects, so check the keywords themselves.
+  it('uses draft-4 keywords only (no const, boolean exclusive bounds)', () => {
+    const keys: [string, unknown][] = [];
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object')
+        for (const [k, x] of Object.entries(v)) {
+          keys.push([k, x]);
+          walk(x);
+        }
+    };
+    walk(models.submitTask?.schema);
+    walk(models.submitBatch?.schema);
+    expect(keys.filter(([k]) => k === 'const' || k === '$defs')).toEqual([]);
+    const bounds = keys.filter(([k]) => k === 'exclusiveMinimum' || k === 'exclusiveMaximum');
+    expect(bounds.length).toBeGreaterThan(0);
+    expect(bounds.filter(([, x]) => typeof x !== 'boolean')).toEqual([]);
+  });
+
   it.each(Object.entries(TASK_EXAMPLES))('agrees with ingest on the %s example', (_name, task) => {
     expect(accepts(taskModel, task)).toBe(accepts(TaskSchema, task));
   });
