@@ -181,6 +181,31 @@ describe('answer examples', () => {
     },
   );
 
+  // An emptied schema accepts any example: the schema must also name every field its example shows.
+  it.each(success.filter(([, , status]) => status !== 204))(
+    '%s: its schema declares every field of its example, nested objects too',
+    (_k, _id, _s, response) => {
+      const content = response.content!['application/json'];
+      const undeclared: string[] = [];
+      const check = (schema: Record<string, unknown>, value: unknown, path: string): void => {
+        const ref = schema['$ref'];
+        if (typeof ref === 'string') return check(components[refName(ref)]!, value, path);
+        if (Array.isArray(value))
+          return value.forEach((v, i) =>
+            check((schema['items'] ?? {}) as Record<string, unknown>, v, `${path}[${i}]`),
+          );
+        if (!value || typeof value !== 'object') return;
+        const props = (schema['properties'] ?? {}) as Record<string, Record<string, unknown>>;
+        for (const [k, v] of Object.entries(value)) {
+          if (!props[k]) undeclared.push(`${path}.${k}`);
+          else check(props[k]!, v, `${path}.${k}`);
+        }
+      };
+      check(content.schema, content.example, '');
+      expect(undeclared).toEqual([]);
+    },
+  );
+
   it.each(success.filter(([, , status]) => status === 204))('%s has no body', (_k, _id, _s, response) => {
     expect(response.content).toBeUndefined();
   });
