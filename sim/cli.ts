@@ -64,6 +64,7 @@ const edges = {
   hardErrorsApplied: 0,
   operatorActions: 0,
   callsWhilePaused: 0,
+  redriven: 0,
   stale: 0,
   unprocessedSettles: 0,
 };

@@ -250,7 +250,7 @@ export class Invariants implements Checks {
    * ---- 13. paused means paused (sim/model-operator.ts): the worker reads the store's status once, before its
    * acquire, and a slice runs to its end (its deadline: invariant 4). So a paused store's marketplace calls
    * come only from a slice whose worker read the record before the pause landed — never from one that read
-   * it paused.
+   * it paused. "Paused" is every status that holds the backlog: paused, maintenance, disabled.
    */
   private pausedCall(actor: Actor, storeId: string): void {
     if (!this.world.paused(storeId)) return;
@@ -260,7 +260,7 @@ export class Invariants implements Checks {
     }
     this.fail(
       PAUSED_INVARIANT,
-      `${actor.name} called the marketplace for ${storeId}, paused before it read the store`,
+      `${actor.name} called the marketplace for ${storeId}, paused (or in maintenance, or disabled) before it read the store`,
     );
   }
 

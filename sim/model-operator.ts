@@ -1,7 +1,8 @@
-import { patchStore, type AdminDeps } from '../lambdas/core/admin.js';
+import { patchStore, redriveDeadLetters, type AdminDeps } from '../lambdas/core/admin.js';
+import { ConflictError } from '../lambdas/core/errors.js';
 import type { HttpRequest, HttpResponse } from '../lambdas/core/http.js';
 import type { StoreRegistry, TokenStore } from '../lambdas/core/ports.js';
-import { isConsumable, policyOf } from '../lambdas/core/store-model.js';
+import { isConsumable, policyOf, type StoreStatus } from '../lambdas/core/store-model.js';
 import { T0 } from './constants.js';
 import type { SimContext } from './context.js';
 import { campaignBook } from './model-campaigns.js';
@@ -16,11 +17,20 @@ import type { StoreState } from './world-view.js';
 /** A variant that replaces the admin's PATCH, or wraps the Stores table a worker reads (sim/variants-edges.ts). */
 export interface OperatorVariant extends Variant {
   patchStore?: (deps: AdminDeps, request: HttpRequest) => Promise<HttpResponse>;
+  /** Replaces the admin's redrive of a store's dead letters. */
+  redrive?: (deps: AdminDeps, request: HttpRequest) => Promise<HttpResponse>;
   /** `run`: one object per simulated run (a cache keyed on it lives as long as one deployment). */
   workerStores?: (inner: StoreRegistry, run: object) => StoreRegistry;
 }
 
-type ActionKind = 'pause' | 'resume' | 'lower' | 'raise';
+type ActionKind = 'pause' | 'resume' | 'lower' | 'raise' | 'redrive';
+
+/**
+ * The status a seed's pause sets: every state that holds the backlog (`isConsumable` false) — paused,
+ * maintenance, and disabled, which also refuses new tasks (ingest answers 409; the simulated integrator
+ * posts again later). Chosen from the seed, not the operator's stream, so seeds keep their draws.
+ */
+const HOLDING: readonly StoreStatus[] = ['paused', 'maintenance', 'disabled'];
 
 interface Action {
   at: number;
@@ -28,6 +38,8 @@ interface Action {
   kind: ActionKind;
   /** The cap a plan change sets (lower, raise). */
   cap?: number;
+  /** A redrive: looks for dead letters this many more times (its store is chosen when it fires). */
+  tries?: number;
 }
 
 /** What a worker saw in the store record it read before its acquire. */
@@ -49,9 +61,10 @@ const NO_TOKENS: TokenStore = {
 
 /**
  * Operator actions through the real admin use case (`patchStore`, lambdas/core/admin.ts), at times drawn
- * per seed on a stream of their own (so seeds without them keep their interleavings): a store paused and
- * resumed; a plan change that lowers a store's concurrency cap, raised back later (a cap lowered to 1
- * stays: going from one consumer to several mid-lease is not modelled, as for campaigns). One operator,
+ * per seed on a stream of their own (so seeds without them keep their interleavings): a store paused (or put
+ * in maintenance, or disabled: `HOLDING`) and resumed; a plan change that lowers a store's concurrency cap, raised back later (a cap lowered to 1
+ * stays: going from one consumer to several mid-lease is not modelled, as for campaigns); and a redrive of
+ * the store with the most dead letters (the real `redriveDeadLetters`; the move: sim/model-redrive.ts). One operator,
  * one action at a time, each retried until it is acknowledged (a 200): PATCH reads and puts the whole
  * record, so two at once could undo each other, which is not what is checked here.
  *
@@ -85,6 +98,11 @@ export class Operator implements RegistryWatch {
       this.pending.push({ at: T0 + rng.int(1_000, 30_000), storeId: store.storeId, kind: 'lower', cap });
     }
     this.rng = rng;
+    // A redrive, on a stream of its own (the draws above keep their values): of whichever store has the most
+    // dead letters then; tried up to three times, 20–40 s apart, while no store has any.
+    const redrives = new Rng(ctx.scenario.seed ^ 0x7ed71);
+    if (redrives.chance(0.6))
+      this.pending.push({ at: T0 + redrives.int(15_000, 60_000), storeId: '', kind: 'redrive', tries: 3 });
   }
 
   /* ---------------------------------------------------------------- what the checks read */
@@ -130,13 +148,34 @@ export class Operator implements RegistryWatch {
     const next = this.pending[0] as Action;
     if (next.at > this.ctx.now) return;
     this.pending.shift();
+    if (next.kind === 'redrive' && next.storeId === '') {
+      const storeId = this.mostDeadLetters();
+      if (storeId === undefined) {
+        if ((next.tries ?? 1) > 1)
+          this.pending.push({
+            ...next,
+            at: this.ctx.now + this.rng.int(20_000, 40_000),
+            tries: (next.tries ?? 1) - 1,
+          });
+        return;
+      }
+      next.storeId = storeId;
+    }
     this.busy = true;
     this.spawn(next);
   }
 
+  private mostDeadLetters(): string | undefined {
+    let best: StoreState | undefined;
+    for (const state of this.stores.values())
+      if (state.dlq.messages.size > (best?.dlq.messages.size ?? 0)) best = state;
+    return best?.spec.storeId;
+  }
+
   private bodyOf(action: Action): Record<string, unknown> {
     const state = this.stores.get(action.storeId) as StoreState;
-    if (action.kind === 'pause') return { status: 'paused' };
+    if (action.kind === 'redrive') return {};
+    if (action.kind === 'pause') return { status: HOLDING[this.ctx.scenario.seed % HOLDING.length] };
     if (action.kind === 'resume') return { status: 'active' };
     return { overrides: { ...state.spec.overrides, maxConcurrentConsumers: action.cap } };
   }
@@ -151,9 +190,10 @@ export class Operator implements RegistryWatch {
       tokens: NO_TOKENS,
       campaigns: campaignBook(ctx.scenario.campaigns),
     };
+    const redrive = action.kind === 'redrive';
     const request: HttpRequest = {
-      method: 'PATCH',
-      resource: '/v1/admin/stores/{storeId}',
+      method: redrive ? 'POST' : 'PATCH',
+      resource: redrive ? '/v1/admin/stores/{storeId}/dead-letters/redrive' : '/v1/admin/stores/{storeId}',
       pathParameters: { storeId: action.storeId },
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(this.bodyOf(action)),
@@ -179,11 +219,16 @@ export class Operator implements RegistryWatch {
         this.pending.push({ ...action, kind: 'raise', cap: own, at: ctx.now + rng.int(2_000, 60_000) });
     };
     actor.onCrash = () => finish(false, 'crashed: the operator retries');
-    const patch = (ctx.variant as OperatorVariant | undefined)?.patchStore ?? patchStore;
-    patch(deps, request)
+    const variant = ctx.variant as OperatorVariant | undefined;
+    const call = redrive ? (variant?.redrive ?? redriveDeadLetters) : (variant?.patchStore ?? patchStore);
+    call(deps, request)
       .then(
-        (response) => finish(response.status === 200, `answered ${response.status}`),
-        (error: unknown) => finish(false, `failed ${String(error)}`),
+        (response) => finish(response.status === (redrive ? 202 : 200), `answered ${response.status}`),
+        (error: unknown) =>
+          // A redrive refused because a move runs: an earlier try, whose answer was lost, started it.
+          redrive && error instanceof ConflictError
+            ? finish(true, 'answered 409: a move is running')
+            : finish(false, `failed ${String(error)}`),
       )
       .finally(() => {
         if (!actor.crashed) actor.finished = true;

@@ -6,6 +6,7 @@ import { T0 } from './constants.js';
 import type { SimContext } from './context.js';
 import { TENANT, type StoreSpec } from './scenario.js';
 import { defer, type Actor } from './scheduler.js';
+import { RedriveMoves } from './model-redrive.js';
 import { SimQueue, type SimMessage } from './sim-sqs.js';
 import type { LeaseTrack, StoreState, TaskTrack } from './world-view.js';
 
@@ -23,11 +24,14 @@ export class SqsModel {
   /** Every store queue by its URL: work, high-priority and dead-letter queues. */
   private readonly queues = new Map<string, SimQueue>();
   private readonly attentionMeta = new WeakMap<SimMessage, { storeId: string; slotId: string }>();
+  /** Dead-letter moves started by a redrive (sim/model-redrive.ts). */
+  readonly moves: RedriveMoves;
 
   constructor(
     private readonly ctx: SimContext,
     private readonly leaseOf: (actorId: number) => LeaseTrack | undefined,
   ) {
+    this.moves = new RedriveMoves(ctx, (body) => this.taskOf(body));
     this.attentionQueue = new SimQueue('sim://attention', ctx.rng, ATTENTION_QUEUE.maxReceiveCount, (m) => {
       ctx.stats.attentionsLost++;
       ctx.sched.log(`attention ${m.body} moved to the attention DLQ (poison)`);
@@ -352,9 +356,14 @@ export class SqsModel {
           return { backlog: visible, inFlight, delayed, deadLetters: state.dlq.messages.size };
         }),
       createStoreQueues: () => Promise.reject(new Error('not simulated')),
-      redrive: () => Promise.reject(new Error('not simulated')),
-      // No redrive begins in this model, so no store carries a redrive mark for the reconciler to check.
-      redriveRunning: () => Promise.reject(new Error('not simulated')),
+      redrive: (store, rate) =>
+        ctx.sched.call(actor, 'sqs.startMoveTask', ctx.awsLatency(actor, 'sqs.startMoveTask'), () => ({
+          moving: this.moves.start(this.queueState(store.queueUrl), rate),
+        })),
+      redriveRunning: (store) =>
+        ctx.sched.call(actor, 'sqs.listMoveTasks', ctx.awsLatency(actor, 'sqs.listMoveTasks'), () =>
+          this.moves.running(this.queueState(store.queueUrl)),
+        ),
       purge: () => Promise.reject(new Error('not simulated')),
     };
   }

@@ -46,3 +46,13 @@ export interface Variant {
   /** Replaces the shared pacer's block arithmetic (one write reserving several rate instants). */
   blockRules?: BlockRules;
 }
+
+/** Replaces one method of an object, keeping the others (bound to it). */
+export const override = <T extends object, K extends keyof T>(inner: T, key: K, replacement: T[K]): T =>
+  new Proxy(inner, {
+    get: (target, property) => {
+      if (property === key) return replacement;
+      const value = (target as Record<PropertyKey, unknown>)[property];
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });

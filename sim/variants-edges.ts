@@ -1,7 +1,8 @@
+import { redriveDeadLetters } from '../lambdas/core/admin.js';
 import type { StoreRegistry, TaskQueues } from '../lambdas/core/ports.js';
 import type { StoreRecord } from '../lambdas/core/store-model.js';
 import type { OperatorVariant } from './model-operator.js';
-import type { Variant } from './protocol-variant.js';
+import { override, type Variant } from './protocol-variant.js';
 
 /** Swallows a port method's failure, answering `fallback` instead (the broken adapters below). */
 const swallowing =
@@ -52,6 +53,35 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
         return record && { ...record, status: 'active' };
       },
     }),
+  },
+  {
+    name: 'maintenance-consumed',
+    breaks: 13,
+    description:
+      'the worker takes a store in maintenance for a consumable one (as if only `paused` held the backlog): a store in maintenance runs slices',
+    workerStores: (inner: StoreRegistry) => ({
+      ...inner,
+      get: async (storeId) => {
+        const record = await inner.get(storeId);
+        return record?.status === 'maintenance' ? { ...record, status: 'active' } : record;
+      },
+    }),
+  },
+  {
+    name: 'redrive-unmarked',
+    breaks: 2,
+    description:
+      'the redrive marks the store active but sets no redrive mark (as before issue #10): a worker that drains faster than the move feeds finds the queue empty and idles the store, and the rest of the move lands in an idle store',
+    redrive: (deps, request) =>
+      redriveDeadLetters(
+        {
+          ...deps,
+          dispatch: override(deps.dispatch, 'beginRedrive', (storeId: string, now: number) =>
+            deps.dispatch.markActive(storeId, now),
+          ),
+        },
+        request,
+      ),
   },
   {
     name: 'cached-plan',

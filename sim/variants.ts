@@ -9,7 +9,7 @@ import type {
 } from '../lambdas/core/ports.js';
 import { signalStore } from '../lambdas/core/signal.js';
 import { VISIBILITY_MARGIN_SECONDS, ZOMBIE_HIDE_MS } from '../lambdas/core/timing.js';
-import type { Variant } from './protocol-variant.js';
+import { override, type Variant } from './protocol-variant.js';
 import { PRIORITY_VARIANTS } from './variants-priority.js';
 import { ADAPTIVE_VARIANTS } from './variants-adaptive.js';
 import { RATE_BLOCK_VARIANTS } from './variants-rate-block.js';
@@ -17,16 +17,6 @@ import { CAMPAIGN_VARIANTS } from './variants-campaigns.js';
 import { SETTLE_VARIANTS } from './variants-settle.js';
 import { EDGE_VARIANTS } from './variants-edges.js';
 import { BATCH_VARIANTS } from './variants-batch.js';
-
-/** Replaces one method of an object, keeping the others (bound to it). */
-const override = <T extends object, K extends keyof T>(inner: T, key: K, replacement: T[K]): T =>
-  new Proxy(inner, {
-    get: (target, property) => {
-      if (property === key) return replacement;
-      const value = (target as Record<PropertyKey, unknown>)[property];
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 
 /**
  * The version mark as it was before issue #10: checked before the call, written only with `delivered`.
@@ -357,7 +347,7 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   {
     // A campaign lowering the cap while the store holds two slots (rarer than 1–300 since the hard errors,
     // operator actions and rate blocks changed their interleavings).
-    seeds: [602, 656],
+    seeds: [623, 656],
     variant: CAMPAIGN_VARIANTS.find((variant) => variant.name === 'ignores-campaigns') as Variant,
   },
   {
@@ -377,8 +367,9 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
   {
     // A zombie's hiding call landing after its Lambda-timeout-bounded window: needs a zombie stall on a
     // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000).
-    // (Seeds 943 and 3981 until hard errors, operator actions and rate blocks changed their interleavings.)
-    seeds: [638, 1024],
+    // (Seeds 943 and 3981 until hard errors, operator actions and rate blocks changed their interleavings; 638 until
+    // restarts allowed for their own write latency.)
+    seeds: [1024],
     variant: {
       name: 'reclaim-guards-lease-only',
       breaks: 2,

@@ -112,6 +112,8 @@ export interface SimStats {
   operatorActions: number;
   /** Marketplace calls of a paused store by a slice whose store read came before the pause landed. */
   callsWhilePaused: number;
+  /** Dead letters moved back to their store's queue by a redrive (sim/model-redrive.ts). */
+  redriven: number;
   sweepRescues: number;
   /** Leases taken under a campaign's cap (other than the store's own), and those live as a boundary passed. */
   campaignLeases: number;
@@ -153,6 +155,7 @@ export const emptyStats = (): SimStats => ({
   hardErrorsApplied: 0,
   operatorActions: 0,
   callsWhilePaused: 0,
+  redriven: 0,
   sweepRescues: 0,
   campaignLeases: 0,
   leasesAcrossBoundary: 0,

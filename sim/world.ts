@@ -189,6 +189,7 @@ export class World implements WorldView {
     this.ingest.fire();
     this.reconciler.fire();
     this.operator.fire();
+    this.sqs.moves.fire();
     if (ctx.faultsOn && ctx.now >= T0 + this.scenario.faultsEndMs) {
       ctx.faultsOn = false;
       ctx.sched.crashesEnabled = false;
@@ -198,7 +199,7 @@ export class World implements WorldView {
   }
 
   private drained(): boolean {
-    if (!this.ingest.done()) return false;
+    if (!this.ingest.done() || this.sqs.moves.nextAt() !== undefined) return false;
     for (const state of this.sqs.stores.values()) if (heldMessages(state) > 0) return false;
     for (const track of this.sqs.tasks.values()) if (!this.settled(track)) return false;
     return true;
@@ -223,6 +224,7 @@ export class World implements WorldView {
           this.ingest.nextAt(),
           this.reconciler.nextTickAt,
           this.operator.nextAt(),
+          this.sqs.moves.nextAt(),
           this.workersPool.nextVisibleAt(),
           ctx.faultsOn ? T0 + this.scenario.faultsEndMs : undefined,
         ].filter((t): t is number => t !== undefined);

@@ -11,7 +11,6 @@ import type { StoreRegistry } from './ports.js';
 import { ENSURE_SLOT, publishAttention } from './signal.js';
 import {
   countSliceEnd,
-  ERROR_RETRY_MS,
   errorBackoffMs,
   runSlice,
   type Lease,
@@ -212,21 +211,9 @@ const runLeased = async (
   deps.telemetry.count(MetricNames.slicesStarted);
   if (effective.scope !== undefined)
     deps.telemetry.count(MetricNames.slicesUnderCampaign, 1, { scope: effective.scope });
-  let slice: SliceResult;
-  try {
-    slice = await runSlice(deps, store, policy, lease);
-  } catch (error) {
-    deps.telemetry.error('slice failed', { error: String(error) });
-    slice = {
-      end: 'error',
-      handled: 0,
-      delivered: 0,
-      deadLettered: 0,
-      idle: false,
-      nextCallAt: lease.nextCallAt,
-      resumeAt: deps.clock.now() + ERROR_RETRY_MS,
-    };
-  }
+  // runSlice turns any error of its loop into an `error` result itself (keeping a Retry-After it was told and
+  // how long its messages may stay hidden), so nothing is caught here.
+  const slice = await runSlice(deps, store, policy, lease);
   const republished = await finishSlice(deps, store, policyAt, lease, slice);
   deps.telemetry.info('slice ended', {
     // A slice is one lease of one slot: slot id and fencing token name it uniquely.

@@ -79,6 +79,11 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
 export const lateness = (interval: number): number => Math.max(interval / 2, 5);
 /** Late wake-ups in a row after which a call goes ahead regardless (the deadline still checked). */
 const MAX_TRIES = 5;
+/**
+ * The furthest ahead of the clock a restart places its first instant to allow for its own write's latency
+ * (`sharedPacer`): a stalled table costs a call at most this much wait, never a burst.
+ */
+export const MAX_RESTART_AHEAD_MS = 250;
 /** The most instants one write reserves: an SQS batch, the most messages a lease holds at once. */
 export const MAX_BLOCK = 10;
 
@@ -184,7 +189,7 @@ export const sharedPacer = (
 
   const advance = async (count: number, interval: number): Promise<Block> => {
     let step = rules.step(count, interval);
-    const first = await dispatch.advanceTat(storeId, count * step);
+    const first = await timed(() => dispatch.advanceTat(storeId, count * step));
     onReservation(first);
     const learnt = read(spacing);
     let got = first;
@@ -193,7 +198,7 @@ export const sharedPacer = (
       // Another consumer lowered the store's rate (adaptive rate): this block used the old spacing, so push the
       // schedule on by the difference for each instant — one more write, only when the rate was lowered since.
       const wider = rules.step(count, learnt);
-      got = await dispatch.advanceTat(storeId, count * (wider - step));
+      got = await timed(() => dispatch.advanceTat(storeId, count * (wider - step)));
       step = wider;
       used = learnt;
     }
@@ -207,14 +212,43 @@ export const sharedPacer = (
       ...(got.seq === undefined ? {} : { reserved: { tat: got.tat, seq: got.seq } }),
     };
   };
+  /** How long this lease's last two schedule writes took, to place a restart where its write will have landed. */
+  const latencies: number[] = [];
+  const timed = async <T>(write: () => Promise<T>): Promise<T> => {
+    const sent = clock.now();
+    const result = await write();
+    latencies.unshift(clock.now() - sent);
+    latencies.length = Math.min(latencies.length, 2);
+    return result;
+  };
+  /**
+   * Where a restart should put its first instant: now, or — when this lease's writes take longer than the
+   * lateness allowed (a loaded table, a high rate: 5 ms at 1,000/s) — where the write is expected to have
+   * landed, the faster of the last two, so one slow write does not push every later restart out.
+   */
+  const restartAt = (now: number, interval: number): number => {
+    const expected = latencies.length === 0 ? 0 : Math.min(...latencies);
+    return expected > lateness(interval) ? now + Math.min(expected, MAX_RESTART_AHEAD_MS) : now;
+  };
   const restart = async (now: number, count: number, interval: number): Promise<Block | undefined> => {
     const step = rules.step(count, interval);
-    const restarted = await dispatch.restartTat(storeId, now, count * step);
+    // `at` may lie ahead of the clock: the write is conditional on the schedule not reaching past `at`, so every
+    // instant reserved before it lies before `at` — the first instant here is spaced from them as any other.
+    const at = restartAt(now, interval);
+    const restarted = await timed(() => dispatch.restartTat(storeId, at, count * step));
     if (restarted === undefined) return undefined;
     onReservation(restarted);
-    knownEnd = now + count * step;
-    // Sized to end before the deadline from now, so never refused by it: nothing to give back, no seq kept.
-    return { first: now, count, interval, step, next: 0 };
+    knownEnd = at + count * step;
+    // Sized to end before the deadline from `at`, so refused by it only when `at` itself is past the deadline:
+    // then its instants are given back like any block's.
+    return {
+      first: at,
+      count,
+      interval,
+      step,
+      next: 0,
+      ...(restarted.seq === undefined ? {} : { reserved: { tat: knownEnd, seq: restarted.seq } }),
+    };
   };
   const reserve = async (inHand: number, deadline: number): Promise<Block> => {
     const now = clock.now();
@@ -224,7 +258,7 @@ export const sharedPacer = (
     // The schedule may lag the clock (it did at this lease's last reservation, and this lease's own block has
     // ended — else the schedule is surely ahead): restart it at now, one write.
     if (lagging && (knownEnd === undefined || knownEnd <= now)) {
-      const restarted = await restart(now, size(now), interval);
+      const restarted = await restart(now, size(restartAt(now, interval)), interval);
       if (restarted) return restarted;
     }
     const count = size(Math.max(now, knownEnd ?? now));
@@ -235,7 +269,9 @@ export const sharedPacer = (
       // together. Restart it at now instead (a second write, only after such a lag); if another consumer moved
       // it meanwhile, advance again.
       const again = clock.now();
-      return (await restart(again, size(again), interval)) ?? (await advance(count, interval));
+      return (
+        (await restart(again, size(restartAt(again, interval)), interval)) ?? (await advance(count, interval))
+      );
     }
     return got;
   };

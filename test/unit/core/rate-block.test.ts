@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Clock, DispatchState } from '../../../lambdas/core/ports.js';
-import { blockSize, MAX_BLOCK, sharedPacer } from '../../../lambdas/core/rate.js';
+import { blockSize, MAX_BLOCK, MAX_RESTART_AHEAD_MS, sharedPacer } from '../../../lambdas/core/rate.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 import { T0 } from '../support/fixtures.js';
 
@@ -218,5 +218,87 @@ describe('sharedPacer blocks', () => {
 
     expect(clock.now()).toBe(T0 + 1_000);
     expect(writes).toEqual(['restart 500', 'advance 500', 'advance 800']);
+  });
+});
+
+/** `recordingDispatch` whose schedule writes each take `writeMs` on the clock (a loaded table). */
+const slowDispatch = (advance: (ms: number) => void, writeMs: number) => {
+  const recorded = recordingDispatch();
+  const slow = (name: 'restartTat' | 'advanceTat') => {
+    const write = (recorded.dispatch[name] as (...args: unknown[]) => Promise<unknown>).bind(
+      recorded.dispatch,
+    );
+    return async (...args: unknown[]) => {
+      const result = await write(...args);
+      advance(writeMs);
+      return result;
+    };
+  };
+  const dispatch = {
+    ...recorded.dispatch,
+    restartTat: slow('restartTat'),
+    advanceTat: slow('advanceTat'),
+  } as unknown as DispatchState;
+  return { ...recorded, dispatch };
+};
+
+describe('sharedPacer restarts when its writes take longer than the lateness', () => {
+  // 1,000/s: 1 ms instants, 5 ms lateness; each write takes 30 ms; each call takes 50 ms (slower than the interval).
+  const INTERVAL = 1;
+  const WRITE_MS = 30;
+
+  it('places the restart where its write lands, so each call costs one write after the first slow one', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes } = slowDispatch(advance, WRITE_MS);
+    const pacer = sharedPacer(dispatch, STORE, INTERVAL, clock);
+
+    const starts = await run(pacer, clock, advance, {
+      calls: 6,
+      inHand: 6,
+      deadline: T0 + 60_000,
+      callMs: 50,
+    });
+
+    expect(starts).toHaveLength(6);
+    // The first restart is placed at now (no latency seen yet) and lands 30 ms late: forfeited, one more write.
+    // From then on every restart is placed 30 ms ahead, where its write lands: one write per call.
+    const restarts = writes.filter((write) => write.startsWith('restart'));
+    expect(writes.length).toBe(restarts.length);
+    expect(writes.length).toBe(7);
+    // Each call starts when its write lands, never before the instant it reserved.
+    expect(starts.slice(1).map((start, i) => start - (starts[i] as number))).toEqual([80, 80, 80, 80, 80]);
+  });
+
+  it('places the restart no further ahead than MAX_RESTART_AHEAD_MS after a stalled write', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, tat } = slowDispatch(advance, 2_000);
+    const pacer = sharedPacer(dispatch, STORE, INTERVAL, clock);
+
+    await pacer.acquire(T0 + 60_000, 1); // learns the 2 s latency (the calls after a stalled write go anyway)
+    const before = clock.now();
+    const restartsFrom = vi.fn(dispatch.restartTat);
+    (dispatch as { restartTat: unknown }).restartTat = restartsFrom;
+    advance(100);
+    await pacer.acquire(T0 + 60_000, 1);
+
+    expect(restartsFrom.mock.calls[0]?.[1]).toBe(before + 100 + MAX_RESTART_AHEAD_MS);
+    expect(tat()).toBeGreaterThan(before);
+  });
+
+  it('keeps its first instant at now while its writes are within the lateness', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes } = slowDispatch(advance, 3);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock); // 10/s: 50 ms lateness
+
+    const starts = await run(pacer, clock, advance, {
+      calls: 3,
+      inHand: 1,
+      deadline: T0 + 60_000,
+      callMs: 200,
+    });
+
+    // Each restart is placed at its own now and its call starts when the 3 ms write lands.
+    expect(starts).toEqual([3, 206, 409]);
+    expect(writes).toEqual(['restart 100', 'restart 100', 'restart 100']);
   });
 });
