@@ -41,6 +41,7 @@ export const STORE_EXAMPLE = {
   },
   queue: { backlog: 0, inFlight: 0, delayed: 0, deadLetters: 0, oldestAgeSeconds: 0 },
   activeConsumers: 0,
+  rate: { configured: 20, effective: 20, reason: 'policy' },
 };
 
 export const TASK_EXAMPLES = {

@@ -76,7 +76,7 @@ const putCampaignDoc = (summary: string, example: object, errors: number[]): Rou
     { status: 200, description: 'replaced' },
   ],
   response: { schema: 'Campaign', example },
-  errors: [...errors, 409, 415],
+  errors: [...errors, 409, 413, 415],
 });
 
 export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
@@ -220,7 +220,7 @@ export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
     },
     success: [{ status: 200, description: 'the store after the change' }],
     response: { schema: 'Store', example: { ...STORE_EXAMPLE, status: 'paused' } },
-    errors: [...STORE_ERRORS, 415],
+    errors: [...STORE_ERRORS, 413, 415],
   },
   redriveDeadLetters: {
     tag: 'Operations',
@@ -284,7 +284,7 @@ export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
         replaced: { ...TOKEN_VIEW_EXAMPLE, status: 'expiring', expiresAt: '2026-12-01T13:10:00.000Z' },
       },
     },
-    errors: [...TENANT_ERRORS, 404, 409],
+    errors: [...TENANT_ERRORS, 404, 409, 413, 415],
   },
   backfillUsageKey: {
     tag: 'Tokens',
@@ -341,7 +341,7 @@ export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
       schema: 'PurgeResult',
       example: { storeId: PATH_EXAMPLES.storeId, discarded: 1200, status: 'purged' },
     },
-    errors: [...STORE_ERRORS, 409, 415],
+    errors: [...STORE_ERRORS, 409, 413, 415],
   },
   storeMeasures: {
     tag: 'Operations',
