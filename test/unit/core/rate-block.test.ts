@@ -302,3 +302,79 @@ describe('sharedPacer restarts when its writes take longer than the lateness', (
     expect(writes).toEqual(['restart 100', 'restart 100', 'restart 100']);
   });
 });
+
+describe('sharedPacer restart placement (mutation survivors)', () => {
+  /** `slowDispatch` whose writes take `writeMs(n)` for the n-th write, recording where each restart was placed. */
+  const placedRestarts = (clock: Clock, advance: (ms: number) => void, writeMs: (n: number) => number) => {
+    const recorded = recordingDispatch();
+    const placed: number[] = [];
+    /** How far ahead of the clock each restart was placed when it was sent. */
+    const ahead: number[] = [];
+    let n = 0;
+    const timed = (name: 'restartTat' | 'advanceTat') => {
+      const write = (recorded.dispatch[name] as (...args: unknown[]) => Promise<unknown>).bind(
+        recorded.dispatch,
+      );
+      return async (...args: unknown[]) => {
+        if (name === 'restartTat') {
+          placed.push(args[1] as number);
+          ahead.push((args[1] as number) - clock.now());
+        }
+        const result = await write(...args);
+        advance(writeMs(++n));
+        return result;
+      };
+    };
+    const dispatch = {
+      ...recorded.dispatch,
+      restartTat: timed('restartTat'),
+      advanceTat: timed('advanceTat'),
+    } as unknown as DispatchState;
+    return { ...recorded, dispatch, placed, ahead };
+  };
+
+  it('places a restart by the faster of its last two writes', async () => {
+    const { clock, advance } = steppedClock();
+    // Writes of 10 ms, then 30 ms, then 10 ms again.
+    const { dispatch, ahead } = placedRestarts(clock, advance, (n) => (n === 2 ? 30 : 10));
+    const pacer = sharedPacer(dispatch, STORE, 1, clock);
+
+    await run(pacer, clock, advance, { calls: 1, inHand: 1, deadline: T0 + 60_000 });
+
+    // At now (nothing learnt yet: it lands 10 ms late, past its instant); 10 ms ahead (one 10 ms write seen: it
+    // takes 30 and lands 20 ms past its instant); 10 ms ahead again — the faster of 30 and 10 — and on time.
+    expect(ahead).toEqual([0, 10, 10]);
+  });
+
+  it('places a restart at now while its writes stay within the lateness', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, placed } = placedRestarts(clock, advance, () => 3);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock); // 10/s: 50 ms lateness, 3 ms writes
+
+    const starts = await run(pacer, clock, advance, {
+      calls: 3,
+      inHand: 1,
+      deadline: T0 + 60_000,
+      callMs: 200,
+    });
+
+    // Each restart is sent for the clock at the time: the call's own start less its write.
+    expect(placed.map((at) => at - T0)).toEqual(starts.map((start) => start - 3));
+  });
+
+  it('gives back a restart placed past the slice deadline', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, tat } = placedRestarts(clock, advance, () => 30);
+    const pacer = sharedPacer(dispatch, STORE, 1, clock); // 1,000/s: 5 ms lateness, 30 ms writes
+
+    expect(await pacer.acquire(T0 + 60_000, 1)).toBe(true); // learns the 30 ms writes
+    const deadline = clock.now() + 20; // the next restart will be placed 30 ms ahead: past it
+    advance(1);
+    expect(await pacer.acquire(deadline, 1)).toBe(false);
+
+    expect(writes[writes.length - 1]).toBe('return 1');
+    expect(pacer.blockedUntil).toBeGreaterThanOrEqual(deadline);
+    // The schedule goes back to where the refused restart began.
+    expect(tat()).toBe(pacer.blockedUntil);
+  });
+});
