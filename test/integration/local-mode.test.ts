@@ -17,6 +17,8 @@ interface Running {
 const start = async (env: Record<string, string>): Promise<Running> => {
   const child = spawn(process.execPath, [TSX, 'bin/local.ts'], {
     env: { ...process.env, PORT: '0', ADMIN_TOKEN: ADMIN, ...env },
+    // Its own process group, so `interrupt` can signal the group as a terminal's Ctrl-C does.
+    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -51,7 +53,10 @@ const running = (pid: number): boolean => {
 const interrupt = (run: Running): Promise<number | null> =>
   new Promise((resolve) => {
     run.child.once('exit', (code) => resolve(code));
-    run.child.kill('SIGINT');
+    // Ctrl-C signals the whole foreground group: tsx and the script it runs get SIGINT together. Signalled
+    // alone, tsx relays it and gives the script 30 ms to acknowledge before it kills it and exits 130, which
+    // a loaded machine sometimes misses.
+    process.kill(-(run.child.pid as number), 'SIGINT');
   });
 
 describe('local mode (npm start)', () => {
