@@ -114,31 +114,20 @@ describe('deliverTask: dead letters are tallied for the reconciler', () => {
   });
 });
 
+/** One task of a receive batch whose delivered settles are written later (`later`), with no pacing or deadline. */
+const deliverInBatch = (
+  deps: Parameters<typeof deliverTask>[0],
+  received: Parameters<typeof deliverTask>[3],
+  later: Parameters<typeof deliverTask>[7],
+) => deliverTask(deps, storeRecord(), policy, received, undefined, undefined, undefined, later);
+
 describe('deliverTask: a copy of a task this very batch delivered', () => {
   it('is a duplicate, not a retry, while the batch still holds its delivered settle', async () => {
     const { deps, deliver } = setup();
     const later = batchSettles();
-    const first = await deliverTask(
-      deps,
-      storeRecord(),
-      policy,
-      message(),
-      undefined,
-      undefined,
-      undefined,
-      later,
-    );
+    const first = await deliverInBatch(deps, message(), later);
     // A client's repeated POST: another message, the same task, in the same receive batch.
-    const copy = await deliverTask(
-      deps,
-      storeRecord(),
-      policy,
-      message(work, 'm2'),
-      undefined,
-      undefined,
-      undefined,
-      later,
-    );
+    const copy = await deliverInBatch(deps, message(work, 'm2'), later);
     expect({ first, copy, calls: deliver.mock.calls.length, settles: later.settles.length }).toEqual({
       first: { kind: 'done', as: 'delivered' },
       copy: { kind: 'done', as: 'duplicate' },
@@ -156,16 +145,7 @@ describe('deliverTask: a copy of a task this very batch delivered', () => {
       messageId: 'x',
     });
     const later = batchSettles();
-    const result = await deliverTask(
-      deps,
-      storeRecord(),
-      policy,
-      message(),
-      undefined,
-      undefined,
-      undefined,
-      later,
-    );
+    const result = await deliverInBatch(deps, message(), later);
     expect(result).toEqual({ kind: 'retry', afterSeconds: 4 });
   });
 
