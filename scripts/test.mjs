@@ -74,12 +74,24 @@ process.stdout.write(rest.output);
  */
 // eslint-disable-next-line no-control-regex -- vitest's colour codes
 const plain = (text) => text.replace(/\u001b\[[0-9;]*m/g, '');
-const failures = (output) =>
-  plain(output.toString('utf8'))
-    .split('\n')
-    .filter(
-      (line) => /^\s*(FAIL|×|❯ .*\(\d+ tests? \| \d+ failed)/.test(line) || /Test Files .*failed/.test(line),
-    );
+/** Failing files and tests, and under each detailed `FAIL` header the first lines of its error (message, diff, place). */
+const failures = (output) => {
+  const lines = plain(output.toString('utf8')).split('\n');
+  const picked = [];
+  lines.forEach((line, i) => {
+    if (/^\s*(×|❯ .*\(\d+ tests? \| \d+ failed)/.test(line) || /Test Files .*failed/.test(line))
+      picked.push(line);
+    if (/^\s*FAIL\s/.test(line))
+      picked.push(
+        line,
+        ...lines
+          .slice(i + 1, i + 16)
+          .filter((l) => l.trim() !== '' && !/^\s*FAIL\s/.test(l))
+          .slice(0, 10),
+      );
+  });
+  return picked;
+};
 process.stdout.write('\n── summary ──\n');
 for (const [name, run] of [
   ['integration, protocol files', protocol],
@@ -88,7 +100,7 @@ for (const [name, run] of [
 ]) {
   process.stdout.write(`${name}: ${run.code === 0 ? 'passed' : `FAILED (exit ${run.code})`}\n`);
   if (run.code !== 0)
-    for (const line of [...new Set(failures(run.output))].slice(0, 40))
+    for (const line of [...new Set(failures(run.output))].slice(0, 80))
       process.stdout.write(`  ${line.trim()}\n`);
 }
 process.exit([protocol, api, rest].some((run) => run.code !== 0) ? 1 : 0);

@@ -137,6 +137,7 @@ export const startDynamoDbLocal = async (
   const child = spawn('java', args, {
     env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   track(child);
   const output = collectOutput(child);

@@ -1,11 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /** `npm start` as a person runs it: the real entry point, its children, Ctrl-C, DATA_DIR, a missing Java. */
-const TSX = join('node_modules', 'tsx', 'dist', 'cli.mjs');
+/** What `npm start` runs: one node process with tsx as its loader (no tsx CLI relaying signals to a child). */
+const LOCAL = ['--import', 'tsx', 'bin/local.ts'];
 const ADMIN = 'local-mode-test-admin-token';
 
 interface Running {
@@ -15,7 +16,7 @@ interface Running {
 }
 
 const start = async (env: Record<string, string>): Promise<Running> => {
-  const child = spawn(process.execPath, [TSX, 'bin/local.ts'], {
+  const child = spawn(process.execPath, LOCAL, {
     env: { ...process.env, PORT: '0', ADMIN_TOKEN: ADMIN, ...env },
     // Its own process group, so `interrupt` can signal the group as a terminal's Ctrl-C does.
     detached: true,
@@ -35,7 +36,7 @@ const start = async (env: Record<string, string>): Promise<Running> => {
   throw new Error(`local mode did not start:\n${output}`);
 };
 
-/** Every process below `pid` (tsx runs the entry point in a child of its own). */
+/** Every process below `pid` (its emulators, and whatever they start). */
 const descendantsOf = (pid: number): number[] => {
   const direct = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
     .stdout.split('\n')
@@ -50,13 +51,15 @@ const running = (pid: number): boolean => {
   return stat !== '' && !stat.startsWith('Z');
 };
 
-const interrupt = (run: Running): Promise<number | null> =>
+/**
+ * SIGINT as a terminal's Ctrl-C sends it (`group`: every process of the foreground group, emulators
+ * excepted since they run in groups of their own) or as `kill -INT` does (the one process).
+ */
+const interrupt = (run: Running, to: 'group' | 'process'): Promise<number | null> =>
   new Promise((resolve) => {
     run.child.once('exit', (code) => resolve(code));
-    // Ctrl-C signals the whole foreground group: tsx and the script it runs get SIGINT together. Signalled
-    // alone, tsx relays it and gives the script 30 ms to acknowledge before it kills it and exits 130, which
-    // a loaded machine sometimes misses.
-    process.kill(-(run.child.pid as number), 'SIGINT');
+    const pid = run.child.pid as number;
+    process.kill(to === 'group' ? -pid : pid, 'SIGINT');
   });
 
 describe('local mode (npm start)', () => {
@@ -64,6 +67,9 @@ describe('local mode (npm start)', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('answers /health, and Ctrl-C stops it and every child process', async () => {
+    const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> })
+      .scripts;
+    expect(scripts['start']).toBe(['node', ...LOCAL].join(' '));
     const run = await start({ DATA_DIR: dataDir });
     const health = await fetch(`${run.url}/health`);
     expect(health.status).toBe(200);
@@ -74,7 +80,7 @@ describe('local mode (npm start)', () => {
     );
     expect(commands.some((c) => c.includes('DynamoDBLocal.jar'))).toBe(true);
     expect(commands.some((c) => c.includes('fauxqs'))).toBe(true);
-    expect(await interrupt(run)).toBe(0);
+    expect(await interrupt(run, 'group')).toBe(0);
     // Local mode waits for its children before exiting; allow the OS a moment to reap them.
     for (let i = 0; i < 50 && children.some(running); i++) await new Promise((r) => setTimeout(r, 100));
     expect(children.filter(running)).toEqual([]);
@@ -89,7 +95,7 @@ describe('local mode (npm start)', () => {
       body: JSON.stringify({ tenantId: 'acme', marketplace: 'amazon', plan: 'basic' }),
     });
     expect(put.status).toBe(201);
-    expect(await interrupt(first)).toBe(0);
+    expect(await interrupt(first, 'process')).toBe(0);
 
     const second = await start({ DATA_DIR: dataDir });
     const token = (await (
@@ -105,13 +111,13 @@ describe('local mode (npm start)', () => {
       }),
     });
     expect(accepted.status).toBe(202);
-    expect(await interrupt(second)).toBe(0);
+    expect(await interrupt(second, 'group')).toBe(0);
   });
 
   it('says plainly that Java is missing, without a stack trace', () => {
     const bin = mkdtempSync(join(tmpdir(), 'aq-nojava-'));
     symlinkSync(process.execPath, join(bin, 'node'));
-    const result = spawnSync(process.execPath, [TSX, 'bin/local.ts'], {
+    const result = spawnSync(process.execPath, LOCAL, {
       env: { PATH: bin, HOME: process.env['HOME'] ?? '/tmp', PORT: '0', DATA_DIR: dataDir },
       encoding: 'utf8',
       timeout: 30_000,
