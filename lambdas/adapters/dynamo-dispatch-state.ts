@@ -367,16 +367,23 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     });
   }
 
-  noteResend(storeId: string, slotId: string, resends: number): Promise<Conditional> {
+  noteResend(storeId: string, slotId: string, resends: number, at: number): Promise<Conditional> {
     return this.update(storeId, {
       update: 'SET slots.#id.#r = :next ADD nResent :one',
-      // A slot never re-announced has no `r`; after that it must still be at the count the caller saw.
+      // A slot never re-announced has no `r`; after that it must still be at the count the caller saw. And at
+      // the due time the caller saw: a slot re-queued since has its own attention.
       condition:
         resends === 0
-          ? `${isQueued} AND attribute_not_exists(slots.#id.#r)`
-          : `${isQueued} AND slots.#id.#r = :r`,
+          ? `${isQueued} AND slots.#id.#at = :at AND attribute_not_exists(slots.#id.#r)`
+          : `${isQueued} AND slots.#id.#at = :at AND slots.#id.#r = :r`,
       names: { '#id': slotId },
-      values: { ':q': 'q', ':next': resends + 1, ':one': 1, ...(resends === 0 ? {} : { ':r': resends }) },
+      values: {
+        ':q': 'q',
+        ':at': at,
+        ':next': resends + 1,
+        ':one': 1,
+        ...(resends === 0 ? {} : { ':r': resends }),
+      },
     });
   }
 

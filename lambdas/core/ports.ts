@@ -144,8 +144,12 @@ export interface DispatchState {
   deferWake(storeId: string, until: number): Promise<void>;
   /** Reconciler: an expired lease becomes a queued slot due at `dueAt`. */
   reclaim(storeId: string, slotId: string, fence: number, dueAt: number): Promise<Conditional>;
-  /** Reconciler: note one more resend of a queued slot whose attention looks lost (counted per store). */
-  noteResend(storeId: string, slotId: string, resends: number): Promise<Conditional>;
+  /**
+   * Reconciler: note one more resend of a queued slot whose attention looks lost (counted per store), only
+   * while the slot is as the caller read it: queued, due at `at`, at `resends` resends. A slot re-queued since
+   * (a new `at`) has its own attention; a resend announcing the old time would be dropped as surplus.
+   */
+  noteResend(storeId: string, slotId: string, resends: number, at: number): Promise<Conditional>;
   /** Mark a store active (sweep found backlog; resume; redrive), optionally with a wake time. */
   markActive(storeId: string, now: number, wakeAt?: number): Promise<void>;
   /** Redrive: mark the store active and not to be idled until `endRedrive` (the move may run for hours). */

@@ -199,9 +199,26 @@ export const sharedPacer = (
       // Another consumer lowered the store's rate (adaptive rate): this block used the old spacing, so push the
       // schedule on by the difference for each instant — one more write, only when the rate was lowered since.
       const wider = rules.step(count, learnt);
-      got = await timed(() => dispatch.advanceTat(storeId, count * (wider - step), 0));
-      step = wider;
-      used = learnt;
+      const widened = await timed(() => dispatch.advanceTat(storeId, count * (wider - step), 0));
+      if (first.seq !== undefined && widened.seq === first.seq + 1) {
+        got = widened;
+        step = wider;
+        used = learnt;
+      } else {
+        // Another write landed between the two (another consumer reserving, or widening its own block): the
+        // span up to `widened.tat` is not this lease's alone, and widening in place would share instants with
+        // it. Keep only the first write's span, respaced at the new interval (fewer instants, at least one),
+        // and nothing to give back: that write is no longer the schedule's last.
+        knownEnd = first.tat;
+        const start = first.tat - count * step;
+        return {
+          first: start,
+          count: Math.max(1, Math.floor((count * step) / wider)),
+          interval: learnt,
+          step: wider,
+          next: 0,
+        };
+      }
     }
     knownEnd = got.tat;
     return {

@@ -100,7 +100,7 @@ const repairStore = async (
     } else if (slot.s === 'q') {
       const resends = slot.r ?? 0;
       if (now > slot.at + deps.settings.attentionGraceMs * 2 ** resends) {
-        const noted = await deps.dispatch.noteResend(storeId, slotId, resends);
+        const noted = await deps.dispatch.noteResend(storeId, slotId, resends, slot.at);
         if (noted.ok) {
           await publishAttention(deps, storeId, slotId, 'resend', priority, slot.at, correlationId);
           note('resend');

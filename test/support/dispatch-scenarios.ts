@@ -190,16 +190,18 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
       const wrong = okOf(await d.reclaim(id, 'a', 7, T + 40_000));
       const right = okOf(await d.reclaim(id, 'a', 1, T + 40_000));
-      const skip = okOf(await d.noteResend(id, 'a', 1));
-      const first = okOf(await d.noteResend(id, 'a', 0));
-      const stale = okOf(await d.noteResend(id, 'a', 0));
-      const second = okOf(await d.noteResend(id, 'a', 1));
-      return { wrong, right, skip, first, stale, second, slot: slotsOf(await d.read(id))['a'] };
+      const skip = okOf(await d.noteResend(id, 'a', 1, T + 40_000));
+      const moved = okOf(await d.noteResend(id, 'a', 0, T)); // read before the slot was re-queued
+      const first = okOf(await d.noteResend(id, 'a', 0, T + 40_000));
+      const stale = okOf(await d.noteResend(id, 'a', 0, T + 40_000));
+      const second = okOf(await d.noteResend(id, 'a', 1, T + 40_000));
+      return { wrong, right, skip, moved, first, stale, second, slot: slotsOf(await d.read(id))['a'] };
     },
     {
       wrong: false,
       right: true,
       skip: false,
+      moved: false,
       first: true,
       stale: false,
       second: true,
@@ -384,7 +386,7 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 3 });
       await d.requeue(id, 'a', 2, { dueAt: T + 5_000, max: 3, nextCallAt: T, throttled: true });
       const refused = okOf(await d.requeue(id, 'a', 2, { dueAt: T, max: 3, nextCallAt: T }));
-      await d.noteResend(id, 'a', 0);
+      await d.noteResend(id, 'a', 0, T + 5_000);
       await d.issueSlot(id, 'b', T, 3, T);
       await d.dropQueued(id, 'b', 1);
       await d.issueSlot(id, 'c', T, 3, T);

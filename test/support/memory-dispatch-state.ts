@@ -339,12 +339,14 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       },
     );
   }
-  async noteResend(storeId: string, slotId: string, resends: number): Promise<Conditional> {
+  async noteResend(storeId: string, slotId: string, resends: number, at: number): Promise<Conditional> {
     return this.write(
       storeId,
       (item) => {
         const slot = item?.slots[slotId];
-        return slot?.s === 'q' && (resends === 0 ? slot.r === undefined : slot.r === resends);
+        return (
+          slot?.s === 'q' && slot.at === at && (resends === 0 ? slot.r === undefined : slot.r === resends)
+        );
       },
       (item) => {
         const slot = item.slots[slotId] as Extract<Slot, { s: 'q' }>;

@@ -337,22 +337,23 @@ describe('DynamoDispatchState writes', () => {
     ],
     [
       'noteResend marks the first resend of a slot never re-announced',
-      (s) => s.noteResend(STORE, 'slot-b', 0),
+      (s) => s.noteResend(STORE, 'slot-b', 0, T0),
       update({
         UpdateExpression: 'SET slots.#id.#r = :next ADD nResent :one',
-        ConditionExpression: 'slots.#id.#s = :q AND attribute_not_exists(slots.#id.#r)',
-        ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's', '#r': 'r' },
-        ExpressionAttributeValues: { ':q': 'q', ':next': 1, ':one': 1 },
+        ConditionExpression:
+          'slots.#id.#s = :q AND slots.#id.#at = :at AND attribute_not_exists(slots.#id.#r)',
+        ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's', '#at': 'at', '#r': 'r' },
+        ExpressionAttributeValues: { ':q': 'q', ':at': T0, ':next': 1, ':one': 1 },
       }),
     ],
     [
-      'noteResend counts a further resend only at the count the caller saw',
-      (s) => s.noteResend(STORE, 'slot-b', 2),
+      'noteResend counts a further resend only at the count and due time the caller saw',
+      (s) => s.noteResend(STORE, 'slot-b', 2, T0),
       update({
         UpdateExpression: 'SET slots.#id.#r = :next ADD nResent :one',
-        ConditionExpression: 'slots.#id.#s = :q AND slots.#id.#r = :r',
-        ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's', '#r': 'r' },
-        ExpressionAttributeValues: { ':q': 'q', ':next': 3, ':one': 1, ':r': 2 },
+        ConditionExpression: 'slots.#id.#s = :q AND slots.#id.#at = :at AND slots.#id.#r = :r',
+        ExpressionAttributeNames: { '#id': 'slot-b', '#s': 's', '#at': 'at', '#r': 'r' },
+        ExpressionAttributeValues: { ':q': 'q', ':at': T0, ':next': 3, ':one': 1, ':r': 2 },
       }),
     ],
     [

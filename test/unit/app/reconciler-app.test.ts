@@ -147,7 +147,7 @@ describe('createReconcilerHandler', () => {
       noted: ddb.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues,
       attentions: attentions(),
     }).toEqual({
-      noted: { ':q': 'q', ':next': 1, ':one': 1 },
+      noted: { ':q': 'q', ':at': T0 - 20_001, ':next': 1, ':one': 1 },
       attentions: [
         {
           v: 1,

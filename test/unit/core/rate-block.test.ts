@@ -228,6 +228,36 @@ describe('sharedPacer blocks', () => {
     expect(calls()).toBe(5);
   });
 
+  it('widens a block in place only when no other write landed between its two writes', async () => {
+    const { clock, advance } = steppedClock();
+    const state = new MemoryDispatchState();
+    state.items.set(STORE, { storeId: STORE, tat: T0 + 1_000 } as never);
+    let interval = 500;
+    let first = true;
+    const dispatch = {
+      restartTat: (id: string, now: number, span: number, calls: number) =>
+        state.restartTat(id, now, span, calls),
+      advanceTat: async (id: string, span: number, calls: number) => {
+        const got = await state.advanceTat(id, span, calls);
+        if (first) {
+          first = false;
+          interval = 625; // another consumer's answer lowered the store's rate meanwhile...
+          await state.advanceTat(id, 10 * 625, 10); // ...and it reserved its block at the new interval
+        }
+        return got;
+      },
+      returnTat: (id: string, reservation: { tat: number; seq: number }, span: number, calls: number) =>
+        state.returnTat(id, reservation, span, calls),
+    } as unknown as DispatchState;
+    const pacer = sharedPacer(dispatch, STORE, () => interval, clock);
+
+    const starts = await run(pacer, clock, advance, { calls: 10, inHand: 10, deadline: T0 + 6_000 });
+
+    // Its own span (T0 + 1000 … 6000, the other's block starts at 6000) at the new interval: 8 calls, the last
+    // a full interval before the other's first; widened in place, they would have gone at 7250 … 12875.
+    expect(starts).toEqual([1_000, 1_625, 2_250, 2_875, 3_500, 4_125, 4_750, 5_375]);
+  });
+
   it('drops its block when the rate is lowered mid-block and reserves at the new interval', async () => {
     const { clock, advance } = steppedClock();
     const { dispatch, writes } = recordingDispatch(T0);

@@ -311,6 +311,24 @@ describe('reconcile', () => {
       expect(published).toEqual([]);
     });
 
+    it('resends nothing when the slot was re-queued after the run read it (it has its own attention)', async () => {
+      stores.set('s1', storeOf('s1'));
+      await dispatch.recordEnqueued('s1', 1, T0);
+      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      now = T0 + GRACE + 1;
+      // Between the run's read and its resend, the late attention takes the slot and a slice re-queues it.
+      const read = dispatch.read.bind(dispatch);
+      vi.spyOn(dispatch, 'read').mockImplementationOnce(async (id) => {
+        const seen = await read(id);
+        await dispatch.acquire('s1', 'a', { now, expiresAt: now + 35_000, max: 1 });
+        await dispatch.requeue('s1', 'a', 1, { dueAt: now + 60_000, max: 1, nextCallAt: now });
+        return seen;
+      });
+      expect((await reconcile(deps)).repairs.resend).toBe(0);
+      expect(published).toEqual([]);
+      expect((await dispatch.read('s1'))?.slots['a']).toEqual({ s: 'q', at: now + 60_000, n: now });
+    });
+
     it('asks for no new slot when the store already holds one', async () => {
       await leased();
       now = T0 + 1_000;
