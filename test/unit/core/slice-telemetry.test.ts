@@ -84,7 +84,7 @@ describe('a slice’s failure logs', () => {
       logs: [
         {
           level: 'error',
-          message: 'delivered settles not written',
+          message: 'slice failed',
           fields: { error: 'UnsettledError: 1 delivered settle(s) not written' },
         },
       ],
