@@ -59,6 +59,48 @@ describe('a slice’s failure logs', () => {
     });
   });
 
+  it('logs a failed receive with its error before ending on it', async () => {
+    const world = setup();
+    const { logs } = observed(world);
+    vi.mocked(world.tasks.receive).mockRejectedValue(new Error('AWS.SimpleQueueService.NonExistentQueue'));
+    const result = await runSlice(world.deps, store, policy(), lease());
+    expect({ end: result.end, logs }).toEqual({
+      end: 'error',
+      logs: [
+        {
+          level: 'error',
+          message: 'receive failed',
+          fields: { error: 'Error: AWS.SimpleQueueService.NonExistentQueue' },
+        },
+      ],
+    });
+  });
+
+  it('warns when a 429’s first hold or the lowered rate’s stretch of the shared schedule is not written', async () => {
+    const world = setup({
+      messages: 2,
+      outcome: (id) =>
+        id === 'e0' ? { kind: 'throttled', status: 429, retryAfterSeconds: 30 } : { kind: 'ok', status: 200 },
+    });
+    const { logs } = observed(world);
+    const schedule = ['store not held', 'schedule not stretched'];
+    // The first hold (FIRST_HOLD_MS) and the stretch fail; the full Retry-After hold after them is written.
+    world.dispatch.holdTat.mockRejectedValueOnce(new Error('DynamoDB unavailable'));
+    world.dispatch.advanceTat.mockRejectedValue(new Error('DynamoDB unavailable'));
+    const result = await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());
+    expect({ end: result.end, warnings: logs.filter((l) => schedule.includes(l.message)) }).toEqual({
+      end: 'throttled',
+      warnings: [
+        { level: 'warn', message: 'store not held', fields: { error: 'Error: DynamoDB unavailable' } },
+        {
+          level: 'warn',
+          message: 'schedule not stretched',
+          fields: { error: 'Error: DynamoDB unavailable' },
+        },
+      ],
+    });
+  });
+
   it('ends on an error naming the cause when a write mid-batch fails', async () => {
     const world = setup({ messages: 1, outcome: () => ({ kind: 'transient', status: 503, error: 'x' }) });
     const { logs } = observed(world);
