@@ -489,14 +489,9 @@ export const runSlice = async (
         await flush().catch(() => undefined);
         throw error;
       }
-      try {
-        await flush();
-      } catch (error) {
-        if (!(error instanceof UnsettledError)) throw error;
-        // DynamoDB refused the batch's delivered settles every try: their messages stay, the slice ends.
-        deps.telemetry.error('delivered settles not written', { error: String(error) });
-        return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
-      }
+      // DynamoDB refusing the batch's delivered settles every try (UnsettledError) ends the slice as an error in the
+      // outer catch, like any failure: their messages stay.
+      await flush();
       if (trickled) {
         // A store fed by a trickle would keep its worker waiting in long polls until maxSliceSeconds; its turn
         // ends instead, and it goes to the back of the round like any other (invariant 5).

@@ -140,3 +140,19 @@ describe('writeDelivered', () => {
     expect(world.requests).toHaveLength(SETTLE_TRIES);
   });
 });
+
+describe('UnsettledError', () => {
+  // The worker logs it as `error: String(error)`: the only place an operator reads how many calls may be made
+  // again (their claims expire unsettled) and why DynamoDB refused the settles.
+  it('names the count of unwritten settles and the last error', () => {
+    expect(String(new UnsettledError([settle(0), settle(1)], new Error('ThrottlingException')))).toBe(
+      'UnsettledError: 2 delivered settle(s) not written: Error: ThrottlingException',
+    );
+  });
+
+  it('names only the count when no request failed (the items came back unprocessed)', () => {
+    expect(String(new UnsettledError([settle(0)], undefined))).toBe(
+      'UnsettledError: 1 delivered settle(s) not written',
+    );
+  });
+});
