@@ -9,6 +9,7 @@ const TallySchema = z.object({
   writtenAt: z.number().optional(),
   seenDepth: z.number().int().min(0).optional(),
   seenWritten: z.number().int().min(0).optional(),
+  oldestAt: z.number().min(0).optional(),
 });
 
 /**
@@ -27,8 +28,10 @@ export class DynamoDeadLetterLedger implements DeadLetterLedger {
       new UpdateCommand({
         TableName: this.tableName,
         Key: { [KEY]: deadLetterTallyId(storeId) },
-        UpdateExpression: 'ADD written :one SET writtenAt = :now',
-        ExpressionAttributeValues: { ':one': 1, ':now': now },
+        // No bound yet: unknown (0), never `now` — the DLQ may hold letters older than this one (dead-letter keep).
+        UpdateExpression:
+          'ADD written :one SET writtenAt = :now, oldestAt = if_not_exists(oldestAt, :unknown)',
+        ExpressionAttributeValues: { ':one': 1, ':now': now, ':unknown': 0 },
       }),
     );
   }
@@ -48,6 +51,7 @@ export class DynamoDeadLetterLedger implements DeadLetterLedger {
       ...(tally.writtenAt === undefined ? {} : { writtenAt: tally.writtenAt }),
       ...(tally.seenDepth === undefined ? {} : { seenDepth: tally.seenDepth }),
       ...(tally.seenWritten === undefined ? {} : { seenWritten: tally.seenWritten }),
+      ...(tally.oldestAt === undefined ? {} : { oldestAt: tally.oldestAt }),
     };
   }
 
@@ -58,6 +62,17 @@ export class DynamoDeadLetterLedger implements DeadLetterLedger {
         Key: { [KEY]: deadLetterTallyId(storeId) },
         UpdateExpression: 'SET seenDepth = :depth, seenWritten = :written',
         ExpressionAttributeValues: { ':depth': seenDepth, ':written': seenWritten },
+      }),
+    );
+  }
+
+  async markOldest(storeId: string, oldestAt: number): Promise<void> {
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { [KEY]: deadLetterTallyId(storeId) },
+        UpdateExpression: 'SET oldestAt = :oldest',
+        ExpressionAttributeValues: { ':oldest': oldestAt },
       }),
     );
   }

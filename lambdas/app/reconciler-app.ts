@@ -31,6 +31,8 @@ export const composeReconciler = (
     },
     // The retention pass (issue #10): it receives, re-sends and deletes store tasks; the bound is on the item.
     tasks: new SqsTaskQueues(clients.sqs),
+    // Dead-letter keep (issue #10): the sweep re-sends a store DLQ's letters as fresh copies before SQS's 14 days.
+    deadLetters: new SqsTaskQueues(clients.sqs),
     marks: new DynamoDispatchState(clients.doc, config[EnvNames.dispatchTable]),
   };
 };

@@ -8,7 +8,12 @@ export class MemoryDeadLetterLedger implements DeadLetterLedger {
   async noteWritten(storeId: string, now: number): Promise<void> {
     this.calls.push(`noteWritten ${storeId}`);
     const tally = this.tallies.get(storeId) ?? { written: 0 };
-    this.tallies.set(storeId, { ...tally, written: tally.written + 1, writtenAt: now });
+    this.tallies.set(storeId, {
+      ...tally,
+      written: tally.written + 1,
+      writtenAt: now,
+      oldestAt: tally.oldestAt ?? 0,
+    });
   }
 
   async read(storeId: string): Promise<DeadLetterTally | undefined> {
@@ -21,5 +26,11 @@ export class MemoryDeadLetterLedger implements DeadLetterLedger {
     this.calls.push(`settle ${storeId}`);
     const tally = this.tallies.get(storeId) ?? { written: 0 };
     this.tallies.set(storeId, { ...tally, seenDepth, seenWritten });
+  }
+
+  async markOldest(storeId: string, oldestAt: number): Promise<void> {
+    this.calls.push(`markOldest ${storeId} ${oldestAt}`);
+    const tally = this.tallies.get(storeId) ?? { written: 0 };
+    this.tallies.set(storeId, { ...tally, oldestAt });
   }
 }

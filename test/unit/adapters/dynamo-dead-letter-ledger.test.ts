@@ -20,8 +20,8 @@ describe('DynamoDeadLetterLedger', () => {
     expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
       TableName: 'dispatch',
       Key: KEY,
-      UpdateExpression: 'ADD written :one SET writtenAt = :now',
-      ExpressionAttributeValues: { ':one': 1, ':now': 1_000 },
+      UpdateExpression: 'ADD written :one SET writtenAt = :now, oldestAt = if_not_exists(oldestAt, :unknown)',
+      ExpressionAttributeValues: { ':one': 1, ':now': 1_000, ':unknown': 0 },
     });
   });
 
@@ -50,5 +50,20 @@ describe('DynamoDeadLetterLedger', () => {
   it('reads a tally only the audit wrote as zero written', async () => {
     ddb.on(GetCommand).resolves({ Item: { ...KEY, seenDepth: 2, seenWritten: 0 } });
     await expect(ledger().read('s1')).resolves.toEqual({ written: 0, seenDepth: 2, seenWritten: 0 });
+  });
+
+  it('reads the DLQ’s oldest-letter bound back (dead-letter keep)', async () => {
+    ddb.on(GetCommand).resolves({ Item: { ...KEY, written: 1, oldestAt: 0 } });
+    await expect(ledger().read('s1')).resolves.toEqual({ written: 1, oldestAt: 0 });
+  });
+
+  it('sets the bound on the store’s tally item alone', async () => {
+    await ledger().markOldest('s1', 5_000);
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
+      TableName: 'dispatch',
+      Key: KEY,
+      UpdateExpression: 'SET oldestAt = :oldest',
+      ExpressionAttributeValues: { ':oldest': 5_000 },
+    });
   });
 });

@@ -252,6 +252,7 @@ describe('createReconcilerHandler', () => {
         repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
         swept: 0,
         deadLettersUnaccounted: 0,
+        deadLettersRefreshed: 0,
       },
     });
   });
