@@ -28,10 +28,8 @@ export class DynamoDeadLetterLedger implements DeadLetterLedger {
       new UpdateCommand({
         TableName: this.tableName,
         Key: { [KEY]: deadLetterTallyId(storeId) },
-        // No bound yet: unknown (0), never `now` — the DLQ may hold letters older than this one (dead-letter keep).
-        UpdateExpression:
-          'ADD written :one SET writtenAt = :now, oldestAt = if_not_exists(oldestAt, :unknown)',
-        ExpressionAttributeValues: { ':one': 1, ':now': now, ':unknown': 0 },
+        UpdateExpression: 'ADD written :one SET writtenAt = :now',
+        ExpressionAttributeValues: { ':one': 1, ':now': now },
       }),
     );
   }

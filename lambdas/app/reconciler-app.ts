@@ -17,8 +17,9 @@ export const composeReconciler = (
   return {
     ...signal,
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
-    // The reconciler only reads queue counts; the prefix is unused by counts().
-    queues: new SqsQueueAdmin(clients.sqs, 'unused'),
+    // The reconciler only reads queue counts and whether a redrive runs; the prefix is unused by those. Local
+    // mode's emulator has no move tasks (ListMessageMoveTasks): its redrives are the in-process manual move.
+    queues: new SqsQueueAdmin(clients.sqs, 'unused', overrides.redriveMode ?? 'move-task'),
     deadLetterLedger: new DynamoDeadLetterLedger(clients.doc, config[EnvNames.dispatchTable]),
     settings: {
       attentionGraceMs: config[EnvNames.attentionGraceSeconds] * 1000,

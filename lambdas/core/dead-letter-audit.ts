@@ -24,9 +24,9 @@ export interface DeadLetterTally {
   /** `written` at the last audit (none yet: 0). */
   seenWritten?: number;
   /**
-   * Dead-letter keep (core/dead-letter-keep.ts): no letter in the DLQ was sent before this (epoch ms; 0:
-   * unknown, treat as old). The worker sets 0 when absent; the audit raises it when it sees the DLQ empty and
-   * lowers it to 0 when letters arrive it cannot date; a completed refresh raises it.
+   * Dead-letter keep (core/dead-letter-keep.ts): no letter in the DLQ was sent before this (epoch ms). The
+   * reconciler alone writes it: the audit raises it when it sees the DLQ empty and lowers it to the store's
+   * creation when it finds letters it cannot date; a completed refresh raises it. The worker never touches it.
    */
   oldestAt?: number;
 }
@@ -59,10 +59,11 @@ export interface AuditResult {
 
 /**
  * The DLQ's `oldestAt` after an audit that saw `depth` at `seenAt` (taken before the depth was read), or
- * undefined when it stays. Empty: every letter that arrives later was sent after `seenAt` — written only when
- * the stored bound is older than half the refresh age (one write per store per half refresh age, not per
- * visit). Non-empty with no bound (letters older than this mechanism, a store never audited) or with letters
- * the worker did not write (SQS moved them, keeping their original SentTimestamp): unknown, 0.
+ * undefined when it stays. Empty: every letter that arrives later is sent after `seenAt` — written when there
+ * is no bound or it is older than half the refresh age (one write per store per half refresh age, not per
+ * visit). Letters but no bound (written before this mechanism, or before the store's first audit), or letters
+ * the worker did not write (SQS moved them, keeping their original SentTimestamp): the store's creation, the
+ * one bound every letter of its queues respects (its DLQ and work queues were created with it).
  */
 export const oldestAfterAudit = (
   oldestAt: number | undefined,
@@ -70,22 +71,18 @@ export const oldestAfterAudit = (
   unaccounted: number,
   seenAt: number,
   refreshAgeMs: number,
+  createdAt: number,
 ): number | undefined => {
-  if (depth === 0) return oldestAt !== undefined && oldestAt < seenAt - refreshAgeMs / 2 ? seenAt : undefined;
-  if ((oldestAt === undefined || unaccounted > 0) && oldestAt !== 0) return 0;
+  if (depth === 0) return oldestAt === undefined || oldestAt < seenAt - refreshAgeMs / 2 ? seenAt : undefined;
+  if (oldestAt === undefined || (unaccounted > 0 && oldestAt > createdAt)) return createdAt;
   return undefined;
 };
 
-/**
- * One audit of one DLQ. Growth beyond what the worker wrote is unaccounted; a shrinking DLQ (a redrive, an
- * operator's purge, retention expiry) moves the baseline down and reports nothing. A store never audited
- * counts from an empty DLQ: every letter of a store created after this audit existed is accounted for.
- */
 export const auditDeadLetters = (
   tally: DeadLetterTally | undefined,
   depth: number,
   now: number,
-  refreshAgeMs?: number,
+  keep?: { refreshAgeMs: number; createdAt: number },
 ): AuditResult => {
   const written = tally?.written ?? 0;
   if (tally?.writtenAt !== undefined && now - tally.writtenAt < DEAD_LETTER_SETTLE_MS)
@@ -94,9 +91,9 @@ export const auditDeadLetters = (
   const seenWritten = tally?.seenWritten ?? 0;
   const unaccounted = Math.max(0, depth - seenDepth - (written - seenWritten));
   const oldestAt =
-    refreshAgeMs === undefined
+    keep === undefined
       ? undefined
-      : oldestAfterAudit(tally?.oldestAt, depth, unaccounted, now, refreshAgeMs);
+      : oldestAfterAudit(tally?.oldestAt, depth, unaccounted, now, keep.refreshAgeMs, keep.createdAt);
   const bound = oldestAt === undefined ? {} : { oldestAt };
   if (depth === seenDepth && written === seenWritten) return { unaccounted, ...bound };
   return { unaccounted, settle: { seenDepth: depth, seenWritten: written }, ...bound };
@@ -121,7 +118,7 @@ export interface StoreAudit {
 /** Audits one store's DLQ: how many of its dead letters the worker did not write, and its `oldestAt`. */
 export const auditStoreDeadLetters = async (
   deps: AuditDeps,
-  store: Pick<StoreRecord, 'storeId' | 'tenantId' | 'deadLetterQueueUrl'>,
+  store: Pick<StoreRecord, 'storeId' | 'tenantId' | 'deadLetterQueueUrl' | 'createdAt'>,
 ): Promise<StoreAudit> => {
   // Before the depth: a letter this depth does not show was sent after it (the bound an empty DLQ gets).
   const seenAt = deps.clock.now();
@@ -129,7 +126,14 @@ export const auditStoreDeadLetters = async (
   // the tally read after it (or that tally's `writtenAt` is recent and the audit waits).
   const depth = await deps.queues.pending(store.deadLetterQueueUrl);
   const tally = await deps.deadLetterLedger.read(store.storeId);
-  const result = auditDeadLetters(tally, depth, seenAt, deps.refreshAgeMs);
+  const result = auditDeadLetters(
+    tally,
+    depth,
+    seenAt,
+    deps.refreshAgeMs === undefined
+      ? undefined
+      : { refreshAgeMs: deps.refreshAgeMs, createdAt: store.createdAt },
+  );
   if (result.settle) {
     await deps.deadLetterLedger.settle(store.storeId, result.settle.seenDepth, result.settle.seenWritten);
   }

@@ -8,12 +8,7 @@ export class MemoryDeadLetterLedger implements DeadLetterLedger {
   async noteWritten(storeId: string, now: number): Promise<void> {
     this.calls.push(`noteWritten ${storeId}`);
     const tally = this.tallies.get(storeId) ?? { written: 0 };
-    this.tallies.set(storeId, {
-      ...tally,
-      written: tally.written + 1,
-      writtenAt: now,
-      oldestAt: tally.oldestAt ?? 0,
-    });
+    this.tallies.set(storeId, { ...tally, written: tally.written + 1, writtenAt: now });
   }
 
   async read(storeId: string): Promise<DeadLetterTally | undefined> {

@@ -20,8 +20,8 @@ describe('DynamoDeadLetterLedger', () => {
     expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
       TableName: 'dispatch',
       Key: KEY,
-      UpdateExpression: 'ADD written :one SET writtenAt = :now, oldestAt = if_not_exists(oldestAt, :unknown)',
-      ExpressionAttributeValues: { ':one': 1, ':now': 1_000, ':unknown': 0 },
+      UpdateExpression: 'ADD written :one SET writtenAt = :now',
+      ExpressionAttributeValues: { ':one': 1, ':now': 1_000 },
     });
   });
 

@@ -21,27 +21,32 @@ const AGE = 7 * DAY;
 const SETTINGS = { refreshAgeMs: AGE, copyDelaySeconds: 900, batchesPerRun: 100 };
 
 describe('the bound after an audit (oldestAfterAudit)', () => {
+  const CREATED = T0 - 30 * DAY;
   it.each<[string, number | undefined, number, number, number | undefined]>([
-    ['an empty DLQ with no bound: nothing to write', undefined, 0, 0, undefined],
-    [
-      'an empty DLQ whose bound is older than half the refresh age: raised to the audit',
-      T0 - AGE / 2 - 1,
-      0,
-      0,
-      T0,
-    ],
+    ['an empty DLQ with no bound: the audit’s time', undefined, 0, 0, T0],
+    ['an empty DLQ whose bound is older than half the refresh age: raised', T0 - AGE / 2 - 1, 0, 0, T0],
     ['an empty DLQ with a recent bound: kept (no write per visit)', T0 - AGE / 2, 0, 0, undefined],
-    ['an empty DLQ with an unknown bound: raised', 0, 0, 0, T0],
-    ['letters and no bound (older than this mechanism): unknown', undefined, 3, 0, 0],
-    ['letters SQS moved (original SentTimestamp): unknown', T0 - DAY, 3, 1, 0],
-    ['letters already unknown: no write', 0, 3, 1, undefined],
+    [
+      'letters and no bound (before this mechanism or the first audit): the store’s creation',
+      undefined,
+      3,
+      0,
+      CREATED,
+    ],
+    ['letters SQS moved (original SentTimestamp): the store’s creation', T0 - DAY, 3, 1, CREATED],
+    ['letters SQS moved under a bound already that low: no write', CREATED, 3, 1, undefined],
     ['letters the worker wrote under a bound: kept', T0 - DAY, 3, 0, undefined],
   ])('%s', (_case, oldestAt, depth, unaccounted, expected) => {
-    expect(oldestAfterAudit(oldestAt, depth, unaccounted, T0, AGE)).toBe(expected);
+    expect(oldestAfterAudit(oldestAt, depth, unaccounted, T0, AGE, CREATED)).toBe(expected);
   });
 
   it('waits, like the count, while the worker’s last letter may not show in the depth yet', () => {
-    expect(auditDeadLetters({ written: 1, writtenAt: T0 - 1_000, oldestAt: 0 }, 0, T0, AGE)).toEqual({
+    expect(
+      auditDeadLetters({ written: 1, writtenAt: T0 - 1_000, oldestAt: 0 }, 0, T0, {
+        refreshAgeMs: AGE,
+        createdAt: 0,
+      }),
+    ).toEqual({
       unaccounted: 0,
     });
   });
@@ -54,7 +59,7 @@ describe('the bound after an audit (oldestAfterAudit)', () => {
 describe('needsKeep', () => {
   it.each<[string, number | undefined, boolean]>([
     ['no bound (an empty DLQ)', undefined, false],
-    ['an unknown bound', 0, true],
+    ['the epoch (the oldest bound)', 0, true],
     ['a bound a refresh age old', T0 - AGE, true],
     ['a bound a millisecond younger', T0 - AGE + 1, false],
   ])('%s: %s', (_case, oldestAt, expected) => {
@@ -188,9 +193,21 @@ describe('keepDeadLetters', () => {
 });
 
 describe('the sweep keeps dead letters', () => {
-  const setup = (opts: { depth: number; letters: number[]; fail?: boolean; stores?: string[] }) => {
+  const setup = (opts: {
+    depth: number;
+    letters: number[];
+    fail?: boolean;
+    stores?: string[];
+    createdAt?: number;
+  }) => {
     const ids = opts.stores ?? ['s1'];
-    const stores = ids.map((storeId) => storeRecord({ storeId, status: 'paused' }));
+    const stores = ids.map((storeId) =>
+      storeRecord({
+        storeId,
+        status: 'paused',
+        ...(opts.createdAt === undefined ? {} : { createdAt: opts.createdAt }),
+      }),
+    );
     const ledger = new MemoryDeadLetterLedger();
     const dlq = dlqOf(opts.letters, { fail: opts.fail ?? false });
     const logs: string[] = [];
@@ -234,6 +251,20 @@ describe('the sweep keeps dead letters', () => {
     }).toEqual({ refreshed: 2, left: 0, bound: T0 - AGE / 2 });
   });
 
+  it('leaves the first letters of a store younger than the refresh age alone (its creation bounds them)', async () => {
+    const { deps, ledger, dlq } = setup({ depth: 2, letters: [T0 - DAY, T0 - DAY], createdAt: T0 - 2 * DAY });
+    const report = await reconcile(deps);
+    expect({
+      refreshed: report.deadLettersRefreshed,
+      calls: dlq.calls.length,
+      bound: ledger.tallies.get('s1')?.oldestAt,
+    }).toEqual({
+      refreshed: 0,
+      calls: 0,
+      bound: T0 - 2 * DAY,
+    });
+  });
+
   it('raises the bound of an empty DLQ and refreshes nothing', async () => {
     const { deps, ledger, dlq } = setup({ depth: 0, letters: [] });
     await ledger.markOldest('s1', 0);
@@ -249,7 +280,7 @@ describe('the sweep keeps dead letters', () => {
     });
   });
 
-  it('logs a failed refresh and goes on with the next store, keeping the bound unknown', async () => {
+  it('logs a failed refresh and goes on with the next store, keeping the bound the audit set', async () => {
     const { deps, ledger, logs } = setup({
       depth: 1,
       letters: [T0 - 8 * DAY],
@@ -261,7 +292,7 @@ describe('the sweep keeps dead letters', () => {
       swept: report.swept,
       failures: logs.filter((m) => m === 'reconciler could not refresh a dead-letter queue').length,
       bounds: ['s1', 's2'].map((id) => ledger.tallies.get(id)?.oldestAt),
-    }).toEqual({ swept: 2, failures: 2, bounds: [0, 0] });
+    }).toEqual({ swept: 2, failures: 2, bounds: [storeRecord().createdAt, storeRecord().createdAt] });
   });
 
   it('does nothing to DLQs without the retention settings (the keep is off)', async () => {

@@ -74,7 +74,7 @@ describe('deliverTask: dead letters are tallied for the reconciler', () => {
     await deliverTask(deps, storeRecord(), policy, message());
     expect({ calls: ledger.calls, tally: ledger.tallies.get('store-1') }).toEqual({
       calls: ['noteWritten store-1', 'deadLetter'],
-      tally: { written: 1, writtenAt: T0 + 3_000, oldestAt: 0 },
+      tally: { written: 1, writtenAt: T0 + 3_000 },
     });
   });
 
