@@ -63,10 +63,17 @@ export const StoreQueueActions = {
   },
   // The sweep reads a work queue's counts to find stranded backlogs. On a DLQ, only whether its redrive's
   // move task still runs (the DLQ's ARN first), to lift the store's redrive mark when it has ended.
-  // The retention pass (issue #10) re-sends a store's old tasks as fresh copies and deletes the originals.
+  // The retention pass (issue #10) re-sends a store's old tasks as fresh copies and deletes the originals;
+  // dead-letter keep does the same to a store's dead letters, into the same DLQ (core/dead-letter-keep.ts).
   reconciler: {
     work: ['sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'sqs:DeleteMessage'],
-    deadLetter: ['sqs:GetQueueAttributes', 'sqs:ListMessageMoveTasks'],
+    deadLetter: [
+      'sqs:GetQueueAttributes',
+      'sqs:ListMessageMoveTasks',
+      'sqs:ReceiveMessage',
+      'sqs:SendMessage',
+      'sqs:DeleteMessage',
+    ],
   },
   authorizer: { work: [], deadLetter: [] },
 } as const satisfies Record<FunctionName, Record<StoreQueueKind, readonly string[]>>;

@@ -9,6 +9,7 @@ const TallySchema = z.object({
   writtenAt: z.number().optional(),
   seenDepth: z.number().int().min(0).optional(),
   seenWritten: z.number().int().min(0).optional(),
+  oldestAt: z.number().min(0).optional(),
 });
 
 /**
@@ -48,6 +49,7 @@ export class DynamoDeadLetterLedger implements DeadLetterLedger {
       ...(tally.writtenAt === undefined ? {} : { writtenAt: tally.writtenAt }),
       ...(tally.seenDepth === undefined ? {} : { seenDepth: tally.seenDepth }),
       ...(tally.seenWritten === undefined ? {} : { seenWritten: tally.seenWritten }),
+      ...(tally.oldestAt === undefined ? {} : { oldestAt: tally.oldestAt }),
     };
   }
 
@@ -58,6 +60,17 @@ export class DynamoDeadLetterLedger implements DeadLetterLedger {
         Key: { [KEY]: deadLetterTallyId(storeId) },
         UpdateExpression: 'SET seenDepth = :depth, seenWritten = :written',
         ExpressionAttributeValues: { ':depth': seenDepth, ':written': seenWritten },
+      }),
+    );
+  }
+
+  async markOldest(storeId: string, oldestAt: number): Promise<void> {
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { [KEY]: deadLetterTallyId(storeId) },
+        UpdateExpression: 'SET oldestAt = :oldest',
+        ExpressionAttributeValues: { ':oldest': oldestAt },
       }),
     );
   }

@@ -5,9 +5,16 @@ import {
   SendMessageBatchCommand,
   SendMessageCommand,
   type BatchResultErrorEntry,
+  type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { DeadLetterReason, ReceivedMessage, SendFailure, TaskQueues } from '../core/ports.js';
+import type {
+  DeadLetterQueues,
+  DeadLetterReason,
+  ReceivedMessage,
+  SendFailure,
+  TaskQueues,
+} from '../core/ports.js';
 import { sqsSafeText } from '../core/sqs-text.js';
 import { refusalError, refusalOf } from './sqs-refusals.js';
 
@@ -21,13 +28,18 @@ export const chunk = <T>(items: T[], size: number): T[][] => {
   return out;
 };
 
-/** Groups entries into SQS batches of at most 10 entries and SQS_BATCH_BYTES of bodies. */
-export const packBatches = (entries: { id: string; body: string }[]): { id: string; body: string }[][] => {
-  const batches: { id: string; body: string }[][] = [];
-  let current: { id: string; body: string }[] = [];
+const bodyBytes = (entry: { body: string }): number => Buffer.byteLength(entry.body, 'utf8');
+
+/** Groups entries into SQS batches of at most 10 entries and SQS_BATCH_BYTES (of bodies, unless `sizeOf` says). */
+export const packBatches = <T extends { body: string }>(
+  entries: T[],
+  sizeOf: (entry: T) => number = bodyBytes,
+): T[][] => {
+  const batches: T[][] = [];
+  let current: T[] = [];
   let bytes = 0;
   for (const entry of entries) {
-    const size = Buffer.byteLength(entry.body, 'utf8');
+    const size = sizeOf(entry);
     if (current.length > 0 && (current.length === SQS_BATCH_LIMIT || bytes + size > SQS_BATCH_BYTES)) {
       batches.push(current);
       current = [];
@@ -57,7 +69,7 @@ export class BatchFailureError extends Error {
 }
 
 /** The per-store work queues as ingest and the worker use them. */
-export class SqsTaskQueues implements TaskQueues {
+export class SqsTaskQueues implements TaskQueues, DeadLetterQueues {
   constructor(private readonly sqs: SQSClient) {}
 
   async send(queueUrl: string, body: string): Promise<void> {
@@ -202,4 +214,83 @@ export class SqsTaskQueues implements TaskQueues {
         );
     }
   }
+  async refreshDeadLetters(
+    deadLetterQueueUrl: string,
+    opts: { maxMessages: number; waitSeconds: number; visibilitySeconds: number; delaySeconds: number },
+  ): Promise<{ received: number; sentAt: number[] }> {
+    const out = await this.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: deadLetterQueueUrl,
+        MaxNumberOfMessages: opts.maxMessages,
+        WaitTimeSeconds: opts.waitSeconds,
+        VisibilityTimeout: opts.visibilitySeconds,
+        MessageSystemAttributeNames: ['SentTimestamp'],
+        // The dead letter's reason (errorCode, errorMessage, attempts, deadLetteredAt, …) travels with its copy.
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    const received = out.Messages ?? [];
+    const entries = received.map((m, i) => ({
+      id: String(i),
+      body: m.Body ?? '',
+      attributes: copyableAttributes(m.MessageAttributes),
+      receiptHandle: m.ReceiptHandle ?? '',
+      sentAt: Number(m.Attributes?.SentTimestamp ?? 0),
+    }));
+    const sentAt: number[] = [];
+    // Copies first, originals after (a crash leaves a duplicate dead letter, never a loss); packed by body
+    // and attribute bytes: both count toward SQS's 256 KiB batch limit.
+    for (const batch of packBatches(entries, (e) => bodyBytes(e) + attributeBytes(e.attributes))) {
+      const sent = await this.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: deadLetterQueueUrl,
+          Entries: batch.map((e) => ({
+            Id: e.id,
+            MessageBody: e.body,
+            DelaySeconds: opts.delaySeconds,
+            ...(e.attributes ? { MessageAttributes: e.attributes } : {}),
+          })),
+        }),
+      );
+      const failed = new Set((sent.Failed ?? []).map((f) => f.Id));
+      // A copy that was not sent keeps its original, which reappears when its visibility ends.
+      const copied = batch.filter((e) => !failed.has(e.id));
+      if (copied.length === 0) continue;
+      await this.deleteBatch(
+        deadLetterQueueUrl,
+        copied.map((e) => e.receiptHandle),
+      );
+      sentAt.push(...copied.map((e) => e.sentAt));
+    }
+    return { received: received.length, sentAt };
+  }
 }
+
+/** A received attribute as SendMessage takes it: its type and value only (the list fields are reserved). */
+const copyableAttributes = (
+  attributes: Record<string, MessageAttributeValue> | undefined,
+): Record<string, MessageAttributeValue> | undefined => {
+  if (!attributes || Object.keys(attributes).length === 0) return undefined;
+  return Object.fromEntries(
+    Object.entries(attributes).map(([name, a]) => [
+      name,
+      {
+        DataType: a.DataType,
+        ...(a.StringValue === undefined ? {} : { StringValue: a.StringValue }),
+        ...(a.BinaryValue === undefined ? {} : { BinaryValue: a.BinaryValue }),
+      },
+    ]),
+  );
+};
+
+/** What SQS counts of a message's attributes toward its size: each name, type and value. */
+const attributeBytes = (attributes: Record<string, MessageAttributeValue> | undefined): number =>
+  Object.entries(attributes ?? {}).reduce(
+    (sum, [name, a]) =>
+      sum +
+      Buffer.byteLength(name, 'utf8') +
+      Buffer.byteLength(a.DataType ?? '', 'utf8') +
+      Buffer.byteLength(a.StringValue ?? '', 'utf8') +
+      (a.BinaryValue?.byteLength ?? 0),
+    0,
+  );

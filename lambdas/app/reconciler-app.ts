@@ -17,8 +17,9 @@ export const composeReconciler = (
   return {
     ...signal,
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
-    // The reconciler only reads queue counts; the prefix is unused by counts().
-    queues: new SqsQueueAdmin(clients.sqs, 'unused'),
+    // The reconciler only reads queue counts and whether a redrive runs; the prefix is unused by those. Local
+    // mode's emulator has no move tasks (ListMessageMoveTasks): its redrives are the in-process manual move.
+    queues: new SqsQueueAdmin(clients.sqs, 'unused', overrides.redriveMode ?? 'move-task'),
     deadLetterLedger: new DynamoDeadLetterLedger(clients.doc, config[EnvNames.dispatchTable]),
     settings: {
       attentionGraceMs: config[EnvNames.attentionGraceSeconds] * 1000,
@@ -31,6 +32,8 @@ export const composeReconciler = (
     },
     // The retention pass (issue #10): it receives, re-sends and deletes store tasks; the bound is on the item.
     tasks: new SqsTaskQueues(clients.sqs),
+    // Dead-letter keep (issue #10): the sweep re-sends a store DLQ's letters as fresh copies before SQS's 14 days.
+    deadLetters: new SqsTaskQueues(clients.sqs),
     marks: new DynamoDispatchState(clients.doc, config[EnvNames.dispatchTable]),
   };
 };

@@ -101,6 +101,11 @@ export const MetricNames = {
   tasksExpiring: 'TasksExpiring',
   /** Tasks the retention pass re-sent as fresh copies; dimension `age`: old (sent > REFRESH_AGE ago) or recent. */
   tasksRefreshed: 'TasksRefreshed',
+  /**
+   * Dead letters the reconciler re-sent into their store's DLQ as fresh copies (dead-letter keep); dimension
+   * `age`: old (sent > REFRESH_AGE ago: the alarm's) or recent.
+   */
+  deadLettersRefreshed: 'DeadLettersRefreshed',
   attentionsPublished: 'AttentionsPublished',
   attentionsDiscarded: 'AttentionsDiscarded',
   attentionsCoalesced: 'AttentionsCoalesced',

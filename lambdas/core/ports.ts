@@ -242,6 +242,24 @@ export interface TaskQueues {
   ): Promise<void>;
 }
 
+/**
+ * The store DLQs as the reconciler keeps them (issue #10, core/dead-letter-keep.ts). Its own port, not a
+ * TaskQueues method: no ingest or worker path calls it, and the work-queue stand-ins need not know it.
+ */
+export interface DeadLetterQueues {
+  /**
+   * Dead-letter keep (issue #10, core/dead-letter-keep.ts): receive up to `maxMessages` (≤ 10) of a store's DLQ,
+   * hidden `visibilitySeconds`; send each back to the same DLQ as a fresh copy (body and message attributes
+   * kept, delayed `delaySeconds`), then delete the originals copied. Copies first: a crash leaves a duplicate
+   * dead letter, never a loss. `sentAt`: the SentTimestamp of each original copied (a refused copy keeps its
+   * original, which reappears when its visibility ends).
+   */
+  refreshDeadLetters(
+    deadLetterQueueUrl: string,
+    opts: { maxMessages: number; waitSeconds: number; visibilitySeconds: number; delaySeconds: number },
+  ): Promise<{ received: number; sentAt: number[] }>;
+}
+
 export interface QueueCounts {
   backlog: number;
   inFlight: number;

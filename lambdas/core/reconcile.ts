@@ -1,6 +1,7 @@
 import { auditStoreDeadLetters, type DeadLetterLedger } from './dead-letter-audit.js';
+import { keepDeadLetters } from './dead-letter-keep.js';
 import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
-import type { QueueAdmin, RetentionMarks, StoreRegistry, TaskQueues } from './ports.js';
+import type { DeadLetterQueues, QueueAdmin, RetentionMarks, StoreRegistry, TaskQueues } from './ports.js';
 import { needsPass, retentionPass, type RetentionSettings } from './retention.js';
 import { publishAttention, signalStore, type SignalDeps } from './signal.js';
 import type { DispatchItem } from './dispatch-model.js';
@@ -25,6 +26,8 @@ export interface ReconcilerDeps extends SignalDeps {
   /** The store work queues and the retention bound, for the retention pass. */
   tasks?: TaskQueues;
   marks?: RetentionMarks;
+  /** The store DLQs: with it, the ledger and the retention settings, the sweep keeps their letters. */
+  deadLetters?: DeadLetterQueues;
 }
 
 export type RepairKind = 'reclaim' | 'resend' | 'repair' | 'sweep';
@@ -37,6 +40,8 @@ export interface ReconcileReport {
   swept: number;
   /** Dead letters the sweep found in swept stores' DLQs that the worker did not write. */
   deadLettersUnaccounted: number;
+  /** Dead letters the sweep re-sent into their DLQ as fresh copies this run (dead-letter keep). */
+  deadLettersRefreshed: number;
 }
 
 const ACTIVE_PAGE = 100;
@@ -145,27 +150,59 @@ const refreshIfOld = async (
   }
 };
 
+/**
+ * Every swept store, consumable or not (a paused store's letters may have moved before its pause): its DLQ's
+ * audit, then, when its letters' bound is a refresh age old, their refresh. One store's failure does not stop
+ * the sweep.
+ */
+const auditAndKeep = async (
+  deps: ReconcilerDeps,
+  deadLetterLedger: DeadLetterLedger,
+  store: StoreRecord,
+  report: ReconcileReport,
+  budget: { batches: number },
+): Promise<void> => {
+  const settings = deps.settings.retention;
+  const audit = await auditStoreDeadLetters(
+    { ...deps, deadLetterLedger, ...(settings ? { refreshAgeMs: settings.refreshAgeMs } : {}) },
+    store,
+  ).catch((error: unknown) => {
+    deps.telemetry.error('reconciler could not audit a dead-letter queue', {
+      storeId: store.storeId,
+      error: String(error),
+    });
+    return undefined;
+  });
+  if (!audit) return;
+  report.deadLettersUnaccounted += audit.unaccounted;
+  if (!settings || !deps.deadLetters) return;
+  try {
+    const kept = await keepDeadLetters(
+      { ...deps, deadLetters: deps.deadLetters, deadLetterLedger, settings },
+      store,
+      audit.oldestAt,
+      budget,
+    );
+    report.deadLettersRefreshed += kept.refreshed;
+  } catch (error) {
+    // The bound was not raised: the store's next visit tries again.
+    deps.telemetry.error('reconciler could not refresh a dead-letter queue', {
+      storeId: store.storeId,
+      error: String(error),
+    });
+  }
+};
+
 /** The last safety net: a few stores per run, any store with messages but no active mark is signalled. */
 const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationId: string): Promise<void> => {
   if (deps.settings.sweepStoresPerRun <= 0) return;
   const cursor = await deps.dispatch.readCursor(SWEEP_CURSOR_ID);
   const page = await deps.stores.scan(cursor, deps.settings.sweepStoresPerRun);
+  // The DLQ refreshes' own budget: the retention pass of the active stores may have spent the run's.
+  const keepBudget = { batches: deps.settings.retention?.batchesPerRun ?? 0 };
   await inParallel(page.stores, CONCURRENCY, async (store) => {
     report.swept++;
-    if (deps.deadLetterLedger) {
-      // Every store, consumable or not (a paused store's letters may have moved before its pause); one
-      // store's failed audit does not stop the sweep.
-      report.deadLettersUnaccounted += await auditStoreDeadLetters(
-        { ...deps, deadLetterLedger: deps.deadLetterLedger },
-        store,
-      ).catch((error: unknown) => {
-        deps.telemetry.error('reconciler could not audit a dead-letter queue', {
-          storeId: store.storeId,
-          error: String(error),
-        });
-        return 0;
-      });
-    }
+    if (deps.deadLetterLedger) await auditAndKeep(deps, deps.deadLetterLedger, store, report, keepBudget);
     if (!isConsumable(store.status)) return;
     // One count per work queue until one holds work: a store with a high queue costs the sweep up to two
     // requests, not one.
@@ -218,6 +255,7 @@ const reconcileRun = async (deps: ReconcilerDeps, correlationId: string): Promis
     repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
     swept: 0,
     deadLettersUnaccounted: 0,
+    deadLettersRefreshed: 0,
   };
   const budget = { batches: deps.settings.retention?.batchesPerRun ?? 0 };
   for (let shard = 0; shard < ACTIVE_SHARDS; shard++) {

@@ -205,6 +205,7 @@ export class Monitoring extends Construct {
     readonly attentionDeadLettersAge: Alarm;
     readonly tasksExpiring: Alarm;
     readonly tasksNearingRetention: Alarm;
+    readonly deadLettersNearingRetention: Alarm;
     readonly deadLetters: Alarm;
     readonly deadLettersUnaccounted: Alarm;
     readonly reconcilerRepairs: Alarm;
@@ -547,6 +548,22 @@ export class Monitoring extends Construct {
           metric: insights(
             q.totalWhere(MetricNames.tasksRefreshed, 'age', 'old'),
             'Refreshed old tasks',
+            FIVE_MINUTES,
+          ),
+          threshold: 1,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        },
+      ),
+      // Dead-letter keep (issue #10): a letter re-sent at a refresh age or more means the keep ran late (a long
+      // sweep cycle, a DLQ larger than the run's budget): it is kept, but nearer SQS's 14 days than it should be.
+      deadLettersNearingRetention: alarm(
+        'DeadLettersNearingRetention',
+        'The reconciler re-sent dead letters that waited more than 7 days in a store DLQ: they are kept, but the sweep reached them late (sweep cycle too long, or a DLQ larger than a run refreshes). Redrive or inspect them.',
+        {
+          metric: insights(
+            q.totalWhere(MetricNames.deadLettersRefreshed, 'age', 'old'),
+            'Refreshed old dead letters',
             FIVE_MINUTES,
           ),
           threshold: 1,

@@ -98,7 +98,13 @@ describe('store queues (created at run time, granted by name pattern, per queue 
     },
     reconciler: {
       work: ['sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'sqs:DeleteMessage'],
-      deadLetter: ['sqs:GetQueueAttributes', 'sqs:ListMessageMoveTasks'],
+      deadLetter: [
+        'sqs:GetQueueAttributes',
+        'sqs:ListMessageMoveTasks',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+        'sqs:DeleteMessage',
+      ],
     },
     authorizer: { work: [], deadLetter: [] },
   };
@@ -138,11 +144,21 @@ describe('store queues (created at run time, granted by name pattern, per queue 
     expect(actionsAllowedOn(template, roleOf('admin'), storeQueuesArns[1])).not.toContain('sqs:PurgeQueue');
   });
 
-  it('the reconciler only reads a DLQ’s ARN and move tasks (to lift a redrive mark), never its messages', () => {
+  it('the reconciler reads a DLQ’s ARN and move tasks, and re-sends its letters into it (dead-letter keep), nothing more', () => {
     expect(actionsAllowedOn(template, roleOf('reconciler'), storeQueuesArns[1]).sort()).toEqual([
+      'sqs:DeleteMessage',
       'sqs:GetQueueAttributes',
       'sqs:ListMessageMoveTasks',
+      'sqs:ReceiveMessage',
+      'sqs:SendMessage',
     ]);
+  });
+
+  it('the reconciler cannot purge, redrive or delete a store DLQ', () => {
+    const allowed = actionsAllowedOn(template, roleOf('reconciler'), storeQueuesArns[1]);
+    expect(
+      ['sqs:PurgeQueue', 'sqs:StartMessageMoveTask', 'sqs:DeleteQueue'].filter((a) => allowed.includes(a)),
+    ).toEqual([]);
   });
 });
 

@@ -254,10 +254,11 @@ const firing = (props: Record<string, unknown>): unknown[] => [
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
 
-  // 16 stack-wide (the oldest-attention age once per level queue; 3 for retention; dead letters SQS moved
-  // by itself), errors and throttles of the 4 other functions, throttles and system errors of the 4 tables.
-  it('has 32 alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 16 + 4 * 2 + 4 * 2);
+  // 17 stack-wide (the oldest-attention age once per level queue; 4 for retention, dead-letter keep's
+  // included; dead letters SQS moved by itself), errors and throttles of the 4 other functions, throttles and
+  // system errors of the 4 tables.
+  it('has 33 alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 17 + 4 * 2 + 4 * 2);
   });
 
   it('every alarm notifies the topic when it fires', () => {
@@ -407,6 +408,17 @@ describe('monitoring: alarms', () => {
       const [query] = props['Metrics'] as { Expression: string; Period: number }[];
       expect([query?.Expression, query?.Period, ...firing(props)]).toEqual([
         `SELECT SUM(TasksRefreshed) FROM SCHEMA("AttentionQueue", age, service) WHERE age = 'old'`,
+        300,
+        'GreaterThanOrEqualToThreshold',
+        1,
+        1,
+      ]);
+    });
+    it('alarms on the first dead letter kept at the refresh age (DeadLettersRefreshed{age=old})', () => {
+      const props = alarmProps(alarms.deadLettersNearingRetention);
+      const [query] = props['Metrics'] as { Expression: string; Period: number }[];
+      expect([query?.Expression, query?.Period, ...firing(props)]).toEqual([
+        `SELECT SUM(DeadLettersRefreshed) FROM SCHEMA("AttentionQueue", age, service) WHERE age = 'old'`,
         300,
         'GreaterThanOrEqualToThreshold',
         1,

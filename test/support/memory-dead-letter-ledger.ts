@@ -22,4 +22,10 @@ export class MemoryDeadLetterLedger implements DeadLetterLedger {
     const tally = this.tallies.get(storeId) ?? { written: 0 };
     this.tallies.set(storeId, { ...tally, seenDepth, seenWritten });
   }
+
+  async markOldest(storeId: string, oldestAt: number): Promise<void> {
+    this.calls.push(`markOldest ${storeId} ${oldestAt}`);
+    const tally = this.tallies.get(storeId) ?? { written: 0 };
+    this.tallies.set(storeId, { ...tally, oldestAt });
+  }
 }

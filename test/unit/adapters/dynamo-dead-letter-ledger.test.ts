@@ -51,4 +51,19 @@ describe('DynamoDeadLetterLedger', () => {
     ddb.on(GetCommand).resolves({ Item: { ...KEY, seenDepth: 2, seenWritten: 0 } });
     await expect(ledger().read('s1')).resolves.toEqual({ written: 0, seenDepth: 2, seenWritten: 0 });
   });
+
+  it('reads the DLQ’s oldest-letter bound back (dead-letter keep)', async () => {
+    ddb.on(GetCommand).resolves({ Item: { ...KEY, written: 1, oldestAt: 0 } });
+    await expect(ledger().read('s1')).resolves.toEqual({ written: 1, oldestAt: 0 });
+  });
+
+  it('sets the bound on the store’s tally item alone', async () => {
+    await ledger().markOldest('s1', 5_000);
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
+      TableName: 'dispatch',
+      Key: KEY,
+      UpdateExpression: 'SET oldestAt = :oldest',
+      ExpressionAttributeValues: { ':oldest': 5_000 },
+    });
+  });
 });
