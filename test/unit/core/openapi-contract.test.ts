@@ -318,6 +318,7 @@ describe('request examples', () => {
     const update = examples['update']!.value as typeof create & { overrides: Record<string, number> };
     expect(STORE_EXAMPLE).toMatchObject({ ...create, storeId: PATH_EXAMPLES.storeId });
     expect(update).toMatchObject(create);
+    expect(Object.keys(update.overrides).length).toBeGreaterThan(0);
     const policy = resolvePolicy(create.plan, update.overrides);
     expect(STORE_EXAMPLE.policy).toEqual(policy);
     expect(STORE_EXAMPLE.effective).toEqual({ plan: create.plan, policy, source: 'store' });
@@ -350,6 +351,29 @@ describe('request examples', () => {
     for (const id of ['putTenantCampaign', 'listTenantCampaigns'] as const)
       for (const c of owners(id))
         expect(c).toMatchObject({ storeId: undefined, tenantId: PATH_EXAMPLES.tenantId });
+  });
+});
+
+describe('examples show something', () => {
+  // A reader copies an example: an accepted body that sends nothing, or an answer whose lists are all
+  // empty, shows no field of its schema.
+  it('every accepted request example sends fields, every list in an answer example has an item', async () => {
+    const { ROUTE_DOCS } = await openapi();
+    const empty: string[] = [];
+    const walk = (value: unknown, path: string): void => {
+      if (Array.isArray(value)) {
+        if (value.length === 0) empty.push(path);
+        return value.forEach((v, i) => walk(v, `${path}[${i}]`));
+      }
+      if (value && typeof value === 'object')
+        for (const [k, v] of Object.entries(value)) walk(v, `${path}.${k}`);
+    };
+    for (const [id, d] of Object.entries(ROUTE_DOCS)) {
+      walk(d.response?.example, `${id}.response`);
+      for (const [name, e] of Object.entries(d.body?.examples ?? {}))
+        if (e.status < 300 && Object.keys(e.value as object).length === 0) empty.push(`${id}.${name}`);
+    }
+    expect(empty).toEqual([]);
   });
 });
 
