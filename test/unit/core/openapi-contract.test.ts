@@ -650,3 +650,16 @@ describe('texts state what the contract says', () => {
       expect(model!.schema['title']).toBe(model!.name);
   });
 });
+
+describe('toJsonSchema', () => {
+  // The document's dialect is OpenAPI 3.1's (draft 2020-12), which writes a tuple as prefixItems; draft 4
+  // (the gateway models) as an items array. No parameter is a tuple today: this keeps one right tomorrow.
+  it('converts to draft 2020-12 unless told otherwise', async () => {
+    const { z } = await import('zod');
+    const { toJsonSchema } = await import('../../../lambdas/core/openapi/json-schema.js');
+    const pair = z.tuple([z.string(), z.number()]);
+    expect(toJsonSchema(pair)).toMatchObject({ prefixItems: [{ type: 'string' }, { type: 'number' }] });
+    expect(toJsonSchema(pair, 'draft-04')).toMatchObject({ items: [{ type: 'string' }, { type: 'number' }] });
+    expect(toJsonSchema(pair)).not.toHaveProperty('$schema');
+  });
+});
