@@ -119,6 +119,26 @@ describe('handleAttention', () => {
     ]);
   });
 
+  it('re-publishes an early attention that announces its slot’s due time (SQS delays it 900 s at most)', async () => {
+    await dispatch.issueSlot('s1', 'a', T0 + 1_200_000, 1, T0);
+    const announced = { ...attention('a'), dueAt: T0 + 1_200_000 };
+    expect(await handleAttention(deps, announced)).toEqual({ kind: 'postponed', until: T0 + 1_200_000 });
+    expect(published).toEqual([
+      { message: expect.objectContaining({ slotId: 'a', dueAt: T0 + 1_200_000 }), delay: 900 },
+    ]);
+  });
+
+  it('drops an early attention announcing an earlier due time: the slot moved since, with its own attention', async () => {
+    // Re-queued to T0 + 60 s after this attention (for T0 + 5 s, a resend or a duplicate) was published.
+    await dispatch.issueSlot('s1', 'a', T0 + 60_000, 1, T0);
+    const surplus = { ...attention('a'), dueAt: T0 + 5_000 };
+    expect(await handleAttention(deps, surplus)).toEqual({ kind: 'discarded', reason: 'stale' });
+    expect(published).toEqual([]);
+    expect((await dispatch.read('s1'))?.slots['a']).toEqual({ s: 'q', at: T0 + 60_000 });
+    expect((await dispatch.read('s1'))?.nDiscarded).toBe(1);
+    expect(telemetry.total(MetricNames.attentionsDiscarded, { reason: 'stale' })).toBe(1);
+  });
+
   it('consumes an empty store and leaves it idle: no slot, no active mark, nothing published', async () => {
     await dispatch.issueSlot('s1', 'a', T0, 1, T0);
     const outcome = await handleAttention(deps, attention('a'));
