@@ -11,7 +11,7 @@ export const PATH_EXAMPLES = {
   campaignId: 'black-friday',
 } as const;
 
-export const TOKEN_EXAMPLE = 'aqt_2c9Vd8qQm1bS4yJ0nH7rZt6kWf3pLx5aGe9uTi2oRc';
+export const TOKEN_EXAMPLE = 'aqt_2c9Vd8qQm1bS4yJ0nH7rZt6kWf3pLx5aGe9uTi2oRcN';
 
 export const STORE_EXAMPLE = {
   storeId: PATH_EXAMPLES.storeId,
@@ -62,7 +62,7 @@ export const TASK_EXAMPLES = {
     type: 'orders.sync',
     payload: { orderId: 'ML-3001', status: 'paid', updatedAt: '2026-12-01T12:00:00Z' },
   },
-  invalid: { eventId: 'bad 1', type: 'inventory.update', payload: { sku: 'SKU-42', quantity: -1 } },
+  invalid: { eventId: 'inv-1002', type: 'inventory.update', payload: { sku: 'SKU-42', quantity: -1 } },
 } as const;
 
 export const TOKEN_VIEW_EXAMPLE = {

@@ -137,7 +137,7 @@ export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
             eventId: 'batch-3',
             error: {
               code: 'invalid_request',
-              message: 'payload.quantity: Too small: expected number to be >=0',
+              message: 'tasks[2].payload.quantity: Too small: expected number to be >=0',
             },
           },
         ],
