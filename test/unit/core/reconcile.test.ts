@@ -2,25 +2,16 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import { reconcile, type ReconcilerDeps } from '../../../lambdas/core/reconcile.js';
-import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
+import type { StoreRecord } from '../../../lambdas/core/store-model.js';
 import { MemoryDeadLetterLedger } from '../../support/memory-dead-letter-ledger.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+import { quietQueues, RECONCILE_T0, reconcilerStore } from '../support/reconciler-fixtures.js';
 import { WAKE_MARGIN_MS, workerTimeoutSeconds, ZOMBIE_HIDE_MS } from '../../../lambdas/core/timing.js';
 import { ACTIVE_SHARDS, activeShardOf, MetricNames, SWEEP_CURSOR_ID } from '../../../lambdas/core/names.js';
 
-const T0 = 1_800_000_000_000;
+const T0 = RECONCILE_T0;
 const GRACE = 20_000;
-const storeOf = (storeId: string, status: StoreStatus = 'active'): StoreRecord => ({
-  storeId,
-  tenantId: 't',
-  marketplace: 'amazon',
-  plan: 'basic',
-  status,
-  queueUrl: `q-${storeId}`,
-  deadLetterQueueUrl: `dlq-${storeId}`,
-  createdAt: T0,
-  updatedAt: T0,
-});
+const storeOf = reconcilerStore;
 
 describe('reconcile', () => {
   let dispatch: MemoryDispatchState;
@@ -56,14 +47,10 @@ describe('reconcile', () => {
           };
         },
       },
-      queues: {
-        createStoreQueues: vi.fn(),
-        counts: vi.fn(),
-        redrive: vi.fn(),
+      queues: quietQueues({
         redriveRunning: async () => moving,
-        purge: vi.fn(),
         pending: async (url) => pending.get(url) ?? 0,
-      },
+      }),
       attention: { publish: async (message, delay) => void published.push({ message, delay }) },
       clock: { now: () => now, sleep: async () => undefined },
       ids: { next: () => `new-${ids++}` },
