@@ -120,4 +120,23 @@ describe('a worker across campaign boundaries', () => {
       ['campaign reverted', 'wide'],
     ]);
   });
+
+  it('logs the revert with the plan the store returns to, not the campaign’s scope or policy', async () => {
+    lists['store'] = [campaign('wide', T0 - 5_000, T0 + 1_500, 2)];
+    await handleAttention(w.deps, attention);
+    await handleAttention(w.deps, attention);
+    expect(logs.find((l) => l.message === 'campaign reverted')?.fields).toEqual({
+      storeId: 's1',
+      tenantId: 't1',
+      campaignId: 'wide',
+      plan: 'pro',
+    });
+  });
+
+  it('logs no campaign transition for a worker that does not track them', async () => {
+    delete w.deps.campaignTransitions;
+    lists['store'] = [campaign('wide', T0 - 5_000, T0 + 60_000, 2)];
+    await handleAttention(w.deps, attention);
+    expect(logs.filter((l) => l.level === 'info').map((l) => l.message)).toEqual(['slice ended']);
+  });
 });

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { handleAttention } from '../../../lambdas/core/attention.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
@@ -66,6 +66,85 @@ describe('an attention around its slice', () => {
     expect({ outcome, drain: w.telemetry.timings.get(MetricNames.timeToDrain) }).toEqual({
       outcome: { kind: 'sliced', slice: expect.objectContaining({ end: 'empty', idle: true }) },
       drain: [12_000],
+    });
+  });
+
+  it('starts its slice at the rate the store learnt from the marketplace, not at the policy rate', async () => {
+    w.store = proStore({ maxConcurrentConsumers: 1, ratePerSecond: 20 });
+    const item = await w.dispatch.read('s1');
+    // A header said 4/s: the calls go 250 ms apart from the first, where the policy's 20/s would be 50 ms.
+    w.dispatch.items.set('s1', { ...item!, rate: { why: 'header', r: 4, at: T0 } });
+    w.backlog = 3;
+    const calls: number[] = [];
+    w.deps.marketplace.deliver = vi.fn(async () => {
+      calls.push(w.now);
+      return { kind: 'ok' as const, status: 200 };
+    });
+    await handleAttention(w.deps, attention);
+    expect(calls.map((t) => t - (calls[0] ?? 0))).toEqual([0, 250, 500]);
+  });
+
+  it.each([
+    { case: 'a queued slot', slots: { a: { s: 'q' as const, at: T0 } } },
+    { case: 'no slot at all', slots: {} },
+  ])('throws, before any slice, when the lease write answers with $case', async ({ slots }) => {
+    const item = await w.dispatch.read('s1');
+    vi.spyOn(w.dispatch, 'acquire').mockResolvedValue({ ok: true, item: { ...item!, slots } });
+    await expect(handleAttention(w.deps, attention)).rejects.toThrow(
+      'lease write for s1/a returned no lease',
+    );
+    expect(w.deps.tasks.receive).not.toHaveBeenCalled();
+  });
+
+  it('writes no hold after an error end that was told no Retry-After', async () => {
+    w.deps.tasks.receive = vi.fn(async () => {
+      throw new Error('SQS timed out');
+    });
+    const hold = vi.spyOn(w.dispatch, 'holdTat');
+    const outcome = await handleAttention(w.deps, attention);
+    expect({ outcome, holds: hold.mock.calls.length }).toEqual({
+      outcome: { kind: 'sliced', slice: expect.objectContaining({ end: 'error' }) },
+      holds: 0,
+    });
+  });
+
+  it('writes no hold after an error end whose Retry-After is already over', async () => {
+    w.deps.tasks.receive = vi.fn(async () => [backlogTask(1)]);
+    w.deps.marketplace.deliver = vi.fn(async () => ({
+      kind: 'throttled' as const,
+      status: 429,
+      retryAfterSeconds: 30,
+    }));
+    // The settle after the 429 stalls past the Retry-After, then fails.
+    vi.spyOn(w.deps.deliveries, 'settle').mockImplementation(async () => {
+      w.now += 31_000;
+      throw new Error('DynamoDB unavailable');
+    });
+    const hold = vi.spyOn(w.dispatch, 'holdTat');
+    const outcome = await handleAttention(w.deps, attention);
+    expect({ outcome, holds: hold.mock.calls.length }).toEqual({
+      outcome: {
+        kind: 'sliced',
+        slice: expect.objectContaining({ end: 'error', throttledUntil: T0 + 30_000 }),
+      },
+      holds: 0,
+    });
+  });
+
+  it('warns with the error when the Retry-After hold of an error end cannot be written', async () => {
+    w.deps.tasks.receive = vi.fn(async () => [backlogTask(1)]);
+    w.deps.marketplace.deliver = vi.fn(async () => ({
+      kind: 'throttled' as const,
+      status: 429,
+      retryAfterSeconds: 30,
+    }));
+    vi.spyOn(w.deps.deliveries, 'settle').mockRejectedValue(new Error('DynamoDB unavailable'));
+    vi.spyOn(w.dispatch, 'holdTat').mockRejectedValue(new Error('hold refused'));
+    const warnings: LogRecord[] = [];
+    w.deps.telemetry = new RecordingTelemetry((record) => void warnings.push(record), 'warn');
+    await handleAttention(w.deps, attention);
+    expect(warnings.find((l) => l.message === 'store not held')?.fields).toMatchObject({
+      error: 'Error: hold refused',
     });
   });
 });

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { handleAttention } from '../../../lambdas/core/attention.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import { attentionFor, workerWorld, proStore, T0, type WorkerWorld } from '../support/attention-world.js';
@@ -85,5 +86,76 @@ describe('the end of a slice', () => {
     await w.dispatch.issueSlot('s1', 'b', T0, 3, T0);
     expect(await handleAttention(w.deps, attention)).toEqual({ kind: 'discarded', reason: 'over_limit' });
     expect(w.telemetry.total(MetricNames.leaseBlocked, { reason: 'over_limit' })).toBe(1);
+  });
+
+  describe('its log line and telemetry scope', () => {
+    let logs: LogRecord[];
+    const ended = () => logs.find((l) => l.message === 'slice ended')?.fields;
+
+    beforeEach(() => {
+      logs = [];
+      w.deps.telemetry = new RecordingTelemetry((record) => void logs.push(record), 'info');
+    });
+
+    it('names the slice by slot and fence, with how long it ran and that its attention went back', async () => {
+      // Each call takes a second: two calls fill the slice.
+      w.deps.marketplace.deliver = vi.fn(async () => {
+        w.now += 1_000;
+        return { kind: 'ok' as const, status: 200 };
+      });
+      await handleAttention(w.deps, attention);
+      expect(ended()).toMatchObject({
+        sliceId: 'a:1',
+        end: 'max_messages',
+        republished: 1,
+        handled: 2,
+        delivered: 2,
+        durationMs: 2_000,
+        effectiveSource: 'store',
+      });
+    });
+
+    it('logs an idle slice as not republished, and writes no hand-back after its idle mark', async () => {
+      w.backlog = 0;
+      const requeue = vi.spyOn(w.dispatch, 'requeue');
+      await handleAttention(w.deps, attention);
+      expect({ republished: ended()?.['republished'], requeues: requeue.mock.calls.length }).toEqual({
+        republished: 0,
+        requeues: 0,
+      });
+    });
+
+    it('logs a slice whose hand-back was refused as not republished', async () => {
+      vi.spyOn(w.dispatch, 'requeue').mockResolvedValue({ ok: false, current: undefined });
+      await handleAttention(w.deps, attention);
+      expect({ end: ended()?.['end'], republished: ended()?.['republished'] }).toEqual({
+        end: 'max_messages',
+        republished: 0,
+      });
+    });
+
+    it('counts no slice under a campaign when the store runs under its own policy', async () => {
+      const telemetry = w.deps.telemetry as RecordingTelemetry;
+      await handleAttention(w.deps, attention);
+      expect({
+        started: telemetry.total(MetricNames.slicesStarted),
+        underCampaign: telemetry.total(MetricNames.slicesUnderCampaign),
+      }).toEqual({ started: 1, underCampaign: 0 });
+    });
+
+    it('ends its telemetry scope (the metrics flush) once, also when the attention fails', async () => {
+      const telemetry = w.deps.telemetry as RecordingTelemetry;
+      const scope = telemetry.scoped.bind(telemetry);
+      const ends: ReturnType<typeof vi.fn>[] = [];
+      vi.spyOn(telemetry, 'scoped').mockImplementation((fields) => {
+        const scoped = scope(fields);
+        const end = vi.fn();
+        ends.push(end);
+        return Object.assign(scoped, { end });
+      });
+      vi.spyOn(w.dispatch, 'acquire').mockRejectedValue(new Error('DynamoDB unavailable'));
+      await expect(handleAttention(w.deps, attention)).rejects.toThrow('DynamoDB unavailable');
+      expect(ends.map((end) => end.mock.calls.length)).toEqual([1]);
+    });
   });
 });

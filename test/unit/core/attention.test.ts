@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { handleAttention } from '../../../lambdas/core/attention.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
@@ -184,6 +185,30 @@ describe('handleAttention', () => {
         first: w.telemetry.total(MetricNames.sliceErrorBackoff, { streak: 'first' }),
         repeated: w.telemetry.total(MetricNames.sliceErrorBackoff, { streak: 'repeated' }),
       }).toEqual({ first: 2, repeated: 2 });
+    });
+
+    it('counts the third error in a row as the first repeated one, and warns with the streak and the next look', async () => {
+      const warnings: LogRecord[] = [];
+      const telemetry = new RecordingTelemetry((record) => void warnings.push(record), 'warn');
+      w.deps.telemetry = telemetry;
+      await w.dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      for (let i = 0; i < 3; i++) await failingSlice();
+      expect({
+        first: telemetry.total(MetricNames.sliceErrorBackoff, { streak: 'first' }),
+        repeated: telemetry.total(MetricNames.sliceErrorBackoff, { streak: 'repeated' }),
+        // The third: due 15 s after its end (5 s doubling, jitter at its middle).
+        backoff: warnings
+          .filter((l) => l.message === 'store backs off after slice errors')
+          .map((l) => ({ errorStreak: l.fields?.['errorStreak'], resumeAt: l.fields?.['resumeAt'] })),
+      }).toEqual({
+        first: 2,
+        repeated: 1,
+        backoff: [
+          { errorStreak: 1, resumeAt: T0 + 5_000 },
+          { errorStreak: 2, resumeAt: T0 + 5_000 + 7_500 },
+          { errorStreak: 3, resumeAt: T0 + 5_000 + 7_500 + 15_000 },
+        ],
+      });
     });
   });
 
