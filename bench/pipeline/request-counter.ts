@@ -49,7 +49,8 @@ export const newCounts = (): RequestCounts => ({
 });
 
 /** The pacers' writes to the shared schedule (dynamo-dispatch-state.ts): a block reservation, a restart, a give-back. */
-const RATE_RESERVATION = /^(ADD tat :interval, tatSeq :one|SET tat = :(next|back) ADD tatSeq :one)$/;
+const RATE_RESERVATION =
+  /^(ADD tat :interval, tatSeq :one, tatCalls :calls|SET tat = :(next|back) ADD tatSeq :one, tatCalls :(calls|unreserved))$/;
 
 /** What a dispatch-table request is for, from its update expression (none for a read). */
 export const dispatchWriteClass = (update: string): RequestClass =>

@@ -243,17 +243,23 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     });
   }
 
-  async restartTat(storeId: string, now: number, intervalMs: number): Promise<TatReservation | undefined> {
+  async restartTat(
+    storeId: string,
+    now: number,
+    intervalMs: number,
+    calls: number,
+  ): Promise<TatReservation | undefined> {
     const result = await this.update(storeId, {
-      update: 'SET tat = :next ADD tatSeq :one',
+      update: 'SET tat = :next ADD tatSeq :one, tatCalls :calls',
       condition: 'attribute_not_exists(tat) OR tat <= :now',
-      values: { ':next': now + intervalMs, ':now': now, ':one': 1 },
+      values: { ':next': now + intervalMs, ':now': now, ':one': 1, ':calls': calls },
     });
     if (!result.ok) return undefined;
-    const { tatSeq, rate } = result.item;
+    const { tatSeq, tatCalls, rate } = result.item;
     return {
       tat: now + intervalMs,
       ...(tatSeq === undefined ? {} : { seq: tatSeq }),
+      ...(tatCalls === undefined ? {} : { calls: tatCalls }),
       ...(rate === undefined ? {} : { rate }),
     };
   }
@@ -262,37 +268,40 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     storeId: string,
     reservation: { tat: number; seq: number },
     intervalMs: number,
+    calls: number,
   ): Promise<boolean> {
     const result = await this.update(storeId, {
       // Bumps tatSeq too: a retried give-back whose first attempt landed cannot give the instant back twice.
-      update: 'SET tat = :back ADD tatSeq :one',
+      update: 'SET tat = :back ADD tatSeq :one, tatCalls :unreserved',
       condition: 'tat = :tat AND tatSeq = :seq',
       values: {
         ':back': reservation.tat - intervalMs,
         ':tat': reservation.tat,
         ':seq': reservation.seq,
         ':one': 1,
+        ':unreserved': -calls,
       },
     });
     return result.ok;
   }
 
-  async advanceTat(storeId: string, intervalMs: number): Promise<TatReservation> {
+  async advanceTat(storeId: string, intervalMs: number, calls: number): Promise<TatReservation> {
     // Unconditional ADD: every consumer of the store gets its own instant, with no lost races to retry. ALL_NEW
     // (no extra capacity: returned values are free) also hands it the store's learnt rate.
     const out = await this.doc.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { [KEY]: storeId },
-        UpdateExpression: 'ADD tat :interval, tatSeq :one',
-        ExpressionAttributeValues: { ':interval': intervalMs, ':one': 1 },
+        UpdateExpression: 'ADD tat :interval, tatSeq :one, tatCalls :calls',
+        ExpressionAttributeValues: { ':interval': intervalMs, ':one': 1, ':calls': calls },
         ReturnValues: 'ALL_NEW',
       }),
     );
     const tat = Number(out.Attributes?.['tat'] ?? intervalMs);
     const seq = Number(out.Attributes?.['tatSeq'] ?? 1);
+    const reserved = { tat, seq, calls: Number(out.Attributes?.['tatCalls'] ?? calls) };
     const rate = RateStateSchema.safeParse(out.Attributes?.['rate']);
-    return rate.success ? { tat, seq, rate: rate.data } : { tat, seq };
+    return rate.success ? { ...reserved, rate: rate.data } : reserved;
   }
 
   noteRate(storeId: string, next: RateState, seenAt: number | undefined): Promise<Conditional> {

@@ -189,8 +189,8 @@ export const SENT_MIN_SPAN_MS = 1_000;
 
 /**
  * The store's calls as one lease sees them: samples of (when, how many calls the store had started by then) —
- * the shared schedule's write count (`tatSeq`, one write per call of any consumer) handed back with each
- * reservation, or a single-consumer lease's own count. Kept for SENT_WINDOW_MS; one older sample anchors it.
+ * the shared schedule's call count (`tatCalls`: the instants all consumers reserved, less those given back)
+ * handed back with each reservation, or a single-consumer lease's own count. Kept for SENT_WINDOW_MS; one older sample anchors it.
  */
 export class SentCount {
   private samples: { at: number; count: number }[] = [];

@@ -78,6 +78,8 @@ const acquireLease = async (
   storeId: string,
   slotId: string,
   policyAt: PolicyAt,
+  /** The due time the attention announces (`dueAt`), if its publisher said. */
+  announced: number | undefined,
 ): Promise<Acquired> => {
   for (let attempt = 0; attempt < 2; attempt++) {
     const now = deps.clock.now();
@@ -116,8 +118,15 @@ const acquireLease = async (
       return discard(deps, 'stale');
     }
     if (slot.at > now + CLOCK_SKEW_MS) {
-      // Early (a delay longer than SQS's 900 s): wait again rather than spin.
-      await publishAttention(deps, storeId, slotId, 'requeue', policy.priority, slot.at - now);
+      if (announced !== undefined && announced < slot.at) {
+        // Surplus: the slot was re-queued or reclaimed since this attention was published, and that write
+        // published the slot's own attention for its new time. Re-published, surplus attentions of a slot
+        // would circulate instead of collapsing (invariant 7, simulation seed 156704).
+        await noteDiscarded(deps, storeId);
+        return discard(deps, 'stale');
+      }
+      // Early (a delay longer than SQS's 900 s, or an older publisher's attention): wait again, not spin.
+      await publishAttention(deps, storeId, slotId, 'requeue', policy.priority, slot.at);
       return { kind: 'postponed', until: slot.at };
     }
     // The store holds more slots than its (lowered) limit: give this one up, unless another gave up first.
@@ -186,7 +195,7 @@ const finishSlice = async (
       lease.slotId,
       'requeue',
       policy.priority,
-      resumeAt - deps.clock.now(),
+      resumeAt,
       lease.correlationId,
     );
     return true;
@@ -283,7 +292,7 @@ const attend = async (
       return discard(deps, 'coalesced');
     }
   }
-  const acquired = await acquireLease(deps, store.storeId, slotId, policyAt);
+  const acquired = await acquireLease(deps, store.storeId, slotId, policyAt, message.dueAt);
   if (acquired.kind !== 'lease') return acquired;
   if (message.correlationId !== undefined) acquired.lease.correlationId = message.correlationId;
   noteCampaignTransition(deps, store.storeId, acquired.effective);

@@ -69,6 +69,11 @@ export const DispatchItemSchema = z.object({
   /** Writes to `tat` by the pacers (restart, advance, hold, give-back): what a give-back checks it still owns. */
   tatSeq: z.number().int().optional(),
   /**
+   * The calls the pacers reserved on `tat` (instants handed out, less those given back), all consumers: the
+   * adaptive rate's sent-rate count. Absent on items written before it: the first reservation starts it.
+   */
+  tatCalls: z.number().int().optional(),
+  /**
    * The marketplace's own limit as last learnt (adaptive rate, `adaptive-rate.ts`): a header rate or a backoff,
    * shared by all the store's consumers; absent while the policy rate holds. Written only when it changes.
    */

@@ -146,7 +146,7 @@ const signalAfterEnqueue = async (
         ENSURE_SLOT,
         'repair',
         policyOf(store).priority,
-        0,
+        deps.clock.now(),
         correlationId,
       );
     } catch (nudgeError) {

@@ -30,6 +30,13 @@ export const AttentionMessageSchema = z.object({
    * before store priority existed, which all travel on the `normal` queue).
    */
   priority: z.enum(STORE_PRIORITIES).optional(),
+  /**
+   * The slot's due time this attention announces (the `at` its publisher wrote: issue, requeue, reclaim, or
+   * the reconciler's resend of it). An attention that arrives while its slot is queued for a later time is
+   * surplus: the write that moved the slot published its own (`attention.ts`). Absent on attentions of an
+   * older publisher, which are waited out as before.
+   */
+  dueAt: z.number().optional(),
 });
 export type AttentionMessage = z.infer<typeof AttentionMessageSchema>;
 

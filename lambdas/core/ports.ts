@@ -37,6 +37,11 @@ export interface TatReservation {
   rate?: RateState;
   /** The schedule's write count after this reservation (`tatSeq`): `returnTat` gives it back only if unchanged. */
   seq?: number;
+  /**
+   * The store's calls reserved on the schedule so far, of all its consumers (`tatCalls`: instants handed out,
+   * less those given back), after this reservation: the adaptive rate's sent-rate count.
+   */
+  calls?: number;
 }
 
 /** Per-store dispatch state (Dispatch table). Every mutation is one conditional write on one item. */
@@ -89,9 +94,10 @@ export interface DispatchState {
   /**
    * Rate limiting: atomically push the store's theoretical arrival time on by `intervalMs` (k intervals for a
    * block of k instants, rate.ts); returns the new value, and the store's learnt rate (`rate`) as it stands, so
-   * every consumer follows another's change at its next reservation.
+   * every consumer follows another's change at its next reservation. `calls`: the instants this write reserves
+   * (a block's count; 0 for a write that only moves the schedule on), added to the store's call count.
    */
-  advanceTat(storeId: string, intervalMs: number): Promise<TatReservation>;
+  advanceTat(storeId: string, intervalMs: number, calls: number): Promise<TatReservation>;
   /**
    * Adaptive rate: set the store's learnt rate to `next` if it is still the one the caller saw (`seenAt`: the
    * `at` of the state it read, undefined for none). Refused (with the current item) when another consumer
@@ -106,15 +112,27 @@ export interface DispatchState {
   /**
    * Rate limiting: give back the last `intervalMs` of a reservation the caller will not use (its slice
    * deadline came first: a block's unused tail), if no other write moved the schedule since (`tat` and
-   * `tatSeq` as it left them); false otherwise — those instants then stay unused, never handed out twice. Without it a store whose interval exceeds its slice would
-   * push its own schedule on at every slice and never call (simulation seed 10392).
+   * `tatSeq` as it left them); false otherwise — those instants then stay unused, never handed out twice.
+   * Without it a store whose interval exceeds its slice would push its own schedule on at every slice and
+   * never call (simulation seed 10392). `calls`: the instants given back, taken off the store's call count.
    */
-  returnTat(storeId: string, reservation: { tat: number; seq: number }, intervalMs: number): Promise<boolean>;
+  returnTat(
+    storeId: string,
+    reservation: { tat: number; seq: number },
+    intervalMs: number,
+    calls: number,
+  ): Promise<boolean>;
   /**
    * Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs` (a block's
-   * span), handing back the schedule as it left it (like `advanceTat`); undefined if it does not lag.
+   * span), handing back the schedule as it left it (like `advanceTat`, `calls` added to the store's call
+   * count); undefined if it does not lag.
    */
-  restartTat(storeId: string, now: number, intervalMs: number): Promise<TatReservation | undefined>;
+  restartTat(
+    storeId: string,
+    now: number,
+    intervalMs: number,
+    calls: number,
+  ): Promise<TatReservation | undefined>;
   /**
    * Drop a queued slot (store paused or gone), counting a discarded attention; with `ifOver`, only while
    * the store holds more slots than that, counting a lease block too (the store is over its limit).

@@ -168,7 +168,8 @@ export const sharedPacer = (
   maxWait: Interval = Number.POSITIVE_INFINITY,
   /**
    * Told each reservation or restart as the schedule left it: the store's learnt rate (another consumer may
-   * have changed it) and its write count (the store's calls, for the adaptive rate's sent-rate bound).
+   * have changed it) and its call count (the calls reserved by all consumers, for the adaptive rate's
+   * sent-rate bound).
    */
   onReservation: (reservation: TatReservation) => void = () => undefined,
   rules: BlockRules = BLOCK_RULES,
@@ -189,7 +190,7 @@ export const sharedPacer = (
 
   const advance = async (count: number, interval: number): Promise<Block> => {
     let step = rules.step(count, interval);
-    const first = await timed(() => dispatch.advanceTat(storeId, count * step));
+    const first = await timed(() => dispatch.advanceTat(storeId, count * step, count));
     onReservation(first);
     const learnt = read(spacing);
     let got = first;
@@ -198,7 +199,7 @@ export const sharedPacer = (
       // Another consumer lowered the store's rate (adaptive rate): this block used the old spacing, so push the
       // schedule on by the difference for each instant — one more write, only when the rate was lowered since.
       const wider = rules.step(count, learnt);
-      got = await timed(() => dispatch.advanceTat(storeId, count * (wider - step)));
+      got = await timed(() => dispatch.advanceTat(storeId, count * (wider - step), 0));
       step = wider;
       used = learnt;
     }
@@ -235,7 +236,7 @@ export const sharedPacer = (
     // `at` may lie ahead of the clock: the write is conditional on the schedule not reaching past `at`, so every
     // instant reserved before it lies before `at` — the first instant here is spaced from them as any other.
     const at = restartAt(now, interval);
-    const restarted = await timed(() => dispatch.restartTat(storeId, at, count * step));
+    const restarted = await timed(() => dispatch.restartTat(storeId, at, count * step, count));
     if (restarted === undefined) return undefined;
     onReservation(restarted);
     knownEnd = at + count * step;
@@ -280,7 +281,12 @@ export const sharedPacer = (
     if (unused.reserved === undefined) return;
     // A failed give-back only leaves those instants unused.
     await dispatch
-      .returnTat(storeId, unused.reserved, (unused.count - unused.next) * unused.step)
+      .returnTat(
+        storeId,
+        unused.reserved,
+        (unused.count - unused.next) * unused.step,
+        unused.count - unused.next,
+      )
       .catch(() => false);
   };
 

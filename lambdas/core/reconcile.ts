@@ -94,7 +94,7 @@ const repairStore = async (
       await guardUntilVisible(deps.dispatch, storeId, slot.at + ZOMBIE_HIDE_MS);
       const reclaimed = await deps.dispatch.reclaim(storeId, slotId, slot.f, dueAt);
       if (reclaimed.ok) {
-        await publishAttention(deps, storeId, slotId, 'reclaim', priority, dueAt - now, correlationId);
+        await publishAttention(deps, storeId, slotId, 'reclaim', priority, dueAt, correlationId);
         note('reclaim');
       }
     } else if (slot.s === 'q') {
@@ -102,7 +102,7 @@ const repairStore = async (
       if (now > slot.at + deps.settings.attentionGraceMs * 2 ** resends) {
         const noted = await deps.dispatch.noteResend(storeId, slotId, resends);
         if (noted.ok) {
-          await publishAttention(deps, storeId, slotId, 'resend', priority, 0, correlationId);
+          await publishAttention(deps, storeId, slotId, 'resend', priority, slot.at, correlationId);
           note('resend');
         }
       }

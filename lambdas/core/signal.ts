@@ -25,20 +25,23 @@ export const publishAttention = async (
   reason: AttentionReason,
   /** The store's level now (its policy in hand): picks the level queue the attention travels on. */
   priority: StorePriority,
-  delayMs = 0,
+  /** The slot's due time as written (`at`): the attention is delayed until then (at most SQS's 15 min). */
+  dueAt: number,
   correlationId?: string,
 ): Promise<void> => {
+  const issuedAt = deps.clock.now();
   await deps.attention.publish(
     {
       v: 1,
       storeId,
       slotId,
       reason,
-      issuedAt: deps.clock.now(),
+      issuedAt,
       priority,
+      dueAt,
       ...(correlationId ? { correlationId } : {}),
     },
-    clampDelaySeconds(delayMs / 1000),
+    clampDelaySeconds((dueAt - issuedAt) / 1000),
   );
   deps.telemetry.count(MetricNames.attentionsPublished, 1, { reason });
 };
@@ -61,12 +64,12 @@ export const signalStore = async (
 ): Promise<boolean> => {
   const now = deps.clock.now();
   const slotId = deps.ids.next();
-  const delayMs = opts.delayMs ?? 0;
-  const issued = await deps.dispatch.issueSlot(storeId, slotId, now + delayMs, opts.limit, now);
+  const dueAt = now + (opts.delayMs ?? 0);
+  const issued = await deps.dispatch.issueSlot(storeId, slotId, dueAt, opts.limit, now);
   if (!issued.ok) {
     deps.telemetry.count(MetricNames.attentionsCoalesced, 1, { reason: opts.reason });
     return false;
   }
-  await publishAttention(deps, storeId, slotId, opts.reason, opts.priority, delayMs, opts.correlationId);
+  await publishAttention(deps, storeId, slotId, opts.reason, opts.priority, dueAt, opts.correlationId);
   return true;
 };

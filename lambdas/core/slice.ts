@@ -209,7 +209,7 @@ export const runSlice = async (
     // call of any consumer is one new interval after this one (one write, only when the rate was lowered).
     if (!single && stretch > 0)
       await deps.dispatch
-        .advanceTat(store.storeId, stretch)
+        .advanceTat(store.storeId, stretch, 0)
         .catch((error: unknown) => deps.telemetry.warn('schedule not stretched', { error: String(error) }));
   };
   let seenSeq = lease.seenSeq;

@@ -24,9 +24,9 @@ export interface StoreRateDeps {
  * the AIMD / header rules, and writes the state only when an answer changes it — one conditional write per
  * change, none while a backoff recovers. The pacer reads `intervalMs()` before each call.
  *
- * It also counts the store's calls (`SentCount`): the shared schedule's write count with each reservation,
- * all consumers' calls at no extra cost — or, for a single-consumer store, its own — so a 429's limit estimate
- * is bounded by the rate the store actually sent.
+ * It also counts the store's calls (`SentCount`): the shared schedule's call count with each reservation (the
+ * calls all consumers reserved, `tatCalls`), at no extra cost — or, for a single-consumer store, its own — so a
+ * 429's limit estimate is bounded by the rate the store actually sent.
  */
 export class StoreRate {
   private state: RateState | undefined;
@@ -60,11 +60,11 @@ export class StoreRate {
   }
 
   /** A shared-schedule reservation (or restart): the store's learnt rate and its call count as it stands. */
-  reserved(reservation: Pick<TatReservation, 'rate' | 'seq'>): void {
+  reserved(reservation: Pick<TatReservation, 'rate' | 'calls'>): void {
     this.adopt(reservation.rate);
-    if (reservation.seq === undefined) return;
+    if (reservation.calls === undefined) return;
     this.shared = true;
-    this.sent.add(this.deps.clock.now(), reservation.seq);
+    this.sent.add(this.deps.clock.now(), reservation.calls);
   }
 
   /** One marketplace answer: changes the rate when it says something new, shared through the dispatch item. */

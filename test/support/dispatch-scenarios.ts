@@ -226,21 +226,21 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     'the rate schedule restarts only when it lags the clock, advances atomically, and idle carries the pace',
     async (d, id) => {
       await d.recordEnqueued(id, 1, T);
-      const restarted = await d.restartTat(id, T, 200);
-      const ahead = await d.restartTat(id, T + 100, 200);
-      const advanced = (await d.advanceTat(id, 200)).tat;
-      const lagging = await d.restartTat(id, T + 1_000, 200);
+      const restarted = await d.restartTat(id, T, 200, 1);
+      const ahead = await d.restartTat(id, T + 100, 200, 1);
+      const advanced = (await d.advanceTat(id, 200, 1)).tat;
+      const lagging = await d.restartTat(id, T + 1_000, 200, 1);
       await d.issueSlot(id, 'a', T, 1, T);
       await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
       await d.markIdle(id, 'a', 1, { seenSeq: 1, now: T, tat: T + 9_000 });
       return { restarted, ahead, advanced, lagging, tat: (await d.read(id))?.tat };
     },
     {
-      // A restart hands back the schedule as it left it, with its write count (the store's calls).
-      restarted: { tat: T + 200, seq: 1 },
+      // A restart hands back the schedule as it left it: its write count, and the calls reserved on it.
+      restarted: { tat: T + 200, seq: 1, calls: 1 },
       ahead: undefined,
       advanced: T + 400,
-      lagging: { tat: T + 1_200, seq: 3 },
+      lagging: { tat: T + 1_200, seq: 3, calls: 3 },
       tat: T + 9_000,
     },
   ],
@@ -265,17 +265,17 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     'returnTat gives a refused reservation back only while no other write moved the schedule, and only once',
     async (d, id) => {
       await d.recordEnqueued(id, 1, T);
-      await d.restartTat(id, T, 200); // tat T + 200
-      const mine = await d.advanceTat(id, 200); // instant T + 200, tat T + 400
-      const back = await d.returnTat(id, { tat: mine.tat, seq: mine.seq as number }, 200);
-      const again = await d.returnTat(id, { tat: mine.tat, seq: mine.seq as number }, 200);
+      await d.restartTat(id, T, 200, 1); // tat T + 200
+      const mine = await d.advanceTat(id, 200, 1); // instant T + 200, tat T + 400
+      const back = await d.returnTat(id, { tat: mine.tat, seq: mine.seq as number }, 200, 1);
+      const again = await d.returnTat(id, { tat: mine.tat, seq: mine.seq as number }, 200, 1);
       const afterBack = (await d.read(id))?.tat;
-      const first = await d.advanceTat(id, 200); // instant T + 200 again, tat T + 400
-      await d.advanceTat(id, 200); // another consumer reserves after it: tat T + 600
-      const overtaken = await d.returnTat(id, { tat: first.tat, seq: first.seq as number }, 200);
-      const held = await d.advanceTat(id, 200); // tat T + 800
+      const first = await d.advanceTat(id, 200, 1); // instant T + 200 again, tat T + 400
+      await d.advanceTat(id, 200, 1); // another consumer reserves after it: tat T + 600
+      const overtaken = await d.returnTat(id, { tat: first.tat, seq: first.seq as number }, 200, 1);
+      const held = await d.advanceTat(id, 200, 1); // tat T + 800
       await d.holdTat(id, T + 5_000);
-      const afterHold = await d.returnTat(id, { tat: held.tat, seq: held.seq as number }, 200);
+      const afterHold = await d.returnTat(id, { tat: held.tat, seq: held.seq as number }, 200, 1);
       return { back, again, afterBack, overtaken, afterHold, tat: (await d.read(id))?.tat };
     },
     { back: true, again: false, afterBack: T + 200, overtaken: false, afterHold: false, tat: T + 5_000 },
@@ -284,15 +284,15 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     'a block write reserves several instants at once; only its unused tail goes back, only while it is the last write',
     async (d, id) => {
       await d.recordEnqueued(id, 1, T);
-      await d.restartTat(id, T, 200); // tat T + 200
-      const block = await d.advanceTat(id, 5 * 200); // five instants T + 200 … T + 1000, tat T + 1200
+      await d.restartTat(id, T, 200, 1); // tat T + 200
+      const block = await d.advanceTat(id, 5 * 200, 5); // five instants T + 200 … T + 1000, tat T + 1200
       // Two of them used: the tail of three goes back, once.
-      const tail = await d.returnTat(id, { tat: block.tat, seq: block.seq as number }, 3 * 200);
-      const again = await d.returnTat(id, { tat: block.tat, seq: block.seq as number }, 3 * 200);
+      const tail = await d.returnTat(id, { tat: block.tat, seq: block.seq as number }, 3 * 200, 3);
+      const again = await d.returnTat(id, { tat: block.tat, seq: block.seq as number }, 3 * 200, 3);
       const afterTail = (await d.read(id))?.tat;
-      const next = await d.advanceTat(id, 4 * 200); // tat T + 1400
-      await d.advanceTat(id, 200); // another consumer reserves after it: tat T + 1600
-      const overtaken = await d.returnTat(id, { tat: next.tat, seq: next.seq as number }, 2 * 200);
+      const next = await d.advanceTat(id, 4 * 200, 4); // tat T + 1400
+      await d.advanceTat(id, 200, 1); // another consumer reserves after it: tat T + 1600
+      const overtaken = await d.returnTat(id, { tat: next.tat, seq: next.seq as number }, 2 * 200, 2);
       // The real pacer through this store: a block of three instants for three messages, one write, paced
       // 200 ms apart. Then another consumer reserves two instants (tat T + 2600); the next block (three, sized
       // for a deadline at T + 2800 from where this lease left the schedule) lands after them: its first call
@@ -302,7 +302,7 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       const starts: number[] = [];
       for (let inHand = 3; inHand > 0; inHand--)
         if (await pacer.acquire(T + 60_000, inHand)) starts.push(clock.now() - T);
-      await d.advanceTat(id, 2 * 200);
+      await d.advanceTat(id, 2 * 200, 2);
       if (await pacer.acquire(T + 2_800, 3)) starts.push(clock.now() - T);
       const refused = !(await pacer.acquire(T + 2_800, 2));
       return {
@@ -336,7 +336,7 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       await d.holdTat(id, T + 30_000);
       await d.holdTat(id, T + 10_000);
       const held = (await d.read(id))?.tat;
-      const next = (await d.advanceTat(id, 200)).tat;
+      const next = (await d.advanceTat(id, 200, 1)).tat;
       return { absent: absent === undefined, held, next };
     },
     { absent: true, held: T + 30_000, next: T + 30_200 },
@@ -351,7 +351,7 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       const backoff = { why: 'backoff' as const, r: 1.5, c: 3, at: T + 1_000 };
       const stale = (await d.noteRate(id, backoff, undefined)).ok;
       const next = (await d.noteRate(id, backoff, T)).ok;
-      const reserved = await d.advanceTat(id, 200);
+      const reserved = await d.advanceTat(id, 200, 1);
       return { absent, first, stale, next, rate: reserved.rate };
     },
     {

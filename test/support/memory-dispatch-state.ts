@@ -214,20 +214,27 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       },
     );
   }
-  async restartTat(storeId: string, now: number, intervalMs: number): Promise<TatReservation | undefined> {
+  async restartTat(
+    storeId: string,
+    now: number,
+    intervalMs: number,
+    calls: number,
+  ): Promise<TatReservation | undefined> {
     const result = this.write(
       storeId,
       (item) => item !== undefined && (item.tat === undefined || item.tat <= now),
       (item) => {
         item.tat = now + intervalMs;
         item.tatSeq = (item.tatSeq ?? 0) + 1;
+        item.tatCalls = (item.tatCalls ?? 0) + calls;
       },
     );
     if (!result.ok) return undefined;
-    const { tatSeq, rate } = result.item;
+    const { tatSeq, tatCalls, rate } = result.item;
     return {
       tat: now + intervalMs,
       ...(tatSeq === undefined ? {} : { seq: tatSeq }),
+      ...(tatCalls === undefined ? {} : { calls: tatCalls }),
       ...(rate === undefined ? {} : { rate }),
     };
   }
@@ -235,6 +242,7 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
     storeId: string,
     reservation: { tat: number; seq: number },
     intervalMs: number,
+    calls: number,
   ): Promise<boolean> {
     const result = this.write(
       storeId,
@@ -242,21 +250,27 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       (item) => {
         item.tat = reservation.tat - intervalMs;
         item.tatSeq = (item.tatSeq ?? 0) + 1;
+        item.tatCalls = (item.tatCalls ?? 0) - calls;
       },
     );
     return result.ok;
   }
-  async advanceTat(storeId: string, intervalMs: number): Promise<TatReservation> {
+  async advanceTat(storeId: string, intervalMs: number, calls: number): Promise<TatReservation> {
     const result = this.write(
       storeId,
       () => true,
       (item) => {
         item.tat = (item.tat ?? 0) + intervalMs;
         item.tatSeq = (item.tatSeq ?? 0) + 1;
+        item.tatCalls = (item.tatCalls ?? 0) + calls;
       },
     );
     const item = (result as { item: DispatchItem }).item;
-    const reservation = { tat: item.tat as number, seq: item.tatSeq as number };
+    const reservation = {
+      tat: item.tat as number,
+      seq: item.tatSeq as number,
+      calls: item.tatCalls as number,
+    };
     return item.rate === undefined ? reservation : { ...reservation, rate: item.rate };
   }
   async noteRate(storeId: string, next: RateState, seenAt: number | undefined): Promise<Conditional> {

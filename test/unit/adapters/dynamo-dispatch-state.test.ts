@@ -273,21 +273,27 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
-      'restartTat restarts only a schedule that lags the clock, counting the write',
-      (s) => s.restartTat(STORE, T0, 250),
+      'restartTat restarts only a schedule that lags the clock, counting the write and the calls it reserves',
+      (s) => s.restartTat(STORE, T0, 250, 3),
       update({
-        UpdateExpression: 'SET tat = :next ADD tatSeq :one',
+        UpdateExpression: 'SET tat = :next ADD tatSeq :one, tatCalls :calls',
         ConditionExpression: 'attribute_not_exists(tat) OR tat <= :now',
-        ExpressionAttributeValues: { ':next': T0 + 250, ':now': T0, ':one': 1 },
+        ExpressionAttributeValues: { ':next': T0 + 250, ':now': T0, ':one': 1, ':calls': 3 },
       }),
     ],
     [
-      'returnTat gives a reservation back only over the schedule as the reservation left it',
-      (s) => s.returnTat(STORE, { tat: T0 + 500, seq: 7 }, 250),
+      'returnTat gives a reservation back only over the schedule as the reservation left it, and its calls',
+      (s) => s.returnTat(STORE, { tat: T0 + 500, seq: 7 }, 250, 2),
       update({
-        UpdateExpression: 'SET tat = :back ADD tatSeq :one',
+        UpdateExpression: 'SET tat = :back ADD tatSeq :one, tatCalls :unreserved',
         ConditionExpression: 'tat = :tat AND tatSeq = :seq',
-        ExpressionAttributeValues: { ':back': T0 + 250, ':tat': T0 + 500, ':seq': 7, ':one': 1 },
+        ExpressionAttributeValues: {
+          ':back': T0 + 250,
+          ':tat': T0 + 500,
+          ':seq': 7,
+          ':one': 1,
+          ':unreserved': -2,
+        },
       }),
     ],
     [
@@ -431,22 +437,29 @@ describe('DynamoDispatchState lost conditions', () => {
 });
 
 describe('DynamoDispatchState reads', () => {
-  it('advanceTat adds the interval and hands back the schedule and the learnt rate (ALL_NEW)', async () => {
+  it('advanceTat adds the interval and the calls, and hands back the schedule and the learnt rate (ALL_NEW)', async () => {
     const rate = { why: 'header', r: 4, at: T0 };
-    ddb.on(UpdateCommand).resolves({ Attributes: { storeId: STORE, tat: T0 + 250, tatSeq: 4, rate } });
-    await expect(state.advanceTat(STORE, 250)).resolves.toEqual({ tat: T0 + 250, seq: 4, rate });
+    ddb.on(UpdateCommand).resolves({
+      Attributes: { storeId: STORE, tat: T0 + 250, tatSeq: 4, tatCalls: 12, rate },
+    });
+    await expect(state.advanceTat(STORE, 250, 2)).resolves.toEqual({
+      tat: T0 + 250,
+      seq: 4,
+      calls: 12,
+      rate,
+    });
     expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
       TableName: TABLE,
       Key: { storeId: STORE },
-      UpdateExpression: 'ADD tat :interval, tatSeq :one',
-      ExpressionAttributeValues: { ':interval': 250, ':one': 1 },
+      UpdateExpression: 'ADD tat :interval, tatSeq :one, tatCalls :calls',
+      ExpressionAttributeValues: { ':interval': 250, ':one': 1, ':calls': 2 },
       ReturnValues: 'ALL_NEW',
     });
   });
 
   it('advanceTat without a learnt rate hands back the schedule alone', async () => {
-    ddb.on(UpdateCommand).resolves({ Attributes: { storeId: STORE, tat: T0, tatSeq: 1 } });
-    await expect(state.advanceTat(STORE, 250)).resolves.toEqual({ tat: T0, seq: 1 });
+    ddb.on(UpdateCommand).resolves({ Attributes: { storeId: STORE, tat: T0, tatSeq: 1, tatCalls: 1 } });
+    await expect(state.advanceTat(STORE, 250, 1)).resolves.toEqual({ tat: T0, seq: 1, calls: 1 });
   });
 
   it('read is strongly consistent', async () => {

@@ -300,7 +300,15 @@ describe('PATCH /admin/stores/{storeId}', () => {
     const { call } = setup();
     await call(storeRoute('PATCH', { status: 'active' }));
     expect(attentions()).toEqual([
-      { v: 1, storeId: 'store-1', slotId: 'slot-1', reason: 'resume', issuedAt: T0, priority: 'low' },
+      {
+        v: 1,
+        storeId: 'store-1',
+        slotId: 'slot-1',
+        reason: 'resume',
+        issuedAt: T0,
+        priority: 'low',
+        dueAt: T0,
+      },
     ]);
   });
 
@@ -427,7 +435,15 @@ describe('POST /admin/stores/{storeId}/dead-letters/redrive', () => {
     const { call } = setup();
     await call(redrive());
     expect(attentions()).toEqual([
-      { v: 1, storeId: 'store-1', slotId: 'slot-1', reason: 'redrive', issuedAt: T0, priority: 'low' },
+      {
+        v: 1,
+        storeId: 'store-1',
+        slotId: 'slot-1',
+        reason: 'redrive',
+        issuedAt: T0,
+        priority: 'low',
+        dueAt: T0,
+      },
     ]);
   });
 

@@ -540,6 +540,7 @@ describe('createWorkerHandler: a slice', () => {
               reason: 'requeue',
               issuedAt: T0,
               priority: 'low',
+              dueAt: T0 + 30_000,
             }),
             DelaySeconds: 30,
           },

@@ -23,11 +23,14 @@ const expressionOf = async (write: (state: DynamoDispatchState) => Promise<unkno
 
 describe('the bench request counter', () => {
   it.each([
-    { write: 'a block reservation (advanceTat)', run: (s: DynamoDispatchState) => s.advanceTat(STORE, 500) },
-    { write: 'a restart (restartTat)', run: (s: DynamoDispatchState) => s.restartTat(STORE, T0, 500) },
+    {
+      write: 'a block reservation (advanceTat)',
+      run: (s: DynamoDispatchState) => s.advanceTat(STORE, 500, 5),
+    },
+    { write: 'a restart (restartTat)', run: (s: DynamoDispatchState) => s.restartTat(STORE, T0, 500, 5) },
     {
       write: 'a give-back (returnTat)',
-      run: (s: DynamoDispatchState) => s.returnTat(STORE, { tat: T0, seq: 1 }, 300),
+      run: (s: DynamoDispatchState) => s.returnTat(STORE, { tat: T0, seq: 1 }, 300, 3),
     },
   ])('counts $write as a rate reservation', async ({ run }) => {
     expect(dispatchWriteClass(await expressionOf(run))).toBe('dispatch: rate reservations');

@@ -98,7 +98,7 @@ describe('a worker across campaign boundaries', () => {
     const outcome = await handleAttention(w.deps, attention);
     expect(outcome).toMatchObject({ kind: 'sliced', slice: { end: 'max_messages', delivered: 2 } });
     expect(requeueMax(requeue)).toBe(1);
-    // Two slots over a cap of one: this one goes, the other carries on; no attention re-w.published for it.
+    // Two slots over a cap of one: this one goes, the other carries on; no attention re-published for it.
     expect(Object.keys((await w.dispatch.read('s1'))?.slots ?? {})).toEqual(['b']);
     expect(w.published).toEqual([]);
   });

@@ -77,7 +77,7 @@ describe('the end of a slice', () => {
     expect(release).not.toHaveBeenCalled();
   });
 
-  it('calls an attention for a store with no w.dispatch item stale', async () => {
+  it('calls an attention for a store with no dispatch item stale', async () => {
     w.dispatch.items.delete('s1');
     expect(await handleAttention(w.deps, attention)).toEqual({ kind: 'discarded', reason: 'stale' });
   });

@@ -67,7 +67,27 @@ describe('handleAttention', () => {
     ]);
   });
 
-  it('consumes an empty store and leaves it idle: no slot, no active mark, nothing w.published', async () => {
+  it('re-publishes an early attention that announces its slot’s due time (SQS delays it 900 s at most)', async () => {
+    await w.dispatch.issueSlot('s1', 'a', T0 + 1_200_000, 1, T0);
+    const announced = { ...attention('a'), dueAt: T0 + 1_200_000 };
+    expect(await handleAttention(w.deps, announced)).toEqual({ kind: 'postponed', until: T0 + 1_200_000 });
+    expect(w.published).toEqual([
+      { message: expect.objectContaining({ slotId: 'a', dueAt: T0 + 1_200_000 }), delay: 900 },
+    ]);
+  });
+
+  it('drops an early attention announcing an earlier due time: the slot moved since, with its own attention', async () => {
+    // Re-queued to T0 + 60 s after this attention (for T0 + 5 s, a resend or a duplicate) was published.
+    await w.dispatch.issueSlot('s1', 'a', T0 + 60_000, 1, T0);
+    const surplus = { ...attention('a'), dueAt: T0 + 5_000 };
+    expect(await handleAttention(w.deps, surplus)).toEqual({ kind: 'discarded', reason: 'stale' });
+    expect(w.published).toEqual([]);
+    expect((await w.dispatch.read('s1'))?.slots['a']).toEqual({ s: 'q', at: T0 + 60_000 });
+    expect((await w.dispatch.read('s1'))?.nDiscarded).toBe(1);
+    expect(w.telemetry.total(MetricNames.attentionsDiscarded, { reason: 'stale' })).toBe(1);
+  });
+
+  it('consumes an empty store and leaves it idle: no slot, no active mark, nothing published', async () => {
     await w.dispatch.issueSlot('s1', 'a', T0, 1, T0);
     const outcome = await handleAttention(w.deps, attention('a'));
     expect(outcome).toMatchObject({ kind: 'sliced', slice: { end: 'empty', idle: true } });

@@ -164,6 +164,7 @@ describe('ingest edges', () => {
         reason: 'ingest',
         issuedAt: T0,
         priority: 'low',
+        dueAt: T0,
         correlationId: 'req-1',
       },
     ]);

@@ -26,23 +26,28 @@ const recordingDispatch = (tat?: number) => {
   state.items.set(STORE, { storeId: STORE, ...(tat === undefined ? {} : { tat }) } as never);
   const writes: string[] = [];
   const dispatch = {
-    restartTat: async (id: string, now: number, span: number) => {
-      const ok = await state.restartTat(id, now, span);
+    restartTat: async (id: string, now: number, span: number, calls: number) => {
+      const ok = await state.restartTat(id, now, span, calls);
       writes.push(ok ? `restart ${span}` : 'restart-refused');
       return ok;
     },
-    advanceTat: async (id: string, span: number) => {
+    advanceTat: async (id: string, span: number, calls: number) => {
       writes.push(`advance ${span}`);
-      return state.advanceTat(id, span);
+      return state.advanceTat(id, span, calls);
     },
-    returnTat: async (id: string, reservation: { tat: number; seq: number }, span: number) => {
-      const ok = await state.returnTat(id, reservation, span);
+    returnTat: async (id: string, reservation: { tat: number; seq: number }, span: number, calls: number) => {
+      const ok = await state.returnTat(id, reservation, span, calls);
       writes.push(ok ? `return ${span}` : 'return-refused');
       return ok;
     },
     holdTat: (id: string, until: number) => state.holdTat(id, until),
   } as unknown as DispatchState;
-  return { dispatch, writes, tat: () => state.items.get(STORE)?.tat };
+  return {
+    dispatch,
+    writes,
+    tat: () => state.items.get(STORE)?.tat,
+    calls: () => state.items.get(STORE)?.tatCalls,
+  };
 };
 
 /** `calls` acquires of one lease, each call lasting `callMs`: the starts (ms after T0) and what each answered. */
@@ -175,7 +180,7 @@ describe('sharedPacer blocks', () => {
     const pacer = sharedPacer(dispatch, STORE, 100, clock);
 
     expect(await pacer.acquire(T0 + 900, 10)).toBe(true); // block 600..1400 reserved, tat T0 + 1500
-    await dispatch.advanceTat(STORE, 100); // another consumer reserves after it: tat T0 + 1600
+    await dispatch.advanceTat(STORE, 100, 1); // another consumer reserves after it: tat T0 + 1600
     advance(0);
     const starts = await run(pacer, clock, advance, { calls: 9, inHand: 9, deadline: T0 + 900 });
 
@@ -204,6 +209,25 @@ describe('sharedPacer blocks', () => {
     expect(writes).toEqual(['restart 200', 'advance 800', 'return 800']);
   });
 
+  it('counts on the store the calls its blocks reserve, less a tail given back (the sent-rate count)', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, calls } = recordingDispatch(T0);
+    const seen: (number | undefined)[] = [];
+    const pacer = sharedPacer(dispatch, STORE, 100, clock, 2_000, (r) => seen.push(r.calls));
+
+    expect(await pacer.acquire(T0 + 60_000, 2)).toBe(true); // a restart reserving 2 instants
+    await dispatch.advanceTat(STORE, 300, 3); // another consumer reserves 3
+    await dispatch.holdTat(STORE, T0 + 10_000); // and is told to hold (no call reserved)
+    expect(await pacer.acquire(T0 + 60_000, 1)).toBe(true);
+    advance(0);
+    expect(await pacer.acquire(T0 + 60_000, 8)).toBe(false); // 8 reserved past the hold, all given back
+
+    expect(writes).toEqual(['restart 200', 'advance 300', 'advance 800', 'return 800']);
+    // Each of its reservations hands back the store's count as it left it: 2, then 2 + 3 + 8.
+    expect(seen).toEqual([2, 13]);
+    expect(calls()).toBe(5);
+  });
+
   it('drops its block when the rate is lowered mid-block and reserves at the new interval', async () => {
     const { clock, advance } = steppedClock();
     const { dispatch, writes } = recordingDispatch(T0);
@@ -212,7 +236,7 @@ describe('sharedPacer blocks', () => {
 
     expect(await pacer.acquire(T0 + 60_000, 5)).toBe(true); // block T0..T0 + 400
     interval = 200; // the lease's own answer lowered the rate (slice.ts stretches the schedule itself)
-    await dispatch.advanceTat(STORE, 500); // that stretch: tat T0 + 1000
+    await dispatch.advanceTat(STORE, 500, 0); // that stretch: tat T0 + 1000
     advance(10);
     expect(await pacer.acquire(T0 + 60_000, 4)).toBe(true);
 

@@ -24,17 +24,22 @@ const recordingDispatch = (storeId: string, tat?: number) => {
   state.items.set(storeId, { storeId, ...(tat === undefined ? {} : { tat }) } as never);
   const writes: string[] = [];
   const dispatch = {
-    restartTat: async (id: string, now: number, interval: number) => {
-      const restarted = await state.restartTat(id, now, interval);
+    restartTat: async (id: string, now: number, interval: number, calls: number) => {
+      const restarted = await state.restartTat(id, now, interval, calls);
       writes.push(restarted ? 'restart' : 'restart-refused');
       return restarted;
     },
-    advanceTat: async (id: string, interval: number) => {
+    advanceTat: async (id: string, interval: number, calls: number) => {
       writes.push('advance');
-      return state.advanceTat(id, interval);
+      return state.advanceTat(id, interval, calls);
     },
-    returnTat: async (id: string, reservation: { tat: number; seq: number }, interval: number) => {
-      const ok = await state.returnTat(id, reservation, interval);
+    returnTat: async (
+      id: string,
+      reservation: { tat: number; seq: number },
+      interval: number,
+      calls: number,
+    ) => {
+      const ok = await state.returnTat(id, reservation, interval, calls);
       writes.push(ok ? 'return' : 'return-refused');
       return ok;
     },
@@ -164,8 +169,8 @@ describe('sharedPacer', () => {
     const slow = dispatch.advanceTat.bind(dispatch);
     let interleaved = false;
     // The other consumer's reservation lands between this one's advance and its give-back.
-    (dispatch as { advanceTat: DispatchState['advanceTat'] }).advanceTat = async (id, interval) => {
-      const got = await slow(id, interval);
+    (dispatch as { advanceTat: DispatchState['advanceTat'] }).advanceTat = async (id, interval, calls) => {
+      const got = await slow(id, interval, calls);
       if (!interleaved) {
         interleaved = true;
         await other.acquire(T0 + 500);

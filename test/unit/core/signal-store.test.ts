@@ -35,7 +35,15 @@ describe('signalStore', () => {
     expect(issue).toHaveBeenCalledWith('s1', 'slot-1', T0 + 1_500, 2, T0);
     expect(published).toEqual([
       {
-        message: { v: 1, storeId: 's1', slotId: 'slot-1', reason: 'ingest', issuedAt: T0, priority: 'low' },
+        message: {
+          v: 1,
+          storeId: 's1',
+          slotId: 'slot-1',
+          reason: 'ingest',
+          issuedAt: T0,
+          priority: 'low',
+          dueAt: T0 + 1_500,
+        },
         delay: 2,
       },
     ]);
@@ -52,8 +60,8 @@ describe('signalStore', () => {
   });
 
   it('carries a correlation id only when there is one', async () => {
-    await publishAttention(deps, 's1', 'a', 'repair', 'normal', 0, 'run-1');
-    await publishAttention(deps, 's1', 'b', 'repair', 'high', 0, '');
+    await publishAttention(deps, 's1', 'a', 'repair', 'normal', T0, 'run-1');
+    await publishAttention(deps, 's1', 'b', 'repair', 'high', T0, '');
     expect(published.map((p) => p.message)).toEqual([
       {
         v: 1,
@@ -62,9 +70,10 @@ describe('signalStore', () => {
         reason: 'repair',
         issuedAt: T0,
         priority: 'normal',
+        dueAt: T0,
         correlationId: 'run-1',
       },
-      { v: 1, storeId: 's1', slotId: 'b', reason: 'repair', issuedAt: T0, priority: 'high' },
+      { v: 1, storeId: 's1', slotId: 'b', reason: 'repair', issuedAt: T0, priority: 'high', dueAt: T0 },
     ]);
   });
 });

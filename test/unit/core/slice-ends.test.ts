@@ -339,7 +339,15 @@ describe('fan-out after a full batch', () => {
     const world = setup({ messages: 10, callMs: 10 });
     await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3, priority: 'high' }), lease());
     expect(vi.mocked(world.deps.attention.publish).mock.calls.map((c) => c[0])).toEqual([
-      { v: 1, storeId: 's1', slotId: 'new-slot', reason: 'fanout', issuedAt: T0 + 100, priority: 'high' },
+      {
+        v: 1,
+        storeId: 's1',
+        slotId: 'new-slot',
+        reason: 'fanout',
+        issuedAt: T0 + 100,
+        priority: 'high',
+        dueAt: T0 + 100,
+      },
     ]);
   });
 

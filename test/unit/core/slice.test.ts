@@ -264,7 +264,7 @@ describe('runSlice', () => {
     // One write for the four messages in hand: it restarts the idle schedule at now with a block of four
     // instants, 250 ms apart, which the lease paces through locally.
     expect(world.dispatch.restartTat).toHaveBeenCalledTimes(1);
-    expect(world.dispatch.restartTat).toHaveBeenCalledWith(store.storeId, T0, 1000);
+    expect(world.dispatch.restartTat).toHaveBeenCalledWith(store.storeId, T0, 1000, 4);
     expect(world.dispatch.advanceTat).not.toHaveBeenCalled();
     expect(world.w.tat).toBe(T0 + 1000);
   });

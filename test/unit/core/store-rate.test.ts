@@ -23,10 +23,10 @@ const setup = async () => {
 describe('StoreRate: the sent-rate bound', () => {
   it('bounds a 429’s estimate by the store’s calls counted by the shared schedule (all consumers)', async () => {
     const { w, dispatch, rate } = await setup();
-    // The store's consumers sent 8 calls/s for 5 s (the schedule's write count), this lease one in four.
+    // The store's consumers reserved 8 calls/s for 5 s (the schedule's call count), this lease one in four.
     for (let ms = 0; ms <= 5_000; ms += 500) {
       w.now = T + ms;
-      rate.reserved({ seq: (ms / 1000) * 8 });
+      rate.reserved({ calls: (ms / 1000) * 8 });
     }
     await rate.observe({ throttled: true, startedAt: w.now - 30 });
     expect(dispatch.items.get('s1')?.rate).toEqual({
@@ -52,7 +52,7 @@ describe('StoreRate: the sent-rate bound', () => {
     const { w, dispatch, rate } = await setup();
     for (let ms = 0; ms <= 2_000; ms += 100) {
       w.now = T + ms;
-      if (ms % 1_000 === 0) rate.reserved({ seq: ms / 1000 });
+      if (ms % 1_000 === 0) rate.reserved({ calls: ms / 1000 });
       await rate.observe({ throttled: ms === 2_000, startedAt: w.now });
     }
     // One call a second by the schedule's count, not the ten a second this lease observed.
@@ -61,16 +61,16 @@ describe('StoreRate: the sent-rate bound', () => {
 
   it('without enough samples, the estimate is the rate at the 429 (the policy, at first)', async () => {
     const { w, dispatch, rate } = await setup();
-    rate.reserved({ seq: 1 });
+    rate.reserved({ calls: 1 });
     w.now += 500;
-    rate.reserved({ seq: 5 });
+    rate.reserved({ calls: 5 });
     await rate.observe({ throttled: true, startedAt: w.now });
     expect(dispatch.items.get('s1')?.rate?.c).toBe(POLICY);
   });
 
   it('follows the learnt rate a reservation hands back', async () => {
     const { rate } = await setup();
-    rate.reserved({ rate: { why: 'header', r: 5, at: T }, seq: 3 });
+    rate.reserved({ rate: { why: 'header', r: 5, at: T }, calls: 3 });
     expect(rate.current()).toEqual({ configured: POLICY, effective: 5, reason: 'header' });
   });
 });
