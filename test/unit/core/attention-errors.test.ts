@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { handleAttention } from '../../../lambdas/core/attention.js';
+import type { DispatchItem } from '../../../lambdas/core/dispatch-model.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
 import {
@@ -84,8 +85,8 @@ describe('an attention around its slice', () => {
     expect(calls.map((t) => t - (calls[0] ?? 0))).toEqual([0, 250, 500]);
   });
 
-  it.each([
-    { case: 'a queued slot', slots: { a: { s: 'q' as const, at: T0 } } },
+  it.each<{ case: string; slots: DispatchItem['slots'] }>([
+    { case: 'a queued slot', slots: { a: { s: 'q', at: T0 } } },
     { case: 'no slot at all', slots: {} },
   ])('throws, before any slice, when the lease write answers with $case', async ({ slots }) => {
     const item = await w.dispatch.read('s1');
