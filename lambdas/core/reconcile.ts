@@ -155,7 +155,7 @@ const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationI
     if (deps.deadLetterLedger) {
       // Every store, consumable or not (a paused store's letters may have moved before its pause); one
       // store's failed audit does not stop the sweep.
-      report.deadLettersUnaccounted += await auditStoreDeadLetters(
+      const unaccounted = await auditStoreDeadLetters(
         { ...deps, deadLetterLedger: deps.deadLetterLedger },
         store,
       ).catch((error: unknown) => {
@@ -165,6 +165,9 @@ const sweep = async (deps: ReconcilerDeps, report: ReconcileReport, correlationI
         });
         return 0;
       });
+      // Added after the await: `+= await` would read the total before it and lose the sums of the stores
+      // audited meanwhile in the other lanes.
+      report.deadLettersUnaccounted += unaccounted;
     }
     if (!isConsumable(store.status)) return;
     // One count per work queue until one holds work: a store with a high queue costs the sweep up to two
