@@ -19,6 +19,16 @@ const attention = attentionFor('a');
 describe('an attention around its slice', () => {
   let w: WorkerWorld;
 
+  /** One task in the queue, and the marketplace answers it 429 with a Retry-After of 30 s. */
+  const answers429For30s = () => {
+    w.deps.tasks.receive = vi.fn(async () => [backlogTask(1)]);
+    w.deps.marketplace.deliver = vi.fn(async () => ({
+      kind: 'throttled' as const,
+      status: 429,
+      retryAfterSeconds: 30,
+    }));
+  };
+
   beforeEach(async () => {
     w = await workerWorld({ store: proStore({ maxConcurrentConsumers: 1 }) });
     await w.dispatch.issueSlot('s1', 'a', T0, 1, T0);
@@ -35,12 +45,7 @@ describe('an attention around its slice', () => {
   });
 
   it('still hands the slot back after an error when the Retry-After hold cannot be written, and warns', async () => {
-    w.deps.tasks.receive = vi.fn(async () => [backlogTask(1)]);
-    w.deps.marketplace.deliver = vi.fn(async () => ({
-      kind: 'throttled' as const,
-      status: 429,
-      retryAfterSeconds: 30,
-    }));
+    answers429For30s();
     // The settle after the 429 fails (an error end told a Retry-After), and so does every hold.
     vi.spyOn(w.deps.deliveries, 'settle').mockRejectedValue(new Error('DynamoDB unavailable'));
     vi.spyOn(w.dispatch, 'holdTat').mockRejectedValue(new Error('DynamoDB unavailable'));
@@ -110,12 +115,7 @@ describe('an attention around its slice', () => {
   });
 
   it('writes no hold after an error end whose Retry-After is already over', async () => {
-    w.deps.tasks.receive = vi.fn(async () => [backlogTask(1)]);
-    w.deps.marketplace.deliver = vi.fn(async () => ({
-      kind: 'throttled' as const,
-      status: 429,
-      retryAfterSeconds: 30,
-    }));
+    answers429For30s();
     // The settle after the 429 stalls past the Retry-After, then fails.
     vi.spyOn(w.deps.deliveries, 'settle').mockImplementation(async () => {
       w.now += 31_000;
@@ -133,12 +133,7 @@ describe('an attention around its slice', () => {
   });
 
   it('warns with the error when the Retry-After hold of an error end cannot be written', async () => {
-    w.deps.tasks.receive = vi.fn(async () => [backlogTask(1)]);
-    w.deps.marketplace.deliver = vi.fn(async () => ({
-      kind: 'throttled' as const,
-      status: 429,
-      retryAfterSeconds: 30,
-    }));
+    answers429For30s();
     vi.spyOn(w.deps.deliveries, 'settle').mockRejectedValue(new Error('DynamoDB unavailable'));
     vi.spyOn(w.dispatch, 'holdTat').mockRejectedValue(new Error('hold refused'));
     const warnings: LogRecord[] = [];

@@ -60,6 +60,16 @@ describe('reconcile', () => {
     };
   });
 
+  /** Swept stores x and y: x's audit fails (its ledger read is throttled), y has one unaccounted dead letter. */
+  const auditFailsForXNotY = () => {
+    for (const id of ['x', 'y']) stores.set(id, storeOf(id));
+    pending.set('dlq-y', 1);
+    const ledger = new MemoryDeadLetterLedger();
+    const read = ledger.read.bind(ledger);
+    ledger.read = async (id) => (id === 'x' ? Promise.reject(new Error('throttled')) : read(id));
+    deps.deadLetterLedger = ledger;
+  };
+
   it('reclaims an expired lease, due after its messages become visible again', async () => {
     stores.set('s1', storeOf('s1'));
     await dispatch.recordEnqueued('s1', 1, T0);
@@ -191,12 +201,7 @@ describe('reconcile', () => {
     });
 
     it('goes on sweeping when one store’s audit fails', async () => {
-      for (const id of ['x', 'y']) stores.set(id, storeOf(id));
-      pending.set('dlq-y', 1);
-      const ledger = new MemoryDeadLetterLedger();
-      const read = ledger.read.bind(ledger);
-      ledger.read = async (id) => (id === 'x' ? Promise.reject(new Error('throttled')) : read(id));
-      deps.deadLetterLedger = ledger;
+      auditFailsForXNotY();
       const report = await reconcile(deps);
       expect({ swept: report.swept, unaccounted: report.deadLettersUnaccounted }).toEqual({
         swept: 2,
@@ -424,14 +429,12 @@ describe('reconcile', () => {
     });
 
     it('logs each repair with its store, tenant and kind', async () => {
+      // Busy, with no slot: it is given one.
       stores.set('s1', storeOf('s1'));
       await dispatch.recordEnqueued('s1', 1, T0);
-      await dispatch.issueSlot('s1', 'a', T0, 1, T0);
-      await dispatch.acquire('s1', 'a', { now: T0, expiresAt: T0 + 35_000, max: 1 });
-      now = T0 + 40_000;
       await reconcile(deps);
       expect(logged('reconciler repaired a store')).toEqual([
-        expect.objectContaining({ storeId: 's1', tenantId: 't', kind: 'reclaim' }),
+        expect.objectContaining({ storeId: 's1', tenantId: 't', kind: 'repair' }),
       ]);
     });
 
@@ -456,12 +459,7 @@ describe('reconcile', () => {
     });
 
     it('logs an audit it could not make with the store and the error, and counts the other stores’', async () => {
-      for (const id of ['x', 'y']) stores.set(id, storeOf(id));
-      pending.set('dlq-y', 1);
-      const ledger = new MemoryDeadLetterLedger();
-      const read = ledger.read.bind(ledger);
-      ledger.read = async (id) => (id === 'x' ? Promise.reject(new Error('throttled')) : read(id));
-      deps.deadLetterLedger = ledger;
+      auditFailsForXNotY();
       const report = await reconcile(deps);
       expect({
         unaccounted: report.deadLettersUnaccounted,
