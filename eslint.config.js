@@ -10,7 +10,7 @@ export default tseslint.config(
       'test-output/',
       'coverage/',
       'reports/',
-      '.stryker-tmp/',
+      '.stryker-tmp*/',
     ],
   },
   js.configs.recommended,

@@ -7,7 +7,6 @@ import {
   deliverTask,
   type DeliverDeps,
 } from '../../../lambdas/core/deliver-task.js';
-import type { WorkMessage } from '../../../lambdas/core/messages.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import type {
   DeliveryOutcome,
@@ -16,30 +15,15 @@ import type {
   TaskQueues,
 } from '../../../lambdas/core/ports.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
+import { claimElsewhere, receivedTask, taskWork } from '../support/deliver-fixtures.js';
 import { storeRecord, T0 } from '../support/fixtures.js';
 
 // deliverTask's edges the outcome table does not reach: how long a claim lasts, what each settle records,
 // what the adaptive rate is told, the settle retry's pacing, and the counters an operator reads.
 
-const work: WorkMessage = {
-  v: 1,
-  storeId: 'store-1',
-  eventId: 'evt-1',
-  type: 'inventory.update',
-  payload: { sku: 'A', quantity: 1 },
-  entityId: 'A',
-  version: 3,
-  acceptedAt: T0,
-  correlationId: 'req-9',
-};
+const work = taskWork({ entityId: 'A', version: 3, correlationId: 'req-9' });
 const policy = { maxAttempts: 3 };
-const message = (body: unknown = work): ReceivedMessage => ({
-  messageId: 'm1',
-  receiptHandle: 'rh1',
-  body: JSON.stringify(body),
-  receiveCount: 1,
-  sentAt: T0,
-});
+const message = (body: unknown = work): ReceivedMessage => receivedTask(JSON.stringify(body));
 
 const setup = (...outcomes: DeliveryOutcome[]) => {
   let now = T0;
@@ -93,14 +77,9 @@ describe('deliverTask at its edges', () => {
 
   it('backs a held duplicate off for at least a second, rounded up', async () => {
     const { deps, deliveries } = setup();
-    await deliveries.claim('store-1', 'evt-1', {
-      holder: 'other',
-      now: T0,
-      until: T0 + 1_200,
-      messageId: 'x',
-    });
+    await claimElsewhere(deliveries, T0 + 1_200);
     const late = await deliverTask(deps, storeRecord(), policy, message());
-    await deliveries.claim('store-1', 'evt-2', { holder: 'other', now: T0, until: T0 + 10, messageId: 'x' });
+    await claimElsewhere(deliveries, T0 + 10, 'evt-2');
     const soon = await deliverTask(deps, storeRecord(), policy, message({ ...work, eventId: 'evt-2' }));
     expect({ late, soon }).toEqual({
       late: { kind: 'retry', afterSeconds: 2 },

@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import { deliverTask, type DeliverDeps, type LaterSettles } from '../../../lambdas/core/deliver-task.js';
-import type { WorkMessage } from '../../../lambdas/core/messages.js';
 import type {
   DeliveredSettle,
   DeliveryOutcome,
@@ -11,27 +10,16 @@ import type {
 } from '../../../lambdas/core/ports.js';
 import { MemoryDeadLetterLedger } from '../../support/memory-dead-letter-ledger.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
+import { claimElsewhere, receivedTask, taskWork } from '../support/deliver-fixtures.js';
 import { storeRecord, T0 } from '../support/fixtures.js';
 
 // deliverTask's outcomes mutation testing found unpinned: the dead-letter tally, the copy of a task this
 // batch delivered, the expiry of a task throttled for too long, and what the marketplace call carries.
 
-const work: WorkMessage = {
-  v: 1,
-  storeId: 'store-1',
-  eventId: 'evt-1',
-  type: 'inventory.update',
-  payload: { sku: 'A', quantity: 1 },
-  acceptedAt: T0,
-};
+const work = taskWork();
 const policy = { maxAttempts: 3 };
-const message = (body: unknown = work, messageId = 'm1'): ReceivedMessage => ({
-  messageId,
-  receiptHandle: `rh-${messageId}`,
-  body: JSON.stringify(body),
-  receiveCount: 1,
-  sentAt: T0,
-});
+const message = (body: unknown = work, messageId = 'm1'): ReceivedMessage =>
+  receivedTask(JSON.stringify(body), messageId);
 const EXPIRY_MS = 60_000;
 
 const setup = (...outcomes: DeliveryOutcome[]) => {
@@ -138,12 +126,7 @@ describe('deliverTask: a copy of a task this very batch delivered', () => {
 
   it("backs off for another batch's claim, which this batch's settles do not hold", async () => {
     const { deps, deliveries } = setup();
-    await deliveries.claim('store-1', 'evt-1', {
-      holder: 'other',
-      now: T0,
-      until: T0 + 4_000,
-      messageId: 'x',
-    });
+    await claimElsewhere(deliveries, T0 + 4_000);
     const later = batchSettles();
     const result = await deliverInBatch(deps, message(), later);
     expect(result).toEqual({ kind: 'retry', afterSeconds: 4 });

@@ -7,7 +7,6 @@ import {
   DEFAULT_RETRY_AFTER_SECONDS,
   type DeliverDeps,
 } from '../../../lambdas/core/deliver-task.js';
-import type { WorkMessage } from '../../../lambdas/core/messages.js';
 import type {
   DeliveryOutcome,
   Marketplace,
@@ -17,6 +16,7 @@ import type {
 import { MAX_RECEIVE_COUNT } from '../../../lambdas/core/plans.js';
 import { CLOCK_SKEW_MS, MAX_DELAY_SECONDS } from '../../../lambdas/core/timing.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
+import { receivedTask, taskWork } from '../support/deliver-fixtures.js';
 import { fixedClock, storeRecord, T0 } from '../support/fixtures.js';
 
 describe('backoffSeconds', () => {
@@ -49,24 +49,9 @@ describe('backoffSeconds', () => {
 });
 
 describe('deliverTask', () => {
-  const work: WorkMessage = {
-    v: 1,
-    storeId: 'store-1',
-    eventId: 'evt-1',
-    type: 'inventory.update',
-    payload: { sku: 'A', quantity: 1 },
-    entityId: 'A',
-    version: 3,
-    acceptedAt: T0,
-  };
+  const work = taskWork({ entityId: 'A', version: 3 });
   const policy = { maxAttempts: 3 };
-  const message = (body = JSON.stringify(work)): ReceivedMessage => ({
-    messageId: 'm1',
-    receiptHandle: 'rh1',
-    body,
-    receiveCount: 1,
-    sentAt: T0,
-  });
+  const message = (body = JSON.stringify(work)): ReceivedMessage => receivedTask(body);
 
   const depsWith = (...outcomes: DeliveryOutcome[]) => {
     const deliver = vi.fn<Marketplace['deliver']>(

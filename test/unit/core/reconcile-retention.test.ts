@@ -3,23 +3,13 @@ import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetr
 import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import type { ReceivedMessage, TaskQueues } from '../../../lambdas/core/ports.js';
 import { reconcile, type ReconcilerDeps } from '../../../lambdas/core/reconcile.js';
-import type { StoreRecord } from '../../../lambdas/core/store-model.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+import { quietQueues, RECONCILE_T0, reconcilerStore } from '../support/reconciler-fixtures.js';
 
 /** The reconciler around its retention pass: what a failed pass leaves, and the run's budget of batches. */
-const T0 = 1_800_000_000_000;
+const T0 = RECONCILE_T0;
 const DAY = 24 * 3600 * 1000;
-const storeOf = (storeId: string): StoreRecord => ({
-  storeId,
-  tenantId: 't',
-  marketplace: 'amazon',
-  plan: 'basic',
-  status: 'active',
-  queueUrl: `q-${storeId}`,
-  deadLetterQueueUrl: `dlq-${storeId}`,
-  createdAt: T0,
-  updatedAt: T0,
-});
+const storeOf = (storeId: string) => reconcilerStore(storeId);
 const old = (i: number): ReceivedMessage => ({
   messageId: `m${i}`,
   receiptHandle: `r${i}`,
@@ -48,14 +38,7 @@ describe('reconcile and the retention pass', () => {
       marks: dispatch,
       tasks: { receive, resend: vi.fn(async () => undefined) } as unknown as TaskQueues,
       stores: { get: async (id) => stores.get(id), create: vi.fn(), put: vi.fn(), scan: vi.fn() },
-      queues: {
-        createStoreQueues: vi.fn(),
-        counts: vi.fn(),
-        redrive: vi.fn(),
-        redriveRunning: async () => false,
-        purge: vi.fn(),
-        pending: async () => 0,
-      },
+      queues: quietQueues(),
       attention: { publish: async (message) => void published.push(message) },
       clock: { now: () => now, sleep: async () => undefined },
       ids: { next: () => 'slot' },

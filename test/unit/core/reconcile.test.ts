@@ -1,26 +1,18 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import type { AttentionMessage } from '../../../lambdas/core/messages.js';
-import { reconcile, type ReconcilerDeps } from '../../../lambdas/core/reconcile.js';
-import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
+import { reconcile, REDRIVE_GRACE_MS, type ReconcilerDeps } from '../../../lambdas/core/reconcile.js';
+import type { TaskQueues } from '../../../lambdas/core/ports.js';
+import type { StoreRecord } from '../../../lambdas/core/store-model.js';
 import { MemoryDeadLetterLedger } from '../../support/memory-dead-letter-ledger.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+import { quietQueues, RECONCILE_T0, reconcilerStore } from '../support/reconciler-fixtures.js';
 import { WAKE_MARGIN_MS, workerTimeoutSeconds, ZOMBIE_HIDE_MS } from '../../../lambdas/core/timing.js';
 import { ACTIVE_SHARDS, activeShardOf, MetricNames, SWEEP_CURSOR_ID } from '../../../lambdas/core/names.js';
 
-const T0 = 1_800_000_000_000;
+const T0 = RECONCILE_T0;
 const GRACE = 20_000;
-const storeOf = (storeId: string, status: StoreStatus = 'active'): StoreRecord => ({
-  storeId,
-  tenantId: 't',
-  marketplace: 'amazon',
-  plan: 'basic',
-  status,
-  queueUrl: `q-${storeId}`,
-  deadLetterQueueUrl: `dlq-${storeId}`,
-  createdAt: T0,
-  updatedAt: T0,
-});
+const storeOf = reconcilerStore;
 
 describe('reconcile', () => {
   let dispatch: MemoryDispatchState;
@@ -56,14 +48,10 @@ describe('reconcile', () => {
           };
         },
       },
-      queues: {
-        createStoreQueues: vi.fn(),
-        counts: vi.fn(),
-        redrive: vi.fn(),
+      queues: quietQueues({
         redriveRunning: async () => moving,
-        purge: vi.fn(),
         pending: async (url) => pending.get(url) ?? 0,
-      },
+      }),
       attention: { publish: async (message, delay) => void published.push({ message, delay }) },
       clock: { now: () => now, sleep: async () => undefined },
       ids: { next: () => `new-${ids++}` },
@@ -71,6 +59,16 @@ describe('reconcile', () => {
       settings: { attentionGraceMs: GRACE, sweepStoresPerRun: 10 },
     };
   });
+
+  /** Swept stores x and y: x's audit fails (its ledger read is throttled), y has one unaccounted dead letter. */
+  const auditFailsForXNotY = () => {
+    for (const id of ['x', 'y']) stores.set(id, storeOf(id));
+    pending.set('dlq-y', 1);
+    const ledger = new MemoryDeadLetterLedger();
+    const read = ledger.read.bind(ledger);
+    ledger.read = async (id) => (id === 'x' ? Promise.reject(new Error('throttled')) : read(id));
+    deps.deadLetterLedger = ledger;
+  };
 
   it('reclaims an expired lease, due after its messages become visible again', async () => {
     stores.set('s1', storeOf('s1'));
@@ -180,6 +178,15 @@ describe('reconcile', () => {
       }).toEqual({ report: 1, metric: 1 });
     });
 
+    it('adds up the dead letters of the stores it audits side by side', async () => {
+      for (const id of ['m', 'n', 'o']) stores.set(id, storeOf(id));
+      pending.set('dlq-m', 1);
+      pending.set('dlq-n', 2);
+      pending.set('dlq-o', 3);
+      deps.deadLetterLedger = new MemoryDeadLetterLedger();
+      expect((await reconcile(deps)).deadLettersUnaccounted).toBe(6);
+    });
+
     it('audits a paused store’s DLQ too', async () => {
       stores.set('p', storeOf('p', 'paused'));
       pending.set('dlq-p', 2);
@@ -194,12 +201,7 @@ describe('reconcile', () => {
     });
 
     it('goes on sweeping when one store’s audit fails', async () => {
-      for (const id of ['x', 'y']) stores.set(id, storeOf(id));
-      pending.set('dlq-y', 1);
-      const ledger = new MemoryDeadLetterLedger();
-      const read = ledger.read.bind(ledger);
-      ledger.read = async (id) => (id === 'x' ? Promise.reject(new Error('throttled')) : read(id));
-      deps.deadLetterLedger = ledger;
+      auditFailsForXNotY();
       const report = await reconcile(deps);
       expect({ swept: report.swept, unaccounted: report.deadLettersUnaccounted }).toEqual({
         swept: 2,
@@ -432,6 +434,149 @@ describe('reconcile', () => {
       expect(report.repairs.sweep).toBe(1);
       expect((await dispatch.read('n'))?.activeShard).toBeDefined();
       expect(published.map((p) => [p.message.storeId, p.message.reason])).toEqual([['n', 'sweep']]);
+    });
+  });
+
+  describe('what it tells the operator (mutation survivors)', () => {
+    let logs: LogRecord[];
+    const logged = (message: string) => logs.filter((l) => l.message === message).map((l) => l.fields);
+
+    beforeEach(() => {
+      logs = [];
+      deps.telemetry = new RecordingTelemetry((record) => void logs.push(record), 'info');
+    });
+
+    it('logs each repair with its store, tenant and kind', async () => {
+      // Busy, with no slot: it is given one.
+      stores.set('s1', storeOf('s1'));
+      await dispatch.recordEnqueued('s1', 1, T0);
+      await reconcile(deps);
+      expect(logged('reconciler repaired a store')).toEqual([
+        expect.objectContaining({ storeId: 's1', tenantId: 't', kind: 'repair' }),
+      ]);
+    });
+
+    it('logs a redrive’s end with when it started', async () => {
+      stores.set('r', storeOf('r'));
+      await dispatch.beginRedrive('r', T0);
+      await dispatch.issueSlot('r', 'a', T0, 1, T0);
+      now = T0 + 240_000;
+      await reconcile(deps);
+      expect(logged('redrive ended')).toEqual([
+        expect.objectContaining({ storeId: 'r', tenantId: 't', startedAt: T0 }),
+      ]);
+    });
+
+    it('warns of an untracked backlog the sweep found, with the store, its tenant and what was pending', async () => {
+      stores.set('n', storeOf('n'));
+      pending.set('q-n', 2);
+      await reconcile(deps);
+      expect(logged('sweep found an untracked backlog')).toEqual([
+        expect.objectContaining({ storeId: 'n', tenantId: 't', pending: 2 }),
+      ]);
+    });
+
+    it('logs an audit it could not make with the store and the error, and counts the other stores’', async () => {
+      auditFailsForXNotY();
+      const report = await reconcile(deps);
+      expect({
+        unaccounted: report.deadLettersUnaccounted,
+        logged: logged('reconciler could not audit a dead-letter queue'),
+      }).toEqual({
+        unaccounted: 1,
+        logged: [expect.objectContaining({ storeId: 'x', error: 'Error: throttled' })],
+      });
+    });
+
+    it('counts a sweep repair by its kind', async () => {
+      stores.set('n', storeOf('n'));
+      pending.set('q-n', 2);
+      await reconcile(deps);
+      expect(
+        (deps.telemetry as RecordingTelemetry).total(MetricNames.reconcilerRepairs, { kind: 'sweep' }),
+      ).toBe(1);
+    });
+
+    it('sweeps at most 8 stores side by side', async () => {
+      for (let i = 0; i < 12; i++) stores.set(`c${i}`, storeOf(`c${i}`));
+      deps.settings.sweepStoresPerRun = 12;
+      let open = 0;
+      let most = 0;
+      deps.queues.pending = async () => {
+        open++;
+        most = Math.max(most, open);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        open--;
+        return 0;
+      };
+      await reconcile(deps);
+      expect(most).toBe(8);
+    });
+
+    it.each([
+      { after: REDRIVE_GRACE_MS, mark: T0 },
+      { after: REDRIVE_GRACE_MS + 1, mark: undefined },
+    ])('ends a redrive mark only more than the grace after it ($after ms)', async ({ after, mark }) => {
+      stores.set('r', storeOf('r'));
+      await dispatch.beginRedrive('r', T0);
+      await dispatch.issueSlot('r', 'a', T0, 1, T0);
+      now = T0 + after;
+      await reconcile(deps);
+      expect((await dispatch.read('r'))?.redriveAt).toBe(mark);
+    });
+
+    describe('and its retention pass', () => {
+      const DAY = 24 * 3600 * 1000;
+      let receive: ReturnType<typeof vi.fn>;
+
+      beforeEach(async () => {
+        receive = vi.fn(async () => []);
+        deps.tasks = { receive, resend: vi.fn(async () => undefined) } as unknown as TaskQueues;
+        deps.marks = dispatch;
+        deps.settings.retention = { refreshAgeMs: 7 * DAY, copyDelaySeconds: 900, batchesPerRun: 10 };
+        // Active for eight days: its backlog is due a pass.
+        await dispatch.markActive('s1', T0 - 8 * DAY);
+      });
+
+      it('leaves a deleted store’s item alone, without an error', async () => {
+        await reconcile(deps);
+        expect({
+          receives: receive.mock.calls.length,
+          errors: logs.filter((l) => l.level === 'error'),
+        }).toEqual({
+          receives: 0,
+          errors: [],
+        });
+      });
+
+      it.each(['tasks', 'marks', 'settings'] as const)(
+        'makes no pass, and logs no error, without its %s',
+        async (missing) => {
+          stores.set('s1', storeOf('s1'));
+          if (missing === 'settings') delete deps.settings.retention;
+          else delete deps[missing];
+          const report = await reconcile(deps);
+          expect({
+            refreshed: report.refreshed,
+            receives: receive.mock.calls.length,
+            errors: logs.filter((l) => l.level === 'error'),
+          }).toEqual({ refreshed: 0, receives: 0, errors: [] });
+        },
+      );
+    });
+
+    it('ends its telemetry scope (the metrics flush) once, also when the run fails', async () => {
+      const telemetry = deps.telemetry as RecordingTelemetry;
+      const scope = telemetry.scoped.bind(telemetry);
+      const ends: ReturnType<typeof vi.fn>[] = [];
+      vi.spyOn(telemetry, 'scoped').mockImplementation((fields) => {
+        const end = vi.fn();
+        ends.push(end);
+        return Object.assign(scope(fields), { end });
+      });
+      vi.spyOn(dispatch, 'listActive').mockRejectedValue(new Error('DynamoDB unavailable'));
+      await expect(reconcile(deps)).rejects.toThrow('DynamoDB unavailable');
+      expect(ends.map((end) => end.mock.calls.length)).toEqual([1]);
     });
   });
 });

@@ -12,6 +12,7 @@ import {
 import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
 import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+import { quietQueues } from '../support/reconciler-fixtures.js';
 
 const T0 = 1_800_000_000_000;
 const DAY = 24 * 3600 * 1000;
@@ -238,14 +239,7 @@ describe('reconcile with the retention pass', () => {
         put: vi.fn(),
         scan: async () => ({ stores: [] }),
       },
-      queues: {
-        createStoreQueues: vi.fn(),
-        counts: vi.fn(),
-        redrive: vi.fn(),
-        redriveRunning: async () => false,
-        purge: vi.fn(),
-        pending: async () => 0,
-      },
+      queues: quietQueues(),
       attention: { publish: async (message) => void published.push(message) },
       clock: { now: () => now, sleep: async () => undefined },
       ids: { next: () => 'slot' },

@@ -3,27 +3,16 @@ import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetr
 import { BACKOFF_FACTOR } from '../../../lambdas/core/adaptive-rate.js';
 import { rateView } from '../../../lambdas/core/admin.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
-import type { WorkMessage } from '../../../lambdas/core/messages.js';
 import type { DeliveryOutcome, ReceivedMessage, TaskQueues } from '../../../lambdas/core/ports.js';
 import type { Policy } from '../../../lambdas/core/plans.js';
 import { runSlice, type Lease, type SliceDeps } from '../../../lambdas/core/slice.js';
-import type { StoreRecord } from '../../../lambdas/core/store-model.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
+import { SLICE_T0, sliceStore, work } from '../support/slice-fixtures.js';
 
 /** The adaptive rate inside a slice: the marketplace's own limit feeds the pacer, shared through the dispatch item. */
-const T0 = 1_800_000_000_000;
-const store: StoreRecord = {
-  storeId: 's1',
-  tenantId: 't1',
-  marketplace: 'amazon',
-  plan: 'pro',
-  status: 'active',
-  queueUrl: 'q-url',
-  deadLetterQueueUrl: 'dlq-url',
-  createdAt: T0,
-  updatedAt: T0,
-};
+const T0 = SLICE_T0;
+const store = sliceStore({ plan: 'pro' });
 const policy = (consumers: number): Policy => ({
   maxConcurrentConsumers: consumers,
   maxMessagesPerSlice: 8,
@@ -37,18 +26,10 @@ const setup = (answer: (call: number) => DeliveryOutcome) => {
   const w = { now: T0, calls: [] as number[], queue: [] as ReceivedMessage[] };
   const fill = (from: number, count: number) => {
     for (let i = from; i < from + count; i++) {
-      const body: WorkMessage = {
-        v: 1,
-        storeId: 's1',
-        eventId: `e${i}`,
-        type: 'inventory.update',
-        payload: { sku: 'a', quantity: i },
-        acceptedAt: T0,
-      };
       w.queue.push({
         messageId: `m${i}`,
         receiptHandle: `r${i}`,
-        body: JSON.stringify(body),
+        body: work(i),
         receiveCount: 1,
         sentAt: T0,
       });

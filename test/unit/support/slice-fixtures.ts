@@ -1,3 +1,4 @@
+import type { WorkMessage } from '../../../lambdas/core/messages.js';
 import type { Policy } from '../../../lambdas/core/plans.js';
 import type { Lease } from '../../../lambdas/core/slice.js';
 import type { StoreRecord } from '../../../lambdas/core/store-model.js';
@@ -17,6 +18,17 @@ export const sliceStore = (overrides: Partial<StoreRecord> = {}): StoreRecord =>
   updatedAt: SLICE_T0,
   ...overrides,
 });
+
+/** The body of store s1's i-th task: an inventory update accepted at SLICE_T0. */
+export const work = (i: number): string =>
+  JSON.stringify({
+    v: 1,
+    storeId: 's1',
+    eventId: `e${i}`,
+    type: 'inventory.update',
+    payload: { sku: 'a', quantity: i },
+    acceptedAt: SLICE_T0,
+  } satisfies WorkMessage);
 
 export const slicePolicy: Policy = {
   maxConcurrentConsumers: 1,

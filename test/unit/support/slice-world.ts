@@ -1,7 +1,6 @@
 import { vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import type { DispatchItem } from '../../../lambdas/core/dispatch-model.js';
-import type { WorkMessage } from '../../../lambdas/core/messages.js';
 import type {
   Conditional,
   DeliveryOutcome,
@@ -12,30 +11,13 @@ import type {
 import type { Policy } from '../../../lambdas/core/plans.js';
 import type { Lease, SliceDeps } from '../../../lambdas/core/slice.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
-import { SLICE_T0, sliceStore } from './slice-fixtures.js';
+import { SLICE_T0, sliceLease, slicePolicy, sliceStore, work } from './slice-fixtures.js';
 
 /** A slice's world for runSlice's unit tests: plain-object fakes recording what the slice did, a pinned clock. */
 export const T0 = SLICE_T0;
 export const store = sliceStore();
-export const policy = (p: Partial<Policy> = {}): Policy => ({
-  maxConcurrentConsumers: 1,
-  maxMessagesPerSlice: 50,
-  maxSliceSeconds: 20,
-  ratePerSecond: 1000,
-  maxAttempts: 5,
-  priority: 'normal',
-  ...p,
-});
-
-export const work = (i: number): string =>
-  JSON.stringify({
-    v: 1,
-    storeId: 's1',
-    eventId: `e${i}`,
-    type: 'inventory.update',
-    payload: { sku: 'a', quantity: i },
-    acceptedAt: T0,
-  } satisfies WorkMessage);
+export const policy = (p: Partial<Policy> = {}): Policy => ({ ...slicePolicy, ...p });
+export { work };
 
 export const item = (patch: Partial<DispatchItem> = {}): DispatchItem => ({
   storeId: 's1',
@@ -158,13 +140,4 @@ export const setup = (
   return { w, deps, dispatch, tasks };
 };
 
-export const lease = (patch: Partial<Lease> = {}): Lease => ({
-  slotId: 'a',
-  fence: 1,
-  seenSeq: 7,
-  startedAt: T0,
-  expiresAt: T0 + 35_000,
-  nextCallAt: T0,
-  slotsAtStart: 1,
-  ...patch,
-});
+export const lease = (patch: Partial<Lease> = {}): Lease => ({ ...sliceLease, ...patch });
