@@ -23,6 +23,8 @@ const ELSEWHERE: Partial<Record<MetricName, string>> = {
   [MetricNames.tasksExpiring]: 'test/unit/core/slice.test.ts',
   // Needs a store whose queues may hold a task sent 7 days ago (a short refresh age).
   [MetricNames.tasksRefreshed]: 'test/integration/retention.test.ts',
+  // Needs a store DLQ whose letters may have been sent a refresh age ago (a short refresh age).
+  [MetricNames.deadLettersRefreshed]: 'test/integration/dead-letter-keep.test.ts',
 };
 
 describe('metrics emitted by a workload (local mode, GET /metrics)', () => {

@@ -251,11 +251,12 @@ describe('sharedPacer blocks', () => {
     } as unknown as DispatchState;
     const pacer = sharedPacer(dispatch, STORE, () => interval, clock);
 
-    const starts = await run(pacer, clock, advance, { calls: 10, inHand: 10, deadline: T0 + 6_000 });
+    const starts = await run(pacer, clock, advance, { calls: 10, inHand: 10, deadline: T0 + 60_000 });
 
     // Its own span (T0 + 1000 … 6000, the other's block starts at 6000) at the new interval: 8 calls, the last
-    // a full interval before the other's first; widened in place, they would have gone at 7250 … 12875.
-    expect(starts).toEqual([1_000, 1_625, 2_250, 2_875, 3_500, 4_125, 4_750, 5_375]);
+    // a full interval before the other's first; widened in place, they would have gone at 7250 … 12875. The
+    // two left go in a block reserved after the schedule's end (13500: the other's block and the widening).
+    expect(starts).toEqual([1_000, 1_625, 2_250, 2_875, 3_500, 4_125, 4_750, 5_375, 13_500, 14_125]);
   });
 
   it('drops its block when the rate is lowered mid-block and reserves at the new interval', async () => {
