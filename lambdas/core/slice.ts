@@ -238,6 +238,24 @@ export const runSlice = async (
     hiddenUntil = Math.max(hiddenUntil, deps.clock.now() + asked * 1000);
   };
   /**
+   * `hiding` (an SQS call that hides messages or sends delayed copies, then its late guard after a stall) whose
+   * call or late guard failed: what it hid may stay hidden until `seconds` from now, which the write-ahead
+   * guard, computed before a stall, may not cover; the error end's guard covers it instead (simulation seed
+   * 361626: a zombie's throttle re-send landed, its late guard failed, and the next slice marked the store
+   * idle while the delayed copies were still on their way).
+   */
+  const hidden = async (
+    opts: { plannedAt: number; seconds: number; enqueued?: number },
+    call: () => Promise<unknown>,
+  ) => {
+    try {
+      await hiding(deps, store.storeId, opts, call);
+    } catch (error) {
+      hiddenUntil = Math.max(hiddenUntil, deps.clock.now() + opts.seconds * 1000);
+      throw error;
+    }
+  };
+  /**
    * Whatever ends the slice, a Retry-After it was told holds: the store's next call (carried for a
    * single-consumer store) and an error's retry wait for it, even when the writes that would have carried it
    * (the hold, the re-send, the settle) are what failed (simulation seeds 1513, 2471).
@@ -374,14 +392,9 @@ export const runSlice = async (
         // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
         // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
         await deps.dispatch.recordEnqueued(store.storeId, rest.length, deps.clock.now());
-        await hiding(
-          deps,
-          store.storeId,
-          { plannedAt, seconds: delaySeconds, enqueued: rest.length },
-          async () => {
-            for (const [url, copies] of bySource(rest)) await deps.tasks.resend(url, copies, delaySeconds);
-          },
-        );
+        await hidden({ plannedAt, seconds: delaySeconds, enqueued: rest.length }, async () => {
+          for (const [url, copies] of bySource(rest)) await deps.tasks.resend(url, copies, delaySeconds);
+        });
         deps.telemetry.count(MetricNames.tasksResent, rest.length);
       };
       try {
@@ -460,7 +473,7 @@ export const runSlice = async (
           const until = plannedAt + outcome.afterSeconds * 1000;
           await guardUntilVisible(deps.dispatch, store.storeId, until);
           if (outcome.kind === 'retry') {
-            await hiding(deps, store.storeId, { plannedAt, seconds: outcome.afterSeconds }, () =>
+            await hidden({ plannedAt, seconds: outcome.afterSeconds }, () =>
               deps.tasks.changeVisibility(message.queueUrl, [
                 { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
               ]),

@@ -91,6 +91,13 @@ describe('the wake-up races the simulation found (fixed in lambdas/core)', () =>
     expect((await runSeed(181, asBuilt)).ok).toBe(true);
   });
 
+  // A zombie's throttle re-send landed after a 26 s stall, its late guard failed, and the error end guarded only
+  // until its (pre-stall) receive's visibility: the next slice marked the store idle with the delayed copies on
+  // their way. A failed hiding call or late guard now raises the error end's guard (slice.ts `hidden`).
+  it('keeps seed 361626, which lost a wake-up when a late guard after a re-send failed, clean', async () => {
+    expect((await runSeed(361626, asBuilt)).ok).toBe(true);
+  });
+
   // A stalled long poll (one of two side by side) answered "empty" 17 s after it looked; the store's guard
   // had expired meanwhile, and markIdle compared it with now: a message visible since was left in an idle
   // store (seeds 52622, 57657, 58360). tryIdle now compares the guards with the time the polls began.
