@@ -4,7 +4,7 @@ import { ENSURE_SLOT } from '../lambdas/core/signal.js';
 import { capAt, capMax } from './model-campaigns.js';
 import type { Actor } from './scheduler.js';
 import { PriorityCheck } from './priority-check.js';
-import { RateCheck } from './rate-check.js';
+import { RATE_INVARIANT, RateCheck } from './rate-check.js';
 import { APPROXIMATE_LAG_MS } from './sim-sqs.js';
 import {
   ATTENTION_GRACE_MS,
@@ -226,6 +226,7 @@ export class Invariants implements Checks {
       return;
     }
     this.rate.callStarted(storeId, policy.ratePerSecond, actor.id, lease);
+    this.besideLoneLease(actor, storeId, lease);
     lease.calls++;
     if (lease.calls > policy.maxMessagesPerSlice)
       this.fail(
@@ -288,6 +289,31 @@ export class Invariants implements Checks {
 
   private capMax(state: StoreState): number {
     return capMax(this.world.campaigns, state.spec.storeId, state.spec.policy.maxConcurrentConsumers);
+  }
+
+  /**
+   * ---- 9, the rate's mechanism for a raised cap: a lease taken under a cap of 1 paces on its own clock and
+   * writes the shared schedule only when it ends (and on a 429), so no lease taken after it and before it
+   * expires calls while it is live (two clock skews' tolerance: its expiry is written on its holder's clock and
+   * compared on the reconciler's and the next acquirer's). Structural: a fan-out is fenced by its lease, so only
+   * a live lease under a cap ≥ 2 issues a store's second slot (ARCHITECTURE invariant 7).
+   */
+  private besideLoneLease(actor: Actor, storeId: string, lease: LeaseTrack): void {
+    const state = this.world.store(storeId);
+    if (!state) return;
+    const ttl = leaseTtlMs(state.spec.policy, MARKETPLACE_TIMEOUT_MS);
+    for (const [id, other] of this.world.leases())
+      if (
+        id !== actor.id &&
+        other.storeId === storeId &&
+        other.cap === 1 &&
+        other.startedAt <= lease.startedAt &&
+        lease.startedAt < other.startedAt + ttl - 2 * CLOCK_SKEW_MS
+      )
+        this.fail(
+          RATE_INVARIANT,
+          `${actor.name} called ${storeId} under a lease (fence ${lease.fence}, cap ${lease.cap}) taken beside a lone consumer's live lease (fence ${other.fence})`,
+        );
   }
 
   /** The highest cap any of the store's leases was taken under (its own cap when none is recorded). */

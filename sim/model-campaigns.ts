@@ -5,10 +5,10 @@ import { Rng } from './rng.js';
 /**
  * Campaign windows in the simulation: fixed per seed, put before the run, so their boundaries pass while
  * tasks flow and leases are in flight, with nothing at the boundaries. They change only the concurrency
- * cap: raised and lowered, among values ≥ 2, and down to 1 (SINGLE) only for good. Going from one consumer to
- * several while the single consumer's lease runs is not modelled: that consumer does not share a Retry-After
- * through the store's schedule (slice.ts), so a consumer the raise admits could call during it. Stores whose
- * own cap is 1 get no campaign, nor does a tenant whose stores include one.
+ * cap: raised and lowered, among values ≥ 2, and down to 1 — for the rest of the run, or (half the time) back
+ * within it, while the lone consumer's lease may run: that lease has no company (a fan-out is fenced by its
+ * lease), and its requeue writes its pace to the shared schedule the leases the raise admits pace on. Stores
+ * whose own cap is 1 get no campaign, nor does a tenant whose stores include one.
  */
 export interface SimCampaigns {
   store: ReadonlyMap<string, Campaign[]>;
@@ -17,10 +17,12 @@ export interface SimCampaigns {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-const window = (rng: Rng, id: string, cap: number): Campaign => {
+const window = (rng: Rng, id: string, cap: number, ends: Rng): Campaign => {
   const from = T0 + rng.int(1_000, 45_000);
-  // A window down to one consumer lasts past the run: see SINGLE below.
-  const length = cap === 1 ? 80 * 24 * 3600_000 : rng.int(2_000, 40_000);
+  // A window down to one consumer lasts the whole run or, in half the cases, ends within it (the cap goes from 1
+  // back to several, since session 9): drawn on a stream of its own, so the other windows' draws stay.
+  const length =
+    cap !== 1 ? rng.int(2_000, 40_000) : ends.chance(0.5) ? ends.int(2_000, 40_000) : 80 * 24 * 3600_000;
   return {
     campaignId: id,
     from: iso(from),
@@ -37,17 +39,20 @@ export const campaignsFor = (
   stores: readonly { storeId: string; cap: number }[],
 ): SimCampaigns => {
   const rng = new Rng(seed ^ 0xca4a);
+  const ends = new Rng(seed ^ 0x51e1d);
   const store = new Map<string, Campaign[]>();
   for (const s of stores) {
     if (s.cap < 2 || !rng.chance(0.6)) continue;
     // Lowered (to 1 or 2) as often as raised (to 3–5), sometimes two windows that overlap or follow.
     const list = Array.from({ length: rng.int(1, 2) }, (_, i) =>
-      window(rng, `c${i}`, rng.chance(0.5) ? rng.int(1, 2) : rng.int(3, 5)),
+      window(rng, `c${i}`, rng.chance(0.5) ? rng.int(1, 2) : rng.int(3, 5), ends),
     );
     store.set(s.storeId, list);
   }
   const tenant =
-    stores.every((s) => s.cap >= 2) && rng.chance(0.3) ? [window(rng, 't0', rng.pick([1, 2, 3, 4]))] : [];
+    stores.every((s) => s.cap >= 2) && rng.chance(0.3)
+      ? [window(rng, 't0', rng.pick([1, 2, 3, 4]), ends)]
+      : [];
   return { store, tenant };
 };
 

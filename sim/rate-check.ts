@@ -79,7 +79,8 @@ export class RateCheck {
         return hold.actorId === actorId && hold.toldAt < this.world.now;
       case 'reservation':
         // Only a lease pacing on the shared schedule reads the hold. A single-consumer lease paces on its
-        // slot's carried pace and is told by the 429 itself ('store'); a zombie's late holdTat — its
+        // slot's carried pace (and the schedule as it found it at its acquire) and is told by the 429 itself
+        // ('store'); a zombie's late holdTat — its
         // Retry-After recomputed on waking, long after the marketplace's ended — binds none of them (seed
         // 18336, once holdTat was written for single-consumer stores too).
         return lease.reservedAt !== undefined && hold.toldAt <= lease.reservedAt;

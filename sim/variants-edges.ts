@@ -103,3 +103,25 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
     }),
   },
 ];
+
+/**
+ * Not yet rejected by any seed searched (it needs a zombie's fan-out — about 1 seed in 3,000 — to land while the
+ * cap is lowered to 1 and a lone lease runs, and the cap to be raised before that lease ends): kept for
+ * `npm run sim -- --variant fanout-unfenced` searches, outside the catalogue `npm test` asserts. The fence
+ * itself is shown on both adapters (`dispatch-state-contract`) and in `signal-store.test.ts`.
+ */
+export const FANOUT_UNFENCED: Variant = {
+  name: 'fanout-unfenced',
+  breaks: 9,
+  description:
+    "a fan-out issues its slot whether or not its issuer still holds its lease (as before issue #10's review): a zombie's fan-out, after the cap was lowered to 1 and raised again, puts a slot beside a lease that paces alone on its own clock, and the two call at up to twice the store's rate",
+  dispatch: (inner, kind) =>
+    kind !== 'worker'
+      ? inner
+      : override(
+          inner,
+          'issueSlot',
+          (storeId: string, slotId: string, dueAt: number, limit: number, now: number) =>
+            inner.issueSlot(storeId, slotId, dueAt, limit, now),
+        ),
+};

@@ -15,7 +15,7 @@ import { ADAPTIVE_VARIANTS } from './variants-adaptive.js';
 import { RATE_BLOCK_VARIANTS } from './variants-rate-block.js';
 import { CAMPAIGN_VARIANTS } from './variants-campaigns.js';
 import { SETTLE_VARIANTS } from './variants-settle.js';
-import { EDGE_VARIANTS } from './variants-edges.js';
+import { EDGE_VARIANTS, FANOUT_UNFENCED } from './variants-edges.js';
 import { BATCH_VARIANTS } from './variants-batch.js';
 
 /**
@@ -402,4 +402,6 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
 ];
 
 export const variantByName = (name: string): Variant | undefined =>
-  [...VARIANTS, ...RARE_VARIANTS.map((rare) => rare.variant), AS_BUILT].find((v) => v.name === name);
+  [...VARIANTS, ...RARE_VARIANTS.map((rare) => rare.variant), FANOUT_UNFENCED, AS_BUILT].find(
+    (v) => v.name === name,
+  );

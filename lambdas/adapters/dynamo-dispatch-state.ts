@@ -11,6 +11,7 @@ import { activeShardOf, Tables } from '../core/names.js';
 import type {
   Conditional,
   DispatchState,
+  LeaseRef,
   RequeueOptions,
   RetentionMarks,
   TatReservation,
@@ -138,13 +139,23 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     dueAt: number,
     limit: number,
     now: number,
+    by?: LeaseRef,
   ): Promise<Conditional> {
     const slot: Slot = { s: 'q', at: dueAt };
     return this.update(storeId, {
       update: `SET slots.#id = :slot, ${ACTIVATE}`,
-      condition: 'attribute_exists(slots) AND size(slots) < :limit',
-      names: { '#id': slotId },
-      values: { ':slot': slot, ':limit': limit, ':shard': activeShardOf(storeId), ':now': now },
+      // A fan-out's slot only while its issuer holds its lease: slots beyond the first come from live leases.
+      condition:
+        'attribute_exists(slots) AND size(slots) < :limit' +
+        (by ? ' AND slots.#by.#s = :l AND slots.#by.#f = :fence' : ''),
+      names: { '#id': slotId, ...(by ? { '#by': by.slotId } : {}) },
+      values: {
+        ':slot': slot,
+        ':limit': limit,
+        ':shard': activeShardOf(storeId),
+        ':now': now,
+        ...(by ? { ':l': 'l', ':fence': by.fence } : {}),
+      },
     });
   }
 
@@ -176,9 +187,11 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
       n: opts.nextCallAt,
       ...(opts.errorStreak ? { e: opts.errorStreak } : {}),
     };
-    const head = opts.headSentAt === undefined ? '' : ', headSentAt = :head';
+    const sets =
+      (opts.headSentAt === undefined ? '' : ', headSentAt = :head') +
+      (opts.tat === undefined ? '' : ', tat = :tat');
     return this.update(storeId, {
-      update: `SET slots.#id = :slot${head} ADD nRepublished :one${opts.throttled ? ', nThrottled :one' : ''}`,
+      update: `SET slots.#id = :slot${sets} ADD nRepublished :one${opts.throttled ? ', nThrottled :one' : ''}`,
       condition: `${isMyLease} AND size(slots) <= :max`,
       names: { '#id': slotId },
       values: {
@@ -188,6 +201,7 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
         ':max': opts.max,
         ':one': 1,
         ...(opts.headSentAt === undefined ? {} : { ':head': opts.headSentAt }),
+        ...(opts.tat === undefined ? {} : { ':tat': opts.tat }),
       },
     });
   }

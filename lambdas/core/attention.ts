@@ -103,7 +103,9 @@ const acquireLease = async (
           seenSeq: result.item.enqSeq,
           startedAt: now,
           expiresAt,
-          nextCallAt: Math.max(now, slot.n ?? result.item.tat ?? now),
+          // A lone consumer's pace: its slot's carried one, and never before the shared schedule (instants other
+          // consumers reserved before a cap was lowered to 1, or a hold).
+          nextCallAt: Math.max(now, slot.n ?? now, result.item.tat ?? now),
           slotsAtStart: Object.keys(result.item.slots).length,
           ...(slot.e === undefined ? {} : { errorStreak: slot.e }),
           ...(result.item.activeSince === undefined ? {} : { activeSince: result.item.activeSince }),
@@ -148,6 +150,8 @@ const finishSlice = async (
   policyAt: PolicyAt,
   lease: Lease,
   slice: SliceResult,
+  /** The slice paced alone (a cap of 1 when its lease was taken). */
+  single: boolean,
 ): Promise<boolean> => {
   countSliceEnd(deps, slice);
   if (slice.resumeAt === undefined) return false; // empty (idle or shared) or lease lost
@@ -185,6 +189,9 @@ const finishSlice = async (
     ...(errorStreak === undefined ? {} : { errorStreak }),
     max: policy.maxConcurrentConsumers,
     nextCallAt: slice.nextCallAt,
+    // Paced alone, the pace goes on the store's schedule too: a cap raised since makes this slot's next lease
+    // (and the slots it fans out) pace there, after this lease's last call.
+    ...(single ? { tat: slice.nextCallAt } : {}),
     throttled: slice.end === 'throttled',
     ...(slice.headSentAt === undefined ? {} : { headSentAt: slice.headSentAt }),
   });
@@ -223,7 +230,14 @@ const runLeased = async (
   // runSlice turns any error of its loop into an `error` result itself (keeping a Retry-After it was told and
   // how long its messages may stay hidden), so nothing is caught here.
   const slice = await runSlice(deps, store, policy, lease);
-  const republished = await finishSlice(deps, store, policyAt, lease, slice);
+  const republished = await finishSlice(
+    deps,
+    store,
+    policyAt,
+    lease,
+    slice,
+    policy.maxConcurrentConsumers === 1,
+  );
   deps.telemetry.info('slice ended', {
     // A slice is one lease of one slot: slot id and fencing token name it uniquely.
     sliceId: `${lease.slotId}:${lease.fence}`,

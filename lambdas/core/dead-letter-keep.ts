@@ -1,7 +1,7 @@
 import type { DeadLetterLedger } from './dead-letter-audit.js';
 import { MetricNames } from './names.js';
 import type { Clock, DeadLetterQueues, QueueAdmin, Telemetry } from './ports.js';
-import type { RetentionSettings } from './retention.js';
+import { countRefreshed, type RetentionSettings } from './retention.js';
 import type { StoreRecord } from './store-model.js';
 
 /**
@@ -78,10 +78,7 @@ export const keepDeadLetters = async (
       break;
     }
     if (batch.sentAt.length < batch.received) allCopied = false;
-    const old = batch.sentAt.filter((sentAt) => startedAt - sentAt >= refreshAgeMs).length;
-    if (old > 0) deps.telemetry.count(MetricNames.deadLettersRefreshed, old, { age: 'old' });
-    if (batch.sentAt.length > old)
-      deps.telemetry.count(MetricNames.deadLettersRefreshed, batch.sentAt.length - old, { age: 'recent' });
+    countRefreshed(deps.telemetry, MetricNames.deadLettersRefreshed, batch.sentAt, startedAt - refreshAgeMs);
     refreshed += batch.sentAt.length;
   }
   const complete = drained && allCopied;

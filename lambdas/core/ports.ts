@@ -25,6 +25,11 @@ export interface RequeueOptions {
   dueAt: number;
   max: number;
   nextCallAt: number;
+  /**
+   * A single-consumer lease's carried pace, written to the store's schedule too (`tat`, as markIdle and release
+   * do): a cap raised meanwhile makes the slot's next lease a shared-schedule one, which must start after it.
+   */
+  tat?: number;
   headSentAt?: number;
   throttled?: boolean;
   /** Slices of this slot in a row that ended on an error, this one included (kept on the slot as `e`). */
@@ -42,6 +47,12 @@ export interface TatReservation {
    * less those given back), after this reservation: the adaptive rate's sent-rate count.
    */
   calls?: number;
+}
+
+/** A lease as its fencing names it: the slot it holds and the token it took. */
+export interface LeaseRef {
+  slotId: string;
+  fence: number;
 }
 
 /** Per-store dispatch state (Dispatch table). Every mutation is one conditional write on one item. */
@@ -62,8 +73,18 @@ export interface DispatchState {
    * while the ingest was in flight (simulation seed 8170). Returns the item after.
    */
   endEnqueue(storeId: string): Promise<DispatchItem>;
-  /** Add a queued slot if the store holds fewer than `limit` slots; marks the store active. */
-  issueSlot(storeId: string, slotId: string, dueAt: number, limit: number, now: number): Promise<Conditional>;
+  /**
+   * Add a queued slot if the store holds fewer than `limit` slots; marks the store active. `by`: the lease of
+   * a fan-out, which issues the slot only while it still holds that lease (a zombie's fan-out is refused).
+   */
+  issueSlot(
+    storeId: string,
+    slotId: string,
+    dueAt: number,
+    limit: number,
+    now: number,
+    by?: LeaseRef,
+  ): Promise<Conditional>;
   /** Turn queued slot `slotId` into a lease (next fencing token) if it is due and the store is within `max`. */
   acquire(
     storeId: string,

@@ -61,6 +61,11 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
         return false;
       }
       await sleepUntil(clock, start);
+      // A wake-up past the deadline (an event-loop stall) must not call: the lease may have expired meanwhile.
+      if (clock.now() >= deadline) {
+        blockedUntil = clock.now();
+        return false;
+      }
       last = Math.max(start, clock.now());
       return true;
     },

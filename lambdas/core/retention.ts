@@ -1,5 +1,5 @@
 import type { DispatchItem } from './dispatch-model.js';
-import { MetricNames } from './names.js';
+import { MetricNames, type MetricName } from './names.js';
 import type { Clock, DispatchState, RetentionMarks, TaskQueues, Telemetry } from './ports.js';
 import type { StoreRecord } from './store-model.js';
 import { workQueuesOf } from './store-queues.js';
@@ -60,6 +60,21 @@ export interface PassResult {
 }
 
 /**
+ * Counts refreshed copies by the age of their originals (the dead-letter keep's too): `old` — sent at or before
+ * `oldBy`, a refresh age before the pass began — is what the pass is for; `recent` is what it took along.
+ */
+export const countRefreshed = (
+  telemetry: Telemetry,
+  metric: MetricName,
+  sentAt: readonly number[],
+  oldBy: number,
+): void => {
+  const old = sentAt.filter((at) => at <= oldBy).length;
+  if (old > 0) telemetry.count(metric, old, { age: 'old' });
+  if (sentAt.length > old) telemetry.count(metric, sentAt.length - old, { age: 'recent' });
+};
+
+/**
  * One store's pass, as far as `budget.batches` allows (shared by the run's stores). Completed, it raises the
  * bound to its start less half the refresh age: a message a lease or a retry held while the pass ran (so it
  * did not see it) is found by the next pass, half a refresh age later (docs/ARCHITECTURE.md, "Retention").
@@ -113,10 +128,12 @@ export const retentionPass = async (
             copyDelaySeconds,
           ),
       );
-      const old = batch.filter((m) => startedAt - m.sentAt >= refreshAgeMs).length;
-      if (old > 0) deps.telemetry.count(MetricNames.tasksRefreshed, old, { age: 'old' });
-      if (batch.length > old)
-        deps.telemetry.count(MetricNames.tasksRefreshed, batch.length - old, { age: 'recent' });
+      countRefreshed(
+        deps.telemetry,
+        MetricNames.tasksRefreshed,
+        batch.map((m) => m.sentAt),
+        startedAt - refreshAgeMs,
+      );
       refreshed += batch.length;
     }
     if (!drained) complete = false;

@@ -1,7 +1,7 @@
 import type { AttentionReason } from './messages.js';
 import type { StorePriority } from './plans.js';
 import { MetricNames } from './names.js';
-import type { AttentionPublisher, Clock, DispatchState, IdGenerator, Telemetry } from './ports.js';
+import type { AttentionPublisher, Clock, DispatchState, IdGenerator, LeaseRef, Telemetry } from './ports.js';
 import { clampDelaySeconds } from './timing.js';
 
 /**
@@ -60,12 +60,14 @@ export const signalStore = async (
     priority: StorePriority;
     delayMs?: number;
     correlationId?: string;
+    /** A fan-out: the lease issuing the slot, which must still hold it. */
+    by?: LeaseRef;
   },
 ): Promise<boolean> => {
   const now = deps.clock.now();
   const slotId = deps.ids.next();
   const dueAt = now + (opts.delayMs ?? 0);
-  const issued = await deps.dispatch.issueSlot(storeId, slotId, dueAt, opts.limit, now);
+  const issued = await deps.dispatch.issueSlot(storeId, slotId, dueAt, opts.limit, now, opts.by);
   if (!issued.ok) {
     deps.telemetry.count(MetricNames.attentionsCoalesced, 1, { reason: opts.reason });
     return false;

@@ -521,6 +521,8 @@ export const runSlice = async (
           limit: Math.min(policy.maxConcurrentConsumers, useful),
           reason: 'fanout',
           priority: policy.priority,
+          // Fenced: a zombie's fan-out (its lease reclaimed) could put a slot beside a lease that paces alone.
+          by: { slotId: lease.slotId, fence: lease.fence },
         }).catch((error: unknown) => deps.telemetry.warn('fan-out failed', { error: String(error) }));
       }
     }

@@ -438,4 +438,48 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       idle: true,
     },
   ],
+  [
+    'a fan-out issues its slot only while its issuer holds its lease',
+    async (d, id) => {
+      await d.ensure(id);
+      await d.issueSlot(id, 'a', T, 1, T);
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 3 });
+      const live = okOf(await d.issueSlot(id, 'b', T, 3, T, { slotId: 'a', fence: 1 }));
+      const otherFence = okOf(await d.issueSlot(id, 'c', T, 3, T, { slotId: 'a', fence: 2 }));
+      const queuedIssuer = okOf(await d.issueSlot(id, 'c', T, 3, T, { slotId: 'b', fence: 1 }));
+      const noIssuer = okOf(await d.issueSlot(id, 'c', T, 3, T, { slotId: 'gone', fence: 1 }));
+      await d.reclaim(id, 'a', 1, T + 31_000);
+      const reclaimed = okOf(await d.issueSlot(id, 'c', T, 3, T, { slotId: 'a', fence: 1 }));
+      return {
+        live,
+        otherFence,
+        queuedIssuer,
+        noIssuer,
+        reclaimed,
+        slots: Object.keys(slotsOf(await d.read(id))),
+      };
+    },
+    {
+      live: true,
+      otherFence: false,
+      queuedIssuer: false,
+      noIssuer: false,
+      reclaimed: false,
+      slots: ['a', 'b'],
+    },
+  ],
+  [
+    "a lone consumer's requeue carries its pace to the store's schedule",
+    async (d, id) => {
+      await d.ensure(id);
+      await d.issueSlot(id, 'a', T, 1, T);
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
+      await d.requeue(id, 'a', 1, { dueAt: T + 10, max: 3, nextCallAt: T + 700, tat: T + 700 });
+      const carried = await d.read(id);
+      await d.acquire(id, 'a', { now: T + 10, expiresAt: T + 30_000, max: 3 });
+      await d.requeue(id, 'a', 2, { dueAt: T + 20, max: 3, nextCallAt: T + 900 });
+      return { carried: carried?.tat, slot: slotsOf(carried)['a'], untouched: (await d.read(id))?.tat };
+    },
+    { carried: T + 700, slot: { s: 'q', at: T + 10, n: T + 700 }, untouched: T + 700 },
+  ],
 ];

@@ -4,6 +4,7 @@ import type { RateState } from '../../lambdas/core/adaptive-rate.js';
 import type {
   Conditional,
   DispatchState,
+  LeaseRef,
   RequeueOptions,
   RetentionMarks,
   TatReservation,
@@ -108,10 +109,14 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
     dueAt: number,
     limit: number,
     now: number,
+    by?: LeaseRef,
   ): Promise<Conditional> {
     return this.write(
       storeId,
-      (item) => item !== undefined && MemoryDispatchState.slotCount(item) < limit,
+      (item) =>
+        item !== undefined &&
+        MemoryDispatchState.slotCount(item) < limit &&
+        (by === undefined || MemoryDispatchState.lease(item, by.slotId, by.fence)),
       (item) => {
         item.slots[slotId] = { s: 'q', at: dueAt };
         this.activate(item, now);
@@ -159,6 +164,7 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
           ...(opts.errorStreak ? { e: opts.errorStreak } : {}),
         };
         if (opts.headSentAt !== undefined) item.headSentAt = opts.headSentAt;
+        if (opts.tat !== undefined) item.tat = opts.tat;
         MemoryDispatchState.add(item, 'nRepublished');
         if (opts.throttled) MemoryDispatchState.add(item, 'nThrottled');
       },

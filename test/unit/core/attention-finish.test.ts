@@ -27,6 +27,25 @@ describe('the end of a slice', () => {
     expect(item?.nRepublished).toBe(1);
   });
 
+  it("writes a lone consumer's pace to the store's schedule as it hands its slot back", async () => {
+    const requeue = vi.spyOn(w.dispatch, 'requeue');
+    await handleAttention(w.deps, attention);
+    const item = await w.dispatch.read('s1');
+    const slot = item?.slots['a'];
+    // A cap raised meanwhile makes the next lease pace on the shared schedule: it must start after this one.
+    expect(slot?.s === 'q' && slot.n).toBeGreaterThan(T0);
+    expect(item?.tat).toBe(slot?.n);
+    expect(requeue.mock.calls[0]?.[3].tat).toBe(slot?.n);
+  });
+
+  it('leaves the schedule to the shared pacer when the slice had several consumers', async () => {
+    w.store = proStore({ maxConcurrentConsumers: 3, maxMessagesPerSlice: 2, ratePerSecond: 1000 });
+    const requeue = vi.spyOn(w.dispatch, 'requeue');
+    await handleAttention(w.deps, attention);
+    expect(requeue).toHaveBeenCalledTimes(1);
+    expect(requeue.mock.calls[0]?.[3]).not.toHaveProperty('tat');
+  });
+
   it('counts a throttled slice on the store', async () => {
     w.deps.marketplace.deliver = vi.fn(async () => ({
       kind: 'throttled' as const,

@@ -365,7 +365,13 @@ describe('handleAttention', () => {
           tat: T0 + 100,
           firstCallAt: T0 + 100,
         },
-        { case: 'now when the carried pace is past', slot: { n: T0 - 500 }, tat: T0 + 100, firstCallAt: T0 },
+        {
+          case: 'the store schedule when it lies after the carried pace',
+          slot: { n: T0 + 50 },
+          tat: T0 + 100,
+          firstCallAt: T0 + 100,
+        },
+        { case: 'now when both are past', slot: { n: T0 - 500 }, tat: T0 - 100, firstCallAt: T0 },
       ])('starts at $case', async ({ slot, tat, firstCallAt }) => {
         w.store = storeOf('active', { maxConcurrentConsumers: 1, ratePerSecond: 5 });
         w.dispatch.items.set('s1', {

@@ -106,6 +106,22 @@ describe('localPacer', () => {
       }
     },
   );
+
+  it.each([
+    { overshoot: 59, allowed: true },
+    { overshoot: 60, allowed: false },
+  ])(
+    'refuses a call whose wake-up landed at or past the deadline ($overshoot ms late from 940 ms)',
+    async ({ overshoot, allowed }) => {
+      // An event-loop stall during the sleep: the lease may have expired, so the call must not start.
+      const { clock } = steppedClock(() => overshoot);
+      const pacer = localPacer(100, T0 + 940, clock);
+
+      expect(await pacer.acquire(T0 + 1000)).toBe(allowed);
+      expect(pacer.carry).toBe(allowed ? T0 + 940 + overshoot + 100 : T0 + 940);
+      if (!allowed) expect(pacer.blockedUntil).toBe(T0 + 940 + overshoot);
+    },
+  );
 });
 
 describe('sharedPacer', () => {

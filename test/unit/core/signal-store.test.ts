@@ -32,7 +32,7 @@ describe('signalStore', () => {
     expect(
       await signalStore(deps, 's1', { limit: 2, reason: 'ingest', priority: 'low', delayMs: 1_500 }),
     ).toBe(true);
-    expect(issue).toHaveBeenCalledWith('s1', 'slot-1', T0 + 1_500, 2, T0);
+    expect(issue).toHaveBeenCalledWith('s1', 'slot-1', T0 + 1_500, 2, T0, undefined);
     expect(published).toEqual([
       {
         message: {
@@ -57,6 +57,25 @@ describe('signalStore', () => {
     expect(published).toEqual([]);
     expect(telemetry.total(MetricNames.attentionsCoalesced, { reason: 'ingest' })).toBe(1);
     expect(telemetry.total(MetricNames.attentionsPublished, { reason: 'ingest' })).toBe(0);
+  });
+
+  it("publishes nothing for a fan-out whose issuer no longer holds its lease (a zombie's)", async () => {
+    await dispatch.issueSlot('s1', 'a', T0, 1, T0);
+    const lease = await dispatch.acquire('s1', 'a', { now: T0, expiresAt: T0 + 30_000, max: 3 });
+    const fence = lease.ok ? (lease.item.fence ?? 0) : -1;
+    const by = { slotId: 'a', fence };
+    // The reconciler reclaims the expired lease, and another worker takes it again: the old fence is gone.
+    await dispatch.reclaim('s1', 'a', fence, T0 + 31_000);
+    expect(await signalStore(deps, 's1', { limit: 3, reason: 'fanout', priority: 'normal', by })).toBe(false);
+    expect(published).toEqual([]);
+    expect(telemetry.total(MetricNames.attentionsCoalesced, { reason: 'fanout' })).toBe(1);
+    // While it holds its lease, the same fan-out goes out.
+    await dispatch.acquire('s1', 'a', { now: T0 + 31_000, expiresAt: T0 + 61_000, max: 3 });
+    const live = { slotId: 'a', fence: fence + 1 };
+    expect(await signalStore(deps, 's1', { limit: 3, reason: 'fanout', priority: 'normal', by: live })).toBe(
+      true,
+    );
+    expect(published.map((p) => p.message.reason)).toEqual(['fanout']);
   });
 
   it('carries a correlation id only when there is one', async () => {

@@ -347,7 +347,12 @@ describe('runSlice', () => {
       lease(),
     );
     expect(world.dispatch.issueSlot).toHaveBeenCalledTimes(1);
-    expect(world.dispatch.issueSlot).toHaveBeenCalledWith('s1', 'new-slot', T0 + 100, 3, T0 + 100);
+    // Fenced by the lease: a zombie's fan-out is refused (it could put a slot beside a lease pacing alone).
+    const { slotId, fence } = lease();
+    expect(world.dispatch.issueSlot).toHaveBeenCalledWith('s1', 'new-slot', T0 + 100, 3, T0 + 100, {
+      slotId,
+      fence,
+    });
   });
 
   it('opens no more slots than the store rate can keep busy (rate × call time + 1)', async () => {
