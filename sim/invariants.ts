@@ -537,6 +537,18 @@ export class Invariants implements Checks {
     );
   }
 
+  /** ---- 8. idle costs nothing: after the run drained, a store still holding a slot or its active mark. */
+  notIdle(boundMs: number): void {
+    const busy = [...this.world.stores()]
+      .map((s) => ({ id: s.spec.storeId, item: this.world.dispatchItem(s.spec.storeId) }))
+      .filter(({ item }) => item && (Object.keys(item.slots).length > 0 || item.activeShard !== undefined))
+      .map(
+        ({ id, item }) =>
+          `${id} (slots ${JSON.stringify(item?.slots)}, active ${item?.activeShard !== undefined})`,
+      );
+    this.fail(8, `not idle ${boundMs / 60_000} min after every task was settled: ${busy.join('; ')}`);
+  }
+
   notDrained(): void {
     const left = [...this.world.tasks()].filter((t) => !this.world.settled(t));
     const queued = [...this.world.stores()].map((s) => `${s.spec.storeId}:${heldMessages(s)}`);

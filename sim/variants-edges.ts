@@ -102,6 +102,19 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
       },
     }),
   },
+  {
+    name: 'never-idle',
+    breaks: 8,
+    description:
+      'a worker never marks its store idle (markIdle always refused, as if a condition could never hold): an empty store keeps its slot and its active mark, and its slot is leased, reclaimed and announced again forever',
+    dispatch: (inner, kind) =>
+      kind !== 'worker'
+        ? inner
+        : override(inner, 'markIdle', async (storeId: string) => ({
+            ok: false as const,
+            current: await inner.read(storeId),
+          })),
+  },
 ];
 
 /**

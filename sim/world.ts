@@ -27,6 +27,12 @@ export type { Scenario } from './scenario.js';
 export type { SimStats } from './world-view.js';
 
 const HORIZON_AFTER_FAULTS_MS = 60 * 60_000;
+/**
+ * Invariant 8 (idle costs nothing): once every task is settled, every store is idle — no slot, no active mark —
+ * within the longest wait a store may still owe: an error backoff (15 min at most) or a wake guard (a hiding
+ * call's, ≤ 15 min of SQS delay), then a reconciler period, the attention grace and a lease.
+ */
+const IDLE_BOUND_MS = 20 * 60_000;
 
 export interface SimResult {
   seed: number;
@@ -205,14 +211,33 @@ export class World implements WorldView {
     return true;
   }
 
+  /** Every store idle: no slot (so no lease, no attention that can act) and no active mark. */
+  private idle(): boolean {
+    for (const storeId of this.sqs.stores.keys()) {
+      const item = this.db.item(storeId);
+      if (item && (Object.keys(item.slots).length > 0 || item.activeShard !== undefined)) return false;
+    }
+    return true;
+  }
+
   async run(): Promise<SimResult> {
     const { ctx } = this;
     const { sched } = ctx;
     const horizon = T0 + this.scenario.faultsEndMs + HORIZON_AFTER_FAULTS_MS;
     this.fireEnvironment();
+    /** When every task was settled: from then on, every store must go idle within IDLE_BOUND_MS (invariant 8). */
+    let drainedAt: number | undefined;
+    // A broken variant is meant to fail before the run drains; only the protocol as built, and variants of
+    // invariant 8 itself, pay for the wait after it (up to 20 simulated minutes of wake guards and backoffs).
+    const checkIdle = this.variant === undefined || this.variant.breaks === 0 || this.variant.breaks === 8;
     while (!this.invariants.violation) {
-      if (this.drained()) break;
-      if (ctx.now > horizon) {
+      if (drainedAt === undefined && this.drained()) drainedAt = ctx.now;
+      if (drainedAt !== undefined && (!checkIdle || this.idle())) break;
+      if (drainedAt !== undefined && ctx.now > drainedAt + IDLE_BOUND_MS) {
+        this.invariants.notIdle(IDLE_BOUND_MS);
+        break;
+      }
+      if (drainedAt === undefined && ctx.now > horizon) {
         this.invariants.notDrained();
         break;
       }

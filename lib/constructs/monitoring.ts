@@ -69,6 +69,11 @@ export interface AlarmThresholds {
   readonly wafBlockedRequestsPer5Minutes: number;
   /** Dead letters the reconciler's audit found in store DLQs that the worker did not write, per 5 minutes. */
   readonly deadLettersUnaccountedPer5Minutes: number;
+  /**
+   * Marketplace 429s per 5 minutes, all stores, that three periods in a row mean a marketplace keeps throttling
+   * (the adaptive rate's probing alone meets a few: about 2 % of a throttled store's calls).
+   */
+  readonly marketplaceThrottledPer5Minutes: number;
 }
 
 /**
@@ -88,6 +93,7 @@ export const DEFAULT_ALARM_THRESHOLDS: AlarmThresholds = {
   tableSystemErrorsPer5Minutes: 1,
   wafBlockedRequestsPer5Minutes: 1,
   deadLettersUnaccountedPer5Minutes: 1,
+  marketplaceThrottledPer5Minutes: 30,
 };
 
 export type MonitoringFunctions = Readonly<Record<FunctionName, IFunction>>;
@@ -210,6 +216,7 @@ export class Monitoring extends Construct {
     readonly deadLettersUnaccounted: Alarm;
     readonly reconcilerRepairs: Alarm;
     readonly storesBackingOff: Alarm;
+    readonly marketplaceThrottling: Alarm;
     readonly workerErrors: Alarm;
     readonly workerThrottles: Alarm;
     readonly apiServerErrors: Alarm;
@@ -616,6 +623,16 @@ export class Monitoring extends Construct {
           ),
           threshold: 1,
           evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        },
+      ),
+      marketplaceThrottling: alarm(
+        'MarketplaceThrottling',
+        'A marketplace keeps answering 429 (15 min in a row): the Stores dashboard’s rate-limited column names the stores; each store view shows its effective rate and why.',
+        {
+          metric: metric(MetricNames.marketplaceThrottled, 'worker').with({ period: FIVE_MINUTES }),
+          threshold: thresholds.marketplaceThrottledPer5Minutes,
+          evaluationPeriods: 3,
           comparisonOperator: atLeast,
         },
       ),

@@ -258,7 +258,7 @@ describe('monitoring: alarms', () => {
   // included; dead letters SQS moved by itself), errors and throttles of the 4 other functions, throttles and
   // system errors of the 4 tables.
   it('has 33 alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 17 + 4 * 2 + 4 * 2);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 18 + 4 * 2 + 4 * 2);
   });
 
   it('every alarm notifies the topic when it fires', () => {
@@ -438,6 +438,29 @@ describe('monitoring: alarms', () => {
     });
     it('fires on the first repeated streak', () => {
       expect(firing(props)).toEqual(['GreaterThanOrEqualToThreshold', 1, 1]);
+    });
+  });
+
+  describe('a marketplace that keeps throttling', () => {
+    const props = alarmProps(alarms.marketplaceThrottling);
+    it("sums the worker's MarketplaceThrottled per 5 minutes", () => {
+      const [series] = props['Metrics'] as {
+        MetricStat: { Metric: { MetricName: string; Namespace: string }; Stat: string; Period: number };
+      }[];
+      const stat = series?.MetricStat;
+      expect([stat?.Metric.MetricName, stat?.Metric.Namespace, stat?.Stat, stat?.Period]).toEqual([
+        'MarketplaceThrottled',
+        'AttentionQueue',
+        'Sum',
+        300,
+      ]);
+    });
+    it(`fires at ${DEFAULT_ALARM_THRESHOLDS.marketplaceThrottledPer5Minutes} or more, three periods in a row`, () => {
+      expect(firing(props)).toEqual([
+        'GreaterThanOrEqualToThreshold',
+        DEFAULT_ALARM_THRESHOLDS.marketplaceThrottledPer5Minutes,
+        3,
+      ]);
     });
   });
 
