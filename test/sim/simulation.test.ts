@@ -99,6 +99,11 @@ describe('the wake-up races the simulation found (fixed in lambdas/core)', () =>
     expect((await runSeed(361626, asBuilt)).ok).toBe(true);
   });
 
+  // Surplus attentions of one slot circulated (9 in flight) until attentions said which due time they announce.
+  it('keeps seed 156704, where surplus attentions of one slot circulated, clean', async () => {
+    expect((await runSeed(156704, asBuilt)).ok).toBe(true);
+  });
+
   // A stalled long poll (one of two side by side) answered "empty" 17 s after it looked; the store's guard
   // had expired meanwhile, and markIdle compared it with now: a message visible since was left in an idle
   // store (seeds 52622, 57657, 58360). tryIdle now compares the guards with the time the polls began.
