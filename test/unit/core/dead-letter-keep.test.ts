@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { auditDeadLetters, oldestAfterAudit } from '../../../lambdas/core/dead-letter-audit.js';
 import {
   keepDeadLetters,
@@ -178,6 +178,30 @@ describe('keepDeadLetters', () => {
       budget: 0,
       left: 5,
       tally: undefined,
+    });
+  });
+
+  it('asks SQS nothing, not even about a redrive, once the run’s budget is spent', async () => {
+    const dlq = dlqOf([T0 - 8 * DAY]);
+    const redriveRunning = vi.fn(async () => false);
+    const deps = { ...keepDeps(dlq.port), queues: { redriveRunning } };
+    expect(await keepDeadLetters(deps, store, 0, { batches: 0 })).toEqual({ refreshed: 0, complete: false });
+    expect([redriveRunning.mock.calls.length, dlq.calls.length]).toEqual([0, 0]);
+  });
+
+  it('logs each refresh with its store, tenant, count and whether it completed', async () => {
+    const logs: LogRecord[] = [];
+    const dlq = dlqOf([T0 - 8 * DAY, T0 - 8 * DAY]);
+    const deps = {
+      ...keepDeps(dlq.port),
+      telemetry: new RecordingTelemetry((r) => void logs.push(r), 'info'),
+    };
+    await keepDeadLetters(deps, store, 0, { batches: 10 });
+    expect(logs.find((l) => l.message === 'dead letters refreshed')?.fields).toMatchObject({
+      storeId: 's1',
+      tenantId: store.tenantId,
+      refreshed: 2,
+      complete: true,
     });
   });
 

@@ -3,7 +3,9 @@ import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetr
 import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import type { ReceivedMessage, TaskQueues } from '../../../lambdas/core/ports.js';
 import { reconcile, type ReconcilerDeps } from '../../../lambdas/core/reconcile.js';
+import { MetricNames } from '../../../lambdas/core/names.js';
 import {
+  countRefreshed,
   needsPass,
   PASS_VISIBILITY_SECONDS,
   retentionPass,
@@ -294,5 +296,29 @@ describe('reconcile with the retention pass', () => {
       bound: 0,
       next: 2,
     });
+  });
+});
+
+describe('countRefreshed', () => {
+  const counted = (sentAt: number[]) => {
+    const telemetry = new RecordingTelemetry();
+    countRefreshed(telemetry, MetricNames.tasksRefreshed, sentAt, T0);
+    // Each series as recorded (the name's total aside): one emitted with 0 shows up too.
+    return [...telemetry.counters.entries()].filter(([key]) => key.includes('{'));
+  };
+
+  it('counts a copy sent at the old-by instant as old, one sent a millisecond later as recent', () => {
+    expect(counted([T0, T0 + 1, T0 - 5])).toEqual([
+      ['TasksRefreshed{age=old}', 2],
+      ['TasksRefreshed{age=recent}', 1],
+    ]);
+  });
+
+  it('records no series for an age it did not see', () => {
+    expect([counted([T0 + 1]), counted([T0]), counted([])]).toEqual([
+      [['TasksRefreshed{age=recent}', 1]],
+      [['TasksRefreshed{age=old}', 1]],
+      [],
+    ]);
   });
 });

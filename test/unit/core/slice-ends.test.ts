@@ -64,6 +64,23 @@ describe('a slice’s result', () => {
     });
   });
 
+  it("of a throttle re-send that failed: an error whose guard covers the copies' delay from when it failed", async () => {
+    // A 120 s Retry-After outlasts the receive's hiding (lease + margin): the copies, if SQS took them before the
+    // answer was lost, stay hidden until 120 s after the re-send, and the error end must guard that long.
+    const world = setup({ messages: 1, outcome: throttledOn('e0', 120) });
+    let resentAt = 0;
+    vi.mocked(world.tasks.resend).mockImplementationOnce(async () => {
+      resentAt = world.deps.clock.now();
+      throw new Error('SQS unavailable');
+    });
+    const result = await runSlice(world.deps, store, policy(), lease({ expiresAt: T0 + 35_500 }));
+    expect(resentAt).toBeGreaterThan(0);
+    expect({ end: result.end, hiddenUntil: result.hiddenUntil }).toEqual({
+      end: 'error',
+      hiddenUntil: resentAt + 120_000,
+    });
+  });
+
   it('of a store held for a 429: no hidden-until or Retry-After fields outside an error', async () => {
     const world = setup({ messages: 1, outcome: throttledOn('e0', 30) });
     const result = await runSlice(world.deps, store, policy(), lease());
