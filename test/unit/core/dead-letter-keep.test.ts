@@ -235,7 +235,11 @@ describe('the sweep keeps dead letters', () => {
     const ledger = new MemoryDeadLetterLedger();
     const dlq = dlqOf(opts.letters, { fail: opts.fail ?? false });
     const logs: string[] = [];
-    const telemetry = new RecordingTelemetry((record) => logs.push(record.message), 'info');
+    const records: LogRecord[] = [];
+    const telemetry = new RecordingTelemetry((record) => {
+      logs.push(record.message);
+      records.push(record);
+    }, 'info');
     const dispatch = new MemoryDispatchState();
     const deps: ReconcilerDeps = {
       dispatch,
@@ -262,7 +266,7 @@ describe('the sweep keeps dead letters', () => {
       telemetry,
       settings: { attentionGraceMs: 20_000, sweepStoresPerRun: 10, retention: SETTINGS },
     };
-    return { deps, ledger, dlq, logs };
+    return { deps, ledger, dlq, logs, records };
   };
 
   it('refreshes the DLQ of a paused store whose letters predate the bound, in the audit’s visit', async () => {
@@ -305,7 +309,7 @@ describe('the sweep keeps dead letters', () => {
   });
 
   it('logs a failed refresh and goes on with the next store, keeping the bound the audit set', async () => {
-    const { deps, ledger, logs } = setup({
+    const { deps, ledger, logs, records } = setup({
       depth: 1,
       letters: [T0 - 8 * DAY],
       fail: true,
@@ -317,6 +321,15 @@ describe('the sweep keeps dead letters', () => {
       failures: logs.filter((m) => m === 'reconciler could not refresh a dead-letter queue').length,
       bounds: ['s1', 's2'].map((id) => ledger.tallies.get(id)?.oldestAt),
     }).toEqual({ swept: 2, failures: 2, bounds: [storeRecord().createdAt, storeRecord().createdAt] });
+    // Each failure names its store and the cause, for the operator reading the reconciler's logs.
+    expect(
+      records
+        .filter((r) => r.message === 'reconciler could not refresh a dead-letter queue')
+        .map((r) => [r.fields?.['storeId'], r.fields?.['error']]),
+    ).toEqual([
+      ['s1', 'Error: SendMessageBatch denied'],
+      ['s2', 'Error: SendMessageBatch denied'],
+    ]);
   });
 
   it('does nothing to DLQs without the retention settings (the keep is off)', async () => {
