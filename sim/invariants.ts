@@ -24,7 +24,7 @@ import type {
   TaskTrack,
   WorldView,
 } from './world-view.js';
-import { hasVisibleWork, heldMessages } from './world-view.js';
+import { hasVisibleWork, heldMessages, notIdle } from './world-view.js';
 
 export interface Violation {
   invariant: number;
@@ -541,7 +541,7 @@ export class Invariants implements Checks {
   notIdle(boundMs: number): void {
     const busy = [...this.world.stores()]
       .map((s) => ({ id: s.spec.storeId, item: this.world.dispatchItem(s.spec.storeId) }))
-      .filter(({ item }) => item && (Object.keys(item.slots).length > 0 || item.activeShard !== undefined))
+      .filter(({ item }) => notIdle(item))
       .map(
         ({ id, item }) =>
           `${id} (slots ${JSON.stringify(item?.slots)}, active ${item?.activeShard !== undefined})`,

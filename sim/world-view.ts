@@ -80,6 +80,10 @@ export const heldMessages = (state: StoreState): number =>
   state.queue.messages.size + state.high.messages.size;
 
 /** Whether either of the store's work queues has a visible message. */
+/** A store not idle (invariant 8): it still holds a slot (a lease, or an attention that can act) or its active mark. */
+export const notIdle = (item: DispatchItem | undefined): boolean =>
+  item !== undefined && (Object.keys(item.slots).length > 0 || item.activeShard !== undefined);
+
 export const hasVisibleWork = (state: StoreState, now: number): boolean =>
   state.queue.hasVisible(now) || state.high.hasVisible(now);
 

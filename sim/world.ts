@@ -5,7 +5,7 @@ import { IngestActors } from './actor-ingest.js';
 import { ReconcilerSchedule } from './actor-reconciler.js';
 import { WorkerPool } from './actor-workers.js';
 import { T0 } from './constants.js';
-import { heldMessages } from './world-view.js';
+import { heldMessages, notIdle } from './world-view.js';
 import { SimContext } from './context.js';
 import { Invariants, type Violation } from './invariants.js';
 import { DispatchModel } from './model-dispatch.js';
@@ -214,10 +214,7 @@ export class World implements WorldView {
 
   /** Every store idle: no slot (so no lease, no attention that can act) and no active mark. */
   private idle(): boolean {
-    for (const storeId of this.sqs.stores.keys()) {
-      const item = this.db.item(storeId);
-      if (item && (Object.keys(item.slots).length > 0 || item.activeShard !== undefined)) return false;
-    }
+    for (const storeId of this.sqs.stores.keys()) if (notIdle(this.db.item(storeId))) return false;
     return true;
   }
 

@@ -234,12 +234,8 @@ describe('the sweep keeps dead letters', () => {
     );
     const ledger = new MemoryDeadLetterLedger();
     const dlq = dlqOf(opts.letters, { fail: opts.fail ?? false });
-    const logs: string[] = [];
     const records: LogRecord[] = [];
-    const telemetry = new RecordingTelemetry((record) => {
-      logs.push(record.message);
-      records.push(record);
-    }, 'info');
+    const telemetry = new RecordingTelemetry((record) => void records.push(record), 'info');
     const dispatch = new MemoryDispatchState();
     const deps: ReconcilerDeps = {
       dispatch,
@@ -266,7 +262,16 @@ describe('the sweep keeps dead letters', () => {
       telemetry,
       settings: { attentionGraceMs: 20_000, sweepStoresPerRun: 10, retention: SETTINGS },
     };
-    return { deps, ledger, dlq, logs, records };
+    return { deps, ledger, dlq, records };
+  };
+  /** One reconciler run over the setup: what it refreshed, the DLQ calls it made, and s1's bound after. */
+  const sweep = async ({ deps, ledger, dlq }: ReturnType<typeof setup>) => {
+    const report = await reconcile(deps);
+    return {
+      refreshed: report.deadLettersRefreshed,
+      calls: dlq.calls.length,
+      bound: ledger.tallies.get('s1')?.oldestAt,
+    };
   };
 
   it('refreshes the DLQ of a paused store whose letters predate the bound, in the audit’s visit', async () => {
@@ -280,13 +285,8 @@ describe('the sweep keeps dead letters', () => {
   });
 
   it('leaves the first letters of a store younger than the refresh age alone (its creation bounds them)', async () => {
-    const { deps, ledger, dlq } = setup({ depth: 2, letters: [T0 - DAY, T0 - DAY], createdAt: T0 - 2 * DAY });
-    const report = await reconcile(deps);
-    expect({
-      refreshed: report.deadLettersRefreshed,
-      calls: dlq.calls.length,
-      bound: ledger.tallies.get('s1')?.oldestAt,
-    }).toEqual({
+    const world = setup({ depth: 2, letters: [T0 - DAY, T0 - DAY], createdAt: T0 - 2 * DAY });
+    expect(await sweep(world)).toEqual({
       refreshed: 0,
       calls: 0,
       bound: T0 - 2 * DAY,
@@ -294,14 +294,9 @@ describe('the sweep keeps dead letters', () => {
   });
 
   it('raises the bound of an empty DLQ and refreshes nothing', async () => {
-    const { deps, ledger, dlq } = setup({ depth: 0, letters: [] });
-    await ledger.markOldest('s1', 0);
-    const report = await reconcile(deps);
-    expect({
-      refreshed: report.deadLettersRefreshed,
-      calls: dlq.calls.length,
-      bound: ledger.tallies.get('s1')?.oldestAt,
-    }).toEqual({
+    const world = setup({ depth: 0, letters: [] });
+    await world.ledger.markOldest('s1', 0);
+    expect(await sweep(world)).toEqual({
       refreshed: 0,
       calls: 0,
       bound: T0,
@@ -309,7 +304,7 @@ describe('the sweep keeps dead letters', () => {
   });
 
   it('logs a failed refresh and goes on with the next store, keeping the bound the audit set', async () => {
-    const { deps, ledger, logs, records } = setup({
+    const { deps, ledger, records } = setup({
       depth: 1,
       letters: [T0 - 8 * DAY],
       fail: true,
@@ -318,7 +313,8 @@ describe('the sweep keeps dead letters', () => {
     const report = await reconcile(deps);
     expect({
       swept: report.swept,
-      failures: logs.filter((m) => m === 'reconciler could not refresh a dead-letter queue').length,
+      failures: records.filter((r) => r.message === 'reconciler could not refresh a dead-letter queue')
+        .length,
       bounds: ['s1', 's2'].map((id) => ledger.tallies.get(id)?.oldestAt),
     }).toEqual({ swept: 2, failures: 2, bounds: [storeRecord().createdAt, storeRecord().createdAt] });
     // Each failure names its store and the cause, for the operator reading the reconciler's logs.
