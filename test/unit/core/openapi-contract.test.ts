@@ -1,30 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { existingStore, PatchStoreBody, PutStoreBody } from '../../../lambdas/core/admin.js';
+import { existingStore } from '../../../lambdas/core/admin.js';
 import {
   CAMPAIGN_CACHE_MS,
   campaignState,
   ENDED_CAMPAIGN_KEEP_MS,
   MAX_CAMPAIGN_DAYS,
   MAX_CAMPAIGNS,
-  PutCampaignBody,
 } from '../../../lambdas/core/campaigns.js';
 import { UnauthorizedError } from '../../../lambdas/core/errors.js';
 import { errorResponse, validate, type HttpRequest } from '../../../lambdas/core/http.js';
 import { submitBatch, submitTask, type IngestDeps } from '../../../lambdas/core/ingest.js';
 import type { JsonSchema } from '../../../lambdas/core/openapi/json-schema.js';
 import type { RequestExample } from '../../../lambdas/core/openapi/route-docs.js';
-import { PurgeBody } from '../../../lambdas/core/operations.js';
 import { PLAN_NAMES, resolvePolicy, type PlanName } from '../../../lambdas/core/plans.js';
 import { DELIVERY_STATUSES, type StoreRegistry } from '../../../lambdas/core/ports.js';
 import { ROUTES, type RouteId } from '../../../lambdas/core/routes.js';
 import { STORE_STATUSES } from '../../../lambdas/core/store-model.js';
-import { BatchBodySchema, MAX_BATCH_TASKS, TaskSchema } from '../../../lambdas/core/task-schemas.js';
-import { RotateBody } from '../../../lambdas/core/tenant-tokens.js';
+import { MAX_BATCH_TASKS } from '../../../lambdas/core/task-schemas.js';
 import { newToken, TOKEN_PREFIX, tokenStatus } from '../../../lambdas/core/tokens.js';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 import { componentValidator, documentValidator } from '../../support/document-schema.js';
+import { HANDLER_BODY } from '../../support/handler-bodies.js';
 import { storeRecord, T0 } from '../support/fixtures.js';
 
 /**
@@ -269,17 +267,6 @@ describe('integrator answer examples are the answers ingest gives', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------
-
-/** What each request body is parsed with by its handler. */
-const HANDLER_BODY: Record<string, { safeParse: (v: unknown) => { success: boolean; error?: unknown } }> = {
-  Task: TaskSchema,
-  BatchRequest: BatchBodySchema,
-  PutStoreRequest: PutStoreBody,
-  PatchStoreRequest: PatchStoreBody,
-  PurgeRequest: PurgeBody,
-  RotateTokenRequest: RotateBody,
-  PutCampaignRequest: PutCampaignBody,
-};
 
 const issuesOf = (schema: unknown, value: unknown): string[] => {
   try {

@@ -1,16 +1,13 @@
-import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { PatchStoreBody, PutStoreBody } from '../../../lambdas/core/admin.js';
-import { PutCampaignBody } from '../../../lambdas/core/campaigns.js';
 import { type ComponentName } from '../../../lambdas/core/openapi/components.js';
 import { buildOpenApiDocument } from '../../../lambdas/core/openapi/document.js';
 import { ERROR_EXAMPLES, PATH_EXAMPLES } from '../../../lambdas/core/openapi/examples.js';
 import { ROUTE_DOCS } from '../../../lambdas/core/openapi/route-docs.js';
-import { PurgeBody } from '../../../lambdas/core/operations.js';
 import { ROUTES, type RouteId } from '../../../lambdas/core/routes.js';
-import { BatchBodySchema, TaskSchema } from '../../../lambdas/core/task-schemas.js';
+import { TaskSchema } from '../../../lambdas/core/task-schemas.js';
 import { RotateBody } from '../../../lambdas/core/tenant-tokens.js';
 import { componentValidator, documentValidator } from '../../support/document-schema.js';
+import { HANDLER_BODY } from '../../support/handler-bodies.js';
 
 /**
  * The document's examples are what a reader copies: each request example must get the status written
@@ -48,17 +45,6 @@ const routes = ROUTES.map((r) => ({
   op: doc.paths[r.resource]?.[r.method.toLowerCase()] as Operation,
 }));
 const refName = (ref: string): string => ref.replace('#/components/schemas/', '');
-
-/** What each request body is parsed with by its handler (the batch: the array, then each task on its own). */
-const HANDLER_BODY: Partial<Record<ComponentName, z.ZodType>> = {
-  Task: TaskSchema,
-  BatchRequest: BatchBodySchema,
-  PutStoreRequest: PutStoreBody,
-  PatchStoreRequest: PatchStoreBody,
-  PurgeRequest: PurgeBody,
-  RotateTokenRequest: RotateBody,
-  PutCampaignRequest: PutCampaignBody,
-};
 
 /** 400 examples refused by the handler beyond its body schema: `confirm` must repeat the path's store id. */
 const REFUSED_AGAINST_THE_PATH = new Set(['purgeStoreQueue.unconfirmed']);
