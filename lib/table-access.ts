@@ -47,9 +47,10 @@ export const TableAccess = {
   reconciler: {
     // The slow sweep pages the store registry.
     stores: { table: ['dynamodb:GetItem', 'dynamodb:Scan'] },
-    // Repairs are conditional updates; the sweep cursor is a put; the active listing queries the index.
+    // Repairs are conditional updates; the sweep cursor is a put; the active listing queries the index; the
+    // index backfill (issue #10's upgrade path) pages the table once.
     dispatch: {
-      table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+      table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:Scan'],
       indexes: ['dynamodb:Query'],
     },
   },

@@ -1,6 +1,7 @@
 import { reconcile, type ReconcilerDeps } from '../lambdas/core/reconcile.js';
 import { ATTENTION_GRACE_MS, RECONCILER_JITTER_MS, RECONCILER_PERIOD_MS, T0 } from './constants.js';
 import type { SimContext } from './context.js';
+import type { UpgradeModel } from './model-upgrade.js';
 import type { SimPorts } from './sim-ports.js';
 
 /** The EventBridge schedule: the real reconcile every period (+ jitter), one run at a time (reserved concurrency 1). */
@@ -13,6 +14,9 @@ export class ReconcilerSchedule {
   constructor(
     private readonly ctx: SimContext,
     private readonly ports: SimPorts,
+    private readonly upgrade: UpgradeModel,
+    /** Whether a run met a hard error (sim/model-errors.ts). */
+    private readonly hitRun: (actorId: number) => boolean,
   ) {
     this.nextTickAt = T0 + ctx.rng.int(0, RECONCILER_PERIOD_MS);
   }
@@ -28,11 +32,17 @@ export class ReconcilerSchedule {
     const { ctx } = this;
     const actor = ctx.sched.newActor('reconciler', 'reconciler', ctx.skew());
     this.running = true;
+    const startedAt = ctx.now;
     const deps: ReconcilerDeps = {
       ...this.ports.common(actor),
       stores: this.ports.stores(actor),
       queues: this.ports.queueAdmin(actor),
-      settings: { attentionGraceMs: ATTENTION_GRACE_MS, sweepStoresPerRun: 35 },
+      settings: {
+        attentionGraceMs: ATTENTION_GRACE_MS,
+        sweepStoresPerRun: 35,
+        // The code before the upgrade (sim/model-upgrade.ts) had no backfill; seeds without one never run it.
+        backfillIndex: this.upgrade.upgraded,
+      },
     };
     actor.onCrash = () => {
       this.running = false;
@@ -47,6 +57,7 @@ export class ReconcilerSchedule {
         if (!actor.crashed) {
           actor.finished = true;
           this.running = false;
+          this.upgrade.runEnded(startedAt, !this.hitRun(actor.id));
         }
         ctx.sched.notify();
       });

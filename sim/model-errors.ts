@@ -31,6 +31,11 @@ export class HardErrors {
   private readonly rng: Rng;
   private readonly hitRuns = new Set<number>();
 
+  /** Whether this reconciler run met a hard error. */
+  hitRun(actorId: number): boolean {
+    return this.hitRuns.has(actorId);
+  }
+
   constructor(
     private readonly ctx: SimContext,
     /** A settle('delivered') failed without landing: the call's success never reached the record. */

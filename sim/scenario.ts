@@ -61,6 +61,11 @@ export interface Scenario {
   faultsEndMs: number;
   /** Campaign windows that raise and lower stores' caps during the run (sim/model-campaigns.ts). */
   campaigns: SimCampaigns;
+  /**
+   * When the deployment is upgraded from the code before f267a90 (virtual ms from start; sim/model-upgrade.ts),
+   * on about one seed in ten; undefined: no upgrade in this run.
+   */
+  upgradeAtMs?: number;
 }
 
 export const TENANT = 'tenant-1';
@@ -148,5 +153,18 @@ export const scenarioFor = (seed: number): Scenario => {
   );
   // Drawn after everything else, so each seed's stores, requests and faults stay as they were.
   const batchSize = rng.chance(0.5) ? 1 : rng.pick([2, 4, 10]);
-  return { seed, workers, batchSize, stores, requests, faults, faultsEndMs: 180_000, campaigns };
+  // On a stream of its own, so every other draw of the seed stays as it was: while stores are busy.
+  const upgrade = new Rng(seed ^ 0x0b4cf11);
+  const upgradeAtMs = upgrade.chance(0.1) ? upgrade.int(2_000, 60_000) : undefined;
+  return {
+    seed,
+    workers,
+    batchSize,
+    stores,
+    requests,
+    faults,
+    faultsEndMs: 180_000,
+    campaigns,
+    ...(upgradeAtMs === undefined ? {} : { upgradeAtMs }),
+  };
 };

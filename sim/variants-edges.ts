@@ -1,4 +1,5 @@
 import { redriveDeadLetters } from '../lambdas/core/admin.js';
+import { reconcile } from '../lambdas/core/reconcile.js';
 import type { StoreRegistry, TaskQueues } from '../lambdas/core/ports.js';
 import type { StoreRecord } from '../lambdas/core/store-model.js';
 import type { OperatorVariant } from './model-operator.js';
@@ -101,6 +102,13 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
         return { ...rest, plan: first.plan, ...(first.overrides ? { overrides: first.overrides } : {}) };
       },
     }),
+  },
+  {
+    name: 'no-index-backfill',
+    breaks: 2,
+    description:
+      'the reconciler has no index backfill (as at f267a90): after an upgrade from older code, a store marked active with `activeShard` alone is in no index, and only its next task or the sweep finds it',
+    reconcile: (deps) => reconcile({ ...deps, settings: { ...deps.settings, backfillIndex: false } }),
   },
   {
     name: 'never-idle',

@@ -79,11 +79,19 @@ export interface StoreState extends Excuses {
 export const heldMessages = (state: StoreState): number =>
   state.queue.messages.size + state.high.messages.size;
 
-/** Whether either of the store's work queues has a visible message. */
 /** A store not idle (invariant 8): it still holds a slot (a lease, or an attention that can act) or its active mark. */
 export const notIdle = (item: DispatchItem | undefined): boolean =>
   item !== undefined && (Object.keys(item.slots).length > 0 || item.activeShard !== undefined);
 
+/** In the sparse `active` index, which the reconciler reads: only with both its keys. */
+export const indexed = (item: DispatchItem | undefined): boolean =>
+  item?.activeShard !== undefined && item.headSentAt !== undefined;
+
+/** Marked active as the code before f267a90 did it: `activeShard` alone, so in no index. */
+export const legacyActive = (item: DispatchItem | undefined): boolean =>
+  item?.activeShard !== undefined && item.headSentAt === undefined;
+
+/** Whether either of the store's work queues has a visible message. */
 export const hasVisibleWork = (state: StoreState, now: number): boolean =>
   state.queue.hasVisible(now) || state.high.hasVisible(now);
 
@@ -130,6 +138,8 @@ export interface SimStats {
   stale: number;
   /** Delivered settles DynamoDB left unprocessed once (sim/model-delivered-settle.ts). */
   unprocessedSettles: number;
+  /** Items an upgrade from before f267a90 left marked active without headSentAt (sim/model-upgrade.ts). */
+  legacyItems: number;
   maxAttentionsPerSlot: number;
   maxStrandedMs: number;
   maxStrandedRatio: number;
@@ -168,6 +178,7 @@ export const emptyStats = (): SimStats => ({
   duplicateTasks: 0,
   stale: 0,
   unprocessedSettles: 0,
+  legacyItems: 0,
   maxAttentionsPerSlot: 0,
   maxStrandedMs: 0,
   maxStrandedRatio: 0,
@@ -181,6 +192,8 @@ export interface WorldView {
   readonly workers: number;
   readonly stats: SimStats;
   readonly reconcilerCrashes: number;
+  /** An upgrade from before f267a90 happened and no clean reconciler run has ended since (sim/model-upgrade.ts). */
+  readonly upgradePending: boolean;
   /** The run's campaign windows (fixed per seed). */
   readonly campaigns: SimCampaigns;
   log(line: string): void;
@@ -233,6 +246,8 @@ export interface Checks {
   /** A worker's acquire succeeded: `lease` is now in `leases()` under `actor`. */
   leaseTaken(actor: Actor, lease: LeaseTrack): void;
   sweepRescue(state: StoreState): void;
+  /** The first clean reconciler run since an upgrade from before f267a90 ended: no store may be out of the index. */
+  upgradeSettled(): void;
   /** Ingest answered 202 for this task: it must be durable (`track`: its copies, undefined if never sent). */
   accepted(storeId: string, eventId: string, track: TaskTrack | undefined): void;
 }

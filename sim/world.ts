@@ -12,6 +12,7 @@ import { DispatchModel } from './model-dispatch.js';
 import { HardErrors } from './model-errors.js';
 import { MarketplaceModel } from './model-marketplace.js';
 import { Operator } from './model-operator.js';
+import { UpgradeModel } from './model-upgrade.js';
 import { registryFor } from './model-registry.js';
 import { SqsModel } from './model-sqs.js';
 import type { Variant } from './protocol-variant.js';
@@ -59,6 +60,7 @@ export class World implements WorldView {
   private readonly reconciler: ReconcilerSchedule;
   private readonly errors: HardErrors;
   private readonly operator: Operator;
+  private readonly upgrade: UpgradeModel;
   private readonly invariants: Invariants;
 
   constructor(
@@ -99,7 +101,8 @@ export class World implements WorldView {
     this.operator = new Operator(ctx, ports, this.sqs.stores);
     this.workersPool = new WorkerPool(ctx, ports, env, this.sqs.attentionQueue, this.db.leases);
     this.ingest = new IngestActors(ctx, ports, this.sqs.stores, this.sqs.tasks, scenario.requests, T0);
-    this.reconciler = new ReconcilerSchedule(ctx, ports);
+    this.upgrade = new UpgradeModel(ctx, this.db.dispatch);
+    this.reconciler = new ReconcilerSchedule(ctx, ports, this.upgrade, (actorId) => errors.hitRun(actorId));
     for (const spec of scenario.stores) {
       this.sqs.addStore(spec);
       this.db.addStore(spec.storeId);
@@ -136,6 +139,9 @@ export class World implements WorldView {
   /** Reconciler runs that crashed or met a hard error: each may delay a repair by one period. */
   get reconcilerCrashes(): number {
     return this.reconciler.crashes + this.errors.reconcilerRunsHit;
+  }
+  get upgradePending(): boolean {
+    return this.upgrade.pending;
   }
   log(line: string): void {
     this.ctx.sched.log(line);
@@ -197,6 +203,7 @@ export class World implements WorldView {
     this.reconciler.fire();
     this.operator.fire();
     this.sqs.moves.fire();
+    this.upgrade.fire();
     if (ctx.faultsOn && ctx.now >= T0 + this.scenario.faultsEndMs) {
       ctx.faultsOn = false;
       ctx.sched.crashesEnabled = false;
@@ -249,6 +256,7 @@ export class World implements WorldView {
           this.reconciler.nextTickAt,
           this.operator.nextAt(),
           this.sqs.moves.nextAt(),
+          this.upgrade.nextAt(),
           this.workersPool.nextVisibleAt(),
           ctx.faultsOn ? T0 + this.scenario.faultsEndMs : undefined,
         ].filter((t): t is number => t !== undefined);

@@ -2,6 +2,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  ScanCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
@@ -449,6 +450,42 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
       storeIds: (out.Items ?? []).map((item) => String(item[KEY])),
       ...(next ? { cursor: next } : {}),
     };
+  }
+
+  async listUnindexed(
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ storeIds: string[]; cursor?: string }> {
+    const start = decodeCursor(cursor);
+    const out = await this.doc.send(
+      new ScanCommand({
+        TableName: this.tableName,
+        // Limit counts the items read, before the filter: a page may hold none and still have a next one.
+        Limit: limit,
+        FilterExpression: 'attribute_exists(#shard) AND attribute_not_exists(#head)',
+        ProjectionExpression: '#key',
+        ExpressionAttributeNames: {
+          '#key': KEY,
+          '#shard': Tables.dispatch.activeIndexPartitionKey,
+          '#head': Tables.dispatch.activeIndexSortKey,
+        },
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    const next = encodeCursor(out.LastEvaluatedKey);
+    return {
+      storeIds: (out.Items ?? []).map((item) => String(item[KEY])),
+      ...(next ? { cursor: next } : {}),
+    };
+  }
+
+  indexActive(storeId: string, now: number): Promise<Conditional> {
+    // Only an item still marked active and still without the key: one marked idle since stays idle.
+    return this.update(storeId, {
+      update: 'SET headSentAt = :now',
+      condition: 'attribute_exists(activeShard) AND attribute_not_exists(headSentAt)',
+      values: { ':now': now },
+    });
   }
 
   async readCursor(id: string): Promise<string | undefined> {

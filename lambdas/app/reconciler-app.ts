@@ -24,6 +24,8 @@ export const composeReconciler = (
     settings: {
       attentionGraceMs: config[EnvNames.attentionGraceSeconds] * 1000,
       sweepStoresPerRun: config[EnvNames.sweepStoresPerRun],
+      // Stores activated before f267a90 into the active index (issue #10); after one full read, one read a run.
+      backfillIndex: true,
       retention: {
         refreshAgeMs: config[EnvNames.refreshAgeSeconds] * 1000,
         copyDelaySeconds: config[EnvNames.refreshCopyDelaySeconds],

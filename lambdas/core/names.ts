@@ -72,6 +72,9 @@ export const activeShardOf = (storeId: string): string => {
 /** The reconciler keeps its sweep cursor in the dispatch table under this reserved id. */
 export const SWEEP_CURSOR_ID = '#sweep-cursor';
 
+/** The index backfill's progress through the dispatch table (a Scan cursor, or 'done'), under this reserved id. */
+export const INDEX_BACKFILL_CURSOR_ID = '#index-backfill-cursor';
+
 /**
  * A store's or a tenant's campaign windows: one item each in the dispatch table, under a reserved id
  * (`#` never occurs in a store id, so no store's dispatch item collides).

@@ -182,6 +182,14 @@ export interface DispatchState {
     cursor: string | undefined,
     limit: number,
   ): Promise<{ storeIds: string[]; cursor?: string }>;
+  /**
+   * Index backfill (issue #10's upgrade path): one page of a full read of the table, `limit` items read, the
+   * ids of those marked active (`activeShard`) without `headSentAt` — items the code before f267a90 activated,
+   * which are in no index since `headSentAt` became the `active` index's sort key.
+   */
+  listUnindexed(cursor: string | undefined, limit: number): Promise<{ storeIds: string[]; cursor?: string }>;
+  /** Index backfill: give an item marked active without `headSentAt` that key (`now`), and so its index entry. */
+  indexActive(storeId: string, now: number): Promise<Conditional>;
   readCursor(id: string): Promise<string | undefined>;
   writeCursor(id: string, cursor: string | undefined): Promise<void>;
 }

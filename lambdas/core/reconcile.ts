@@ -1,5 +1,6 @@
 import { auditStoreDeadLetters, type DeadLetterLedger } from './dead-letter-audit.js';
 import { keepDeadLetters } from './dead-letter-keep.js';
+import { backfillActiveIndex } from './index-backfill.js';
 import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
 import type { DeadLetterQueues, QueueAdmin, RetentionMarks, StoreRegistry, TaskQueues } from './ports.js';
 import { needsPass, retentionPass, type RetentionSettings } from './retention.js';
@@ -22,6 +23,11 @@ export interface ReconcilerDeps extends SignalDeps {
     sweepStoresPerRun: number;
     /** The retention pass (issue #10); absent, no pass runs (tests of other paths). */
     retention?: RetentionSettings;
+    /**
+     * The index backfill of stores activated before f267a90 (index-backfill.ts), until it has read the table
+     * once; off, it never runs (tests of other paths, and the simulation's runs before its upgrade).
+     */
+    backfillIndex?: boolean;
   };
   /** The store work queues and the retention bound, for the retention pass. */
   tasks?: TaskQueues;
@@ -30,7 +36,7 @@ export interface ReconcilerDeps extends SignalDeps {
   deadLetters?: DeadLetterQueues;
 }
 
-export type RepairKind = 'reclaim' | 'resend' | 'repair' | 'sweep';
+export type RepairKind = 'reclaim' | 'resend' | 'repair' | 'sweep' | 'backfill';
 
 export interface ReconcileReport {
   checked: number;
@@ -252,11 +258,18 @@ const reconcileRun = async (deps: ReconcilerDeps, correlationId: string): Promis
   const report: ReconcileReport = {
     checked: 0,
     refreshed: 0,
-    repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
+    repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0, backfill: 0 },
     swept: 0,
     deadLettersUnaccounted: 0,
     deadLettersRefreshed: 0,
   };
+  // Before the index is listed, so a store the backfill puts into it is repaired in this run.
+  if (deps.settings.backfillIndex)
+    report.repairs.backfill = await backfillActiveIndex(deps).catch((error: unknown) => {
+      // Its progress so far is kept; the next run goes on from there.
+      deps.telemetry.error('index backfill failed', { error: String(error) });
+      return 0;
+    });
   const budget = { batches: deps.settings.retention?.batchesPerRun ?? 0 };
   for (let shard = 0; shard < ACTIVE_SHARDS; shard++) {
     let cursor: string | undefined;

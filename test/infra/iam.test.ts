@@ -205,7 +205,7 @@ describe('tables (only the actions the adapters call)', () => {
     },
     reconciler: {
       stores: ['dynamodb:GetItem', 'dynamodb:Scan'],
-      dispatch: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+      dispatch: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:Scan'],
     },
   };
   const TABLE_KEYS: TableKey[] = ['stores', 'dispatch', 'tokens', 'deliveries'];

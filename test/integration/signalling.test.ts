@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MetricNames } from '../../lambdas/core/names.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDispatchState } from '../../lambdas/adapters/dynamo-dispatch-state.js';
+import { activeShardOf, INDEX_BACKFILL_CURSOR_ID, MetricNames } from '../../lambdas/core/names.js';
 import { inventoryTasks, sleep, startTestStack, waitFor, type TestStack } from '../support/harness.js';
 import { drainAttentionQueues, queueDepth } from '../support/queues.js';
 
@@ -77,5 +79,51 @@ describe('signalling', () => {
     expect(t.stack.telemetry.total(MetricNames.reconcilerRepairs, { kind: 'resend' })).toBeGreaterThan(
       resendsBefore,
     );
+  });
+
+  it('finds a store the code before f267a90 marked active (in no index) and drains it in one reconciler run: the index backfill', async () => {
+    await t.createStore('legacy', {
+      tenantId: 'acme',
+      marketplace: 'amazon',
+      plan: 'basic',
+      overrides: fast,
+    });
+    await t.stack.stopWorkers();
+    await t.submitMany('legacy', token, inventoryTasks('legacy', 10));
+    await drainAttentionQueues(t.stack.clients.sqs, t.stack.resources.attentionQueueUrls);
+    // As the older code and an upgrade leave it: marked active with activeShard alone (its index's sort key was
+    // activeSince), its announcement lost, and no backfill run yet (the older reconciler wrote no cursor).
+    const table = t.stack.resources.tables.dispatch;
+    await t.stack.clients.doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { storeId: 'legacy' },
+        UpdateExpression: 'REMOVE headSentAt SET slots = :none',
+        ExpressionAttributeValues: { ':none': {} },
+      }),
+    );
+    const dispatch = new DynamoDispatchState(t.stack.clients.doc, table);
+    await dispatch.writeCursor(INDEX_BACKFILL_CURSOR_ID, undefined);
+    const listed = async () => {
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await dispatch.listActive(activeShardOf('legacy'), cursor, 100);
+        ids.push(...page.storeIds);
+        cursor = page.cursor;
+      } while (cursor);
+      return ids.includes('legacy');
+    };
+    const before = await listed();
+    t.stack.startWorkers();
+    const report = await t.stack.reconcileNow();
+    expect({
+      before,
+      after: await listed(),
+      backfill: report.repairs.backfill,
+      sweep: report.repairs.sweep,
+      cursor: await dispatch.readCursor(INDEX_BACKFILL_CURSOR_ID),
+    }).toEqual({ before: false, after: true, backfill: 1, sweep: 0, cursor: 'done' });
+    await waitFor('the legacy store is drained', () => t.deliveredCount('legacy') >= 10, 30_000);
   });
 });

@@ -32,7 +32,7 @@ describe('deterministic simulation', () => {
     expect(first.stats.steps).toBeGreaterThan(100);
   });
 
-  it('injects the faults it claims to (crashes, lost attentions, zombies, hard errors, operator actions, unprocessed settles, repeated calls after a timeout or crash)', async () => {
+  it('injects the faults it claims to (crashes, lost attentions, zombies, hard errors, operator actions, unprocessed settles, upgrades from before f267a90, repeated calls after a timeout or crash)', async () => {
     const totals = {
       crashes: 0,
       attentionsLost: 0,
@@ -45,6 +45,7 @@ describe('deterministic simulation', () => {
       hardErrorsApplied: 0,
       operatorActions: 0,
       unprocessedSettles: 0,
+      legacyItems: 0,
     };
     for (let seed = 1; seed <= 100; seed++) {
       const { stats } = await runSeed(seed, asBuilt);

@@ -483,3 +483,61 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     { carried: T + 700, slot: { s: 'q', at: T + 10, n: T + 700 }, untouched: T + 700 },
   ],
 ];
+
+/** Writes the item the code before f267a90 left for an active store: `activeShard`, no `headSentAt`. */
+export type LegacyWriter = (storeId: string) => Promise<void>;
+
+/**
+ * The index backfill's two calls (issue #10's upgrade path), on items no port call writes: a store marked
+ * active by the code before f267a90. Each adapter supplies the raw write; the ids share a prefix no other
+ * test's ids have, and the scan reads the whole table in pages of 2 until it has passed every id.
+ */
+export const backfillScenario = async (d: DispatchState, legacy: LegacyWriter, prefix: string) => {
+  const [old, idled, current] = [`${prefix}-a-old`, `${prefix}-b-idled`, `${prefix}-c-current`];
+  await legacy(old);
+  await legacy(idled);
+  await d.recordEnqueued(current, 1, T);
+  const listed: string[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await d.listUnindexed(cursor, 2);
+    listed.push(...page.storeIds.filter((id) => id.startsWith(prefix)));
+    cursor = page.cursor;
+    pages++;
+  } while (cursor);
+  // An item marked idle between the scan and the write stays idle.
+  await d.issueSlot(idled, 'a', T, 1, T);
+  await d.acquire(idled, 'a', { now: T, expiresAt: T + 60_000, max: 1 });
+  await d.markIdle(idled, 'a', 1, { seenSeq: 1, now: T });
+  const indexed = okOf(await d.indexActive(old, T + 7));
+  const again = okOf(await d.indexActive(old, T + 8));
+  const idledIndexed = okOf(await d.indexActive(idled, T + 9));
+  const currentIndexed = okOf(await d.indexActive(current, T + 10));
+  const listedAfter = (await d.listActive(activeShardOf(old), undefined, 1_000)).storeIds.includes(old);
+  const item = await d.read(old);
+  const idledItem = await d.read(idled);
+  return {
+    listed: listed.sort(),
+    pagedMoreThanOnce: pages > 1,
+    indexed,
+    again,
+    idledIndexed,
+    currentIndexed,
+    listedAfter,
+    headSentAt: item?.headSentAt,
+    idled: { shard: idledItem?.activeShard, head: idledItem?.headSentAt },
+  };
+};
+
+export const backfillExpected = (prefix: string) => ({
+  listed: [`${prefix}-a-old`, `${prefix}-b-idled`],
+  pagedMoreThanOnce: true,
+  indexed: true,
+  again: false,
+  idledIndexed: false,
+  currentIndexed: false,
+  listedAfter: true,
+  headSentAt: T + 7,
+  idled: { shard: undefined, head: undefined },
+});

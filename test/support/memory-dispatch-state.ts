@@ -402,6 +402,29 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
     const page = all.slice(start, start + limit);
     return { storeIds: page, ...(start + limit < all.length ? { cursor: String(start + limit) } : {}) };
   }
+  async listUnindexed(
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ storeIds: string[]; cursor?: string }> {
+    // As a Scan: `limit` items read in key order after the cursor (the last key read), then the filter.
+    const after = [...this.items.keys()].sort().filter((storeId) => cursor === undefined || storeId > cursor);
+    const read = after.slice(0, limit);
+    const storeIds = read.filter((storeId) => {
+      const item = this.items.get(storeId);
+      return item?.activeShard !== undefined && item.headSentAt === undefined;
+    });
+    const last = read.at(-1);
+    return { storeIds, ...(after.length > limit && last !== undefined ? { cursor: last } : {}) };
+  }
+  async indexActive(storeId: string, now: number): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) => item?.activeShard !== undefined && item.headSentAt === undefined,
+      (item) => {
+        item.headSentAt = now;
+      },
+    );
+  }
   async readCursor(id: string): Promise<string | undefined> {
     return this.cursors.get(id);
   }

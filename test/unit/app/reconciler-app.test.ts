@@ -14,7 +14,12 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import { createReconcilerHandler } from '../../../lambdas/app/reconciler-app.js';
 import { loadConfig } from '../../../lambdas/config/runtime-config.js';
-import { ACTIVE_SHARDS, activeShardOf, deadLetterTallyId } from '../../../lambdas/core/names.js';
+import {
+  ACTIVE_SHARDS,
+  activeShardOf,
+  deadLetterTallyId,
+  INDEX_BACKFILL_CURSOR_ID,
+} from '../../../lambdas/core/names.js';
 import type { FlushableTelemetry } from '../../../lambdas/app/runtime.js';
 
 import {
@@ -70,7 +75,14 @@ beforeEach(() => {
   ddb.on(QueryCommand).resolves({ Items: [] });
   ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: storeRecord() });
   ddb.on(UpdateCommand).resolves({ Attributes: { storeId: 'store-1', slots: {} } });
+  // The index backfill has read the table (every deployment after its first run): one read a run.
+  backfillCursor('done');
 });
+
+const backfillCursor = (cursor: string | undefined) =>
+  ddb
+    .on(GetCommand, { TableName: TABLES.dispatch, Key: { storeId: INDEX_BACKFILL_CURSOR_ID } })
+    .resolves({ Item: { storeId: INDEX_BACKFILL_CURSOR_ID, ...(cursor ? { cursor } : {}) } });
 
 describe('createReconcilerHandler', () => {
   it('reads every shard of the active index', async () => {
@@ -81,12 +93,99 @@ describe('createReconcilerHandler', () => {
     ).toEqual(Array.from({ length: ACTIVE_SHARDS }, (_, i) => String(i)));
   });
 
-  it('touches nothing else when no store is active (idle costs nothing)', async () => {
+  it('touches nothing else when no store is active (idle costs nothing): the shards, and the backfill’s done mark', async () => {
     const { handler } = setup();
     await handler();
-    expect({ sqs: sqs.calls().length, other: ddb.calls().length - ACTIVE_SHARDS }).toEqual({
-      sqs: 0,
-      other: 0,
+    expect({
+      sqs: sqs.calls().length,
+      other: ddb.calls().length - ACTIVE_SHARDS,
+      backfillMark: ddb.commandCalls(GetCommand).map((c) => c.args[0].input.Key),
+    }).toEqual({ sqs: 0, other: 1, backfillMark: [{ storeId: INDEX_BACKFILL_CURSOR_ID }] });
+  });
+
+  describe('index backfill (stores activated before f267a90, issue #10)', () => {
+    it('puts a store marked active without headSentAt into the index, repairs it in the same run, and marks the backfill done', async () => {
+      backfillCursor(undefined);
+      ddb.on(ScanCommand, { TableName: TABLES.dispatch }).resolves({ Items: [{ storeId: 'store-1' }] });
+      ddb
+        .on(UpdateCommand, { TableName: TABLES.dispatch, UpdateExpression: 'SET headSentAt = :now' })
+        .resolves({ Attributes: { storeId: 'store-1', slots: {}, activeShard: '1', headSentAt: T0 } });
+      // Once it has its key, the index lists it, and with no slot it gets one.
+      activeStores('store-1');
+      dispatchItem({});
+      const { handler } = setup();
+      const report = await handler();
+      const scan = ddb.commandCalls(ScanCommand, { TableName: TABLES.dispatch })[0]?.args[0].input;
+      const written = ddb
+        .commandCalls(PutCommand, { TableName: TABLES.dispatch })
+        .map((c) => c.args[0].input.Item);
+      expect({
+        scan: {
+          filter: scan?.FilterExpression,
+          names: scan?.ExpressionAttributeNames,
+          limit: scan?.Limit,
+          start: scan?.ExclusiveStartKey,
+        },
+        indexed: ddb
+          .commandCalls(UpdateCommand, { UpdateExpression: 'SET headSentAt = :now' })
+          .map((c) => [
+            c.args[0].input.Key,
+            c.args[0].input.ConditionExpression,
+            c.args[0].input.ExpressionAttributeValues,
+          ]),
+        written,
+        repairs: report.repairs,
+        attentions: attentions().map((a) => a.reason),
+      }).toEqual({
+        scan: {
+          filter: 'attribute_exists(#shard) AND attribute_not_exists(#head)',
+          names: { '#key': 'storeId', '#shard': 'activeShard', '#head': 'headSentAt' },
+          limit: 1_000,
+          start: undefined,
+        },
+        indexed: [
+          [
+            { storeId: 'store-1' },
+            'attribute_exists(activeShard) AND attribute_not_exists(headSentAt)',
+            { ':now': T0 },
+          ],
+        ],
+        written: [{ storeId: INDEX_BACKFILL_CURSOR_ID, cursor: 'done' }],
+        repairs: { reclaim: 0, resend: 0, repair: 1, sweep: 0, backfill: 1 },
+        attentions: ['repair'],
+      });
+    });
+
+    it('goes on from its cursor, and keeps each page’s progress', async () => {
+      const key = { storeId: 'store-500' };
+      const cursor = Buffer.from(JSON.stringify(key)).toString('base64url');
+      backfillCursor(cursor);
+      ddb
+        .on(ScanCommand, { TableName: TABLES.dispatch })
+        .resolvesOnce({ Items: [], LastEvaluatedKey: { storeId: 'store-1500' } })
+        .rejects(new Error('throttled'));
+      const { handler, logs } = setup();
+      const report = await handler();
+      expect({
+        starts: ddb
+          .commandCalls(ScanCommand, { TableName: TABLES.dispatch })
+          .map((c) => c.args[0].input.ExclusiveStartKey),
+        written: ddb
+          .commandCalls(PutCommand, { TableName: TABLES.dispatch })
+          .map((c) => c.args[0].input.Item),
+        backfill: report.repairs.backfill,
+        logged: logs.filter((l) => l.message === 'index backfill failed').map((l) => l.fields?.['error']),
+      }).toEqual({
+        starts: [key, { storeId: 'store-1500' }],
+        written: [
+          {
+            storeId: INDEX_BACKFILL_CURSOR_ID,
+            cursor: Buffer.from(JSON.stringify({ storeId: 'store-1500' })).toString('base64url'),
+          },
+        ],
+        backfill: 0,
+        logged: ['Error: throttled'],
+      });
     });
   });
 
@@ -177,7 +276,7 @@ describe('createReconcilerHandler', () => {
     const { handler } = setup();
     const report = await handler();
     expect({ report: report.repairs, attentions: attentions() }).toEqual({
-      report: { reclaim: 0, resend: 0, repair: 1, sweep: 0 },
+      report: { reclaim: 0, resend: 0, repair: 1, sweep: 0, backfill: 0 },
       attentions: [
         {
           v: 1,
@@ -249,7 +348,7 @@ describe('createReconcilerHandler', () => {
       fields: {
         checked: 0,
         refreshed: 0,
-        repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0 },
+        repairs: { reclaim: 0, resend: 0, repair: 0, sweep: 0, backfill: 0 },
         swept: 0,
         deadLettersUnaccounted: 0,
         deadLettersRefreshed: 0,

@@ -95,7 +95,13 @@ describe('reconcile', () => {
     await dispatch.issueSlot('s1', 'a', T0, 1, T0);
     await dispatch.acquire('s1', 'a', { now: T0, expiresAt: T0 + 35_000, max: 1 });
     now = T0 + 36_000;
-    expect((await reconcile(deps)).repairs).toEqual({ reclaim: 0, resend: 0, repair: 0, sweep: 0 });
+    expect((await reconcile(deps)).repairs).toEqual({
+      reclaim: 0,
+      resend: 0,
+      repair: 0,
+      sweep: 0,
+      backfill: 0,
+    });
     expect(published).toEqual([]);
   });
 
