@@ -1,7 +1,7 @@
 import type { DeadLetterLedger } from './dead-letter-audit.js';
 import { MetricNames } from './names.js';
 import type { Clock, DeadLetterQueues, QueueAdmin, Telemetry } from './ports.js';
-import { countRefreshed, type RetentionSettings } from './retention.js';
+import { countRefreshed, noteOverdue, retentionOverdue, type RetentionSettings } from './retention.js';
 import type { StoreRecord } from './store-model.js';
 
 /**
@@ -55,8 +55,17 @@ export const keepDeadLetters = async (
 ): Promise<KeepResult> => {
   const { refreshAgeMs, copyDelaySeconds } = deps.settings;
   const startedAt = deps.clock.now();
-  if (budget.batches <= 0 || !needsKeep(oldestAt, startedAt, refreshAgeMs))
+  if (oldestAt === undefined || !needsKeep(oldestAt, startedAt, refreshAgeMs))
     return { refreshed: 0, complete: false };
+  // A DLQ left unrefreshed by this visit whose letters may already be 8.75 days old is at risk (as for the pass).
+  const unrefreshed = (): void => {
+    if (retentionOverdue(oldestAt, startedAt, refreshAgeMs))
+      noteOverdue(deps.telemetry, store, 'dead-letter', oldestAt, startedAt);
+  };
+  if (budget.batches <= 0) {
+    unrefreshed();
+    return { refreshed: 0, complete: false };
+  }
   // A move task receives from the DLQ too, and SQS runs one per queue: its letters leave the DLQ anyway.
   if (await deps.queues.redriveRunning(store)) return { refreshed: 0, complete: false, redriving: true };
   const receive = (waitSeconds: number) =>
@@ -83,6 +92,7 @@ export const keepDeadLetters = async (
   }
   const complete = drained && allCopied;
   if (complete) await deps.deadLetterLedger.markOldest(store.storeId, startedAt - refreshAgeMs / 2);
+  else unrefreshed();
   deps.telemetry.info('dead letters refreshed', {
     storeId: store.storeId,
     tenantId: store.tenantId,

@@ -109,6 +109,12 @@ export const MetricNames = {
    * `age`: old (sent > REFRESH_AGE ago: the alarm's) or recent.
    */
   deadLettersRefreshed: 'DeadLettersRefreshed',
+  /**
+   * A store's work queues (`queue=work`) or its DLQ (`queue=dead-letter`) may hold a message sent 1.25 refresh
+   * ages ago or more (8.75 days by default): the passes have not kept up. One per store per look (a run, or a
+   * sweep visit); the store's id is in the log line.
+   */
+  retentionOverdue: 'RetentionOverdue',
   attentionsPublished: 'AttentionsPublished',
   attentionsDiscarded: 'AttentionsDiscarded',
   attentionsCoalesced: 'AttentionsCoalesced',

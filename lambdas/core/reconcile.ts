@@ -3,7 +3,14 @@ import { keepDeadLetters } from './dead-letter-keep.js';
 import { backfillActiveIndex } from './index-backfill.js';
 import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
 import type { DeadLetterQueues, QueueAdmin, RetentionMarks, StoreRegistry, TaskQueues } from './ports.js';
-import { needsPass, retentionPass, type RetentionSettings } from './retention.js';
+import {
+  needsPass,
+  noteOverdue,
+  retentionBound,
+  retentionOverdue,
+  retentionPass,
+  type RetentionSettings,
+} from './retention.js';
 import { publishAttention, signalStore, type SignalDeps } from './signal.js';
 import type { DispatchItem } from './dispatch-model.js';
 import { isConsumable, policyOf, type StoreRecord } from './store-model.js';
@@ -144,16 +151,25 @@ const refreshIfOld = async (
   budget: { batches: number },
 ): Promise<void> => {
   const settings = deps.settings.retention;
-  if (!settings || !deps.tasks || !deps.marks || budget.batches <= 0) return;
-  if (!needsPass(item, deps.clock.now(), settings.refreshAgeMs)) return;
+  if (!settings || !deps.tasks || !deps.marks) return;
+  const now = deps.clock.now();
+  const bound = retentionBound(item);
+  if (bound === undefined || !needsPass(item, now, settings.refreshAgeMs)) return;
   const { tasks, marks } = deps;
-  try {
-    const pass = await retentionPass({ ...deps, tasks, marks, settings }, store, item, budget);
-    report.refreshed += pass.refreshed;
-  } catch (error) {
-    // The next run tries again (the bound was not raised); the store's other repairs go on.
-    deps.telemetry.error('retention pass failed', { storeId: store.storeId, error: String(error) });
-  }
+  let complete = false;
+  if (budget.batches > 0)
+    try {
+      const pass = await retentionPass({ ...deps, tasks, marks, settings }, store, item, budget);
+      report.refreshed += pass.refreshed;
+      complete = pass.complete;
+    } catch (error) {
+      // The next run tries again (the bound was not raised); the store's other repairs go on.
+      deps.telemetry.error('retention pass failed', { storeId: store.storeId, error: String(error) });
+    }
+  // A store left unrefreshed this run — the budget spent before it, or a pass that did not complete — whose
+  // messages may already be 8.75 days old is the one at risk: said every run until a pass completes.
+  if (!complete && retentionOverdue(bound, now, settings.refreshAgeMs))
+    noteOverdue(deps.telemetry, store, 'work', bound, now);
 };
 
 /**

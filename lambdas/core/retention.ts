@@ -60,6 +60,38 @@ export interface PassResult {
 }
 
 /**
+ * Passes (or DLQ refreshes) are overdue once a store's bound is this many refresh ages old: 8.75 days with the
+ * default 7, five days and more before SQS's 14. A pass that completes keeps the bound within one refresh
+ * age (plus a run); one that cannot (a backlog larger than passes cover while their own copies come back,
+ * budgets spent on other stores, a long sweep cycle for a DLQ) lets it age.
+ */
+export const OVERDUE_REFRESH_AGES = 1.25;
+
+/** Whether messages under `bound` may be older than the passes should ever let them get. */
+export const retentionOverdue = (bound: number, now: number, refreshAgeMs: number): boolean =>
+  bound <= now - refreshAgeMs * OVERDUE_REFRESH_AGES;
+
+/**
+ * Counts and logs one overdue store (alarm `RetentionOverdue`): its tasks or dead letters are still kept, but
+ * the next passes may not reach them all before SQS's 14 days. The operator resumes, redrives or purges it.
+ */
+export const noteOverdue = (
+  telemetry: Telemetry,
+  store: { storeId: string; tenantId?: string },
+  queue: 'work' | 'dead-letter',
+  bound: number,
+  now: number,
+): void => {
+  telemetry.count(MetricNames.retentionOverdue, 1, { queue });
+  telemetry.warn('retention overdue: messages may be older than the passes should let them get', {
+    storeId: store.storeId,
+    ...(store.tenantId === undefined ? {} : { tenantId: store.tenantId }),
+    queue,
+    boundAgeHours: Math.floor((now - bound) / 3_600_000),
+  });
+};
+
+/**
  * Counts refreshed copies by the age of their originals (the dead-letter keep's too): `old` — sent at or before
  * `oldBy`, a refresh age before the pass began — is what the pass is for; `recent` is what it took along.
  */

@@ -212,6 +212,7 @@ export class Monitoring extends Construct {
     readonly tasksExpiring: Alarm;
     readonly tasksNearingRetention: Alarm;
     readonly deadLettersNearingRetention: Alarm;
+    readonly retentionOverdue: Alarm;
     readonly deadLetters: Alarm;
     readonly deadLettersUnaccounted: Alarm;
     readonly reconcilerRepairs: Alarm;
@@ -573,6 +574,17 @@ export class Monitoring extends Construct {
             'Refreshed old dead letters',
             FIVE_MINUTES,
           ),
+          threshold: 1,
+          evaluationPeriods: 1,
+          comparisonOperator: atLeast,
+        },
+      ),
+      // Retention passes that do not keep up (issue #10): a store's bound 8.75 days old, five days before SQS's 14.
+      retentionOverdue: alarm(
+        'RetentionOverdue',
+        "A store's queues or DLQ may hold messages sent 8.75 days ago or more: the reconciler's retention passes are not keeping up (a backlog larger than a pass covers, or a long sweep cycle). They are still kept, but SQS deletes messages at 14 days: resume, redrive or purge the store named in the reconciler's 'retention overdue' log.",
+        {
+          metric: insights(q.total(MetricNames.retentionOverdue, 'queue'), 'Retention overdue', FIVE_MINUTES),
           threshold: 1,
           evaluationPeriods: 1,
           comparisonOperator: atLeast,

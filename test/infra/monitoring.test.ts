@@ -254,11 +254,11 @@ const firing = (props: Record<string, unknown>): unknown[] => [
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
 
-  // 17 stack-wide (the oldest-attention age once per level queue; 4 for retention, dead-letter keep's
-  // included; dead letters SQS moved by itself), errors and throttles of the 4 other functions, throttles and
-  // system errors of the 4 tables.
-  it('has 33 alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 18 + 4 * 2 + 4 * 2);
+  // 19 stack-wide (the oldest-attention age once per level queue; 5 for retention, dead-letter keep's and the
+  // overdue passes' included; dead letters SQS moved by itself; marketplace throttling), errors and throttles of
+  // the 4 other functions, throttles and system errors of the 4 tables.
+  it('has 35 alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 19 + 4 * 2 + 4 * 2);
   });
 
   it('every alarm notifies the topic when it fires', () => {
@@ -408,6 +408,17 @@ describe('monitoring: alarms', () => {
       const [query] = props['Metrics'] as { Expression: string; Period: number }[];
       expect([query?.Expression, query?.Period, ...firing(props)]).toEqual([
         `SELECT SUM(TasksRefreshed) FROM SCHEMA("AttentionQueue", age, service) WHERE age = 'old'`,
+        300,
+        'GreaterThanOrEqualToThreshold',
+        1,
+        1,
+      ]);
+    });
+    it('alarms on the first store whose passes are overdue, work queues or DLQ (RetentionOverdue)', () => {
+      const props = alarmProps(alarms.retentionOverdue);
+      const [query] = props['Metrics'] as { Expression: string; Period: number }[];
+      expect([query?.Expression, query?.Period, ...firing(props)]).toEqual([
+        'SELECT SUM(RetentionOverdue) FROM SCHEMA("AttentionQueue", queue, service)',
         300,
         'GreaterThanOrEqualToThreshold',
         1,

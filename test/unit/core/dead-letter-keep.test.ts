@@ -181,6 +181,33 @@ describe('keepDeadLetters', () => {
     });
   });
 
+  it.each<[string, number, number, number, number]>([
+    ['a bound 1.25 refresh ages old (8.75 days), with no budget left', T0 - 8.75 * DAY, 0, 1, 1],
+    ['a bound 8.75 days old, the refresh incomplete (one batch for 15 letters)', T0 - 8.75 * DAY, 1, 15, 1],
+    ['a bound 8.75 days old, the refresh complete', T0 - 8.75 * DAY, 10, 15, 0],
+    ['a bound a millisecond younger, the refresh incomplete', T0 - 8.75 * DAY + 1, 1, 15, 0],
+  ])(
+    'counts an overdue DLQ the visit left unrefreshed (RetentionOverdue{queue=dead-letter}): %s',
+    async (_c, oldestAt, batches, letters, counted) => {
+      const logs: LogRecord[] = [];
+      const dlq = dlqOf(Array.from({ length: letters }, () => T0 - 8 * DAY));
+      const deps = {
+        ...keepDeps(dlq.port),
+        telemetry: new RecordingTelemetry((r) => void logs.push(r)),
+      };
+      await keepDeadLetters(deps, store, oldestAt, { batches });
+      expect({
+        counted: deps.telemetry.total(MetricNames.retentionOverdue, { queue: 'dead-letter' }),
+        logged: logs
+          .filter((l) => l.message.startsWith('retention overdue'))
+          .map((l) => [l.fields?.['storeId'], l.fields?.['tenantId'], l.fields?.['boundAgeHours']]),
+      }).toEqual({
+        counted,
+        logged: counted ? [['s1', store.tenantId, 210]] : [],
+      });
+    },
+  );
+
   it('asks SQS nothing, not even about a redrive, once the run’s budget is spent', async () => {
     const dlq = dlqOf([T0 - 8 * DAY]);
     const redriveRunning = vi.fn(async () => false);

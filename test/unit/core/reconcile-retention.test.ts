@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import type { ReceivedMessage, TaskQueues } from '../../../lambdas/core/ports.js';
+import { MetricNames } from '../../../lambdas/core/names.js';
 import { reconcile, type ReconcilerDeps } from '../../../lambdas/core/reconcile.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 import { quietQueues, RECONCILE_T0, reconcilerStore } from '../support/reconciler-fixtures.js';
@@ -80,6 +81,39 @@ describe('reconcile and the retention pass', () => {
     expect({ refreshed: report.refreshed, reclaimed: report.repairs.reclaim }).toEqual({
       refreshed: 2,
       reclaimed: 1,
+    });
+  });
+
+  describe('overdue passes (alarm RetentionOverdue)', () => {
+    const overdueAfter = async (boundAge: number, batchesPerRun = 100) => {
+      await dispatch.raiseRefreshed('s1', T0 - boundAge, undefined);
+      deps.settings.retention = { refreshAgeMs: 7 * DAY, copyDelaySeconds: 900, batchesPerRun };
+      const telemetry = deps.telemetry as RecordingTelemetry;
+      await reconcile(deps);
+      return {
+        counted: telemetry.total(MetricNames.retentionOverdue, { queue: 'work' }),
+        logged: logs
+          .filter((l) => l.message.startsWith('retention overdue'))
+          .map((l) => [l.level, l.fields?.['storeId'], l.fields?.['queue'], l.fields?.['boundAgeHours']]),
+      };
+    };
+
+    it('counts and names a store whose bound is 1.25 refresh ages old (8.75 days) when no budget is left for it', async () => {
+      expect(await overdueAfter(8.75 * DAY, 0)).toEqual({
+        counted: 1,
+        logged: [['warn', 's1', 'work', 210]],
+      });
+    });
+
+    it('counts it when its pass does not complete (one batch: no budget left for the empty poll)', async () => {
+      expect((await overdueAfter(9 * DAY, 1)).counted).toBe(1);
+    });
+
+    it('says nothing when its pass completes, or a millisecond before 8.75 days', async () => {
+      expect([
+        (await overdueAfter(9 * DAY)).counted,
+        (await overdueAfter(8.75 * DAY - 1, 0)).counted,
+      ]).toEqual([0, 0]);
     });
   });
 
