@@ -32,7 +32,8 @@ export class ReconcilerSchedule {
     const { ctx } = this;
     const actor = ctx.sched.newActor('reconciler', 'reconciler', ctx.skew());
     this.running = true;
-    const startedAt = ctx.now;
+    // The code before the upgrade (sim/model-upgrade.ts) had no backfill; seeds without one never run it.
+    const backfillIndex = this.upgrade.upgraded;
     const deps: ReconcilerDeps = {
       ...this.ports.common(actor),
       stores: this.ports.stores(actor),
@@ -40,8 +41,7 @@ export class ReconcilerSchedule {
       settings: {
         attentionGraceMs: ATTENTION_GRACE_MS,
         sweepStoresPerRun: 35,
-        // The code before the upgrade (sim/model-upgrade.ts) had no backfill; seeds without one never run it.
-        backfillIndex: this.upgrade.upgraded,
+        backfillIndex,
       },
     };
     actor.onCrash = () => {
@@ -57,7 +57,7 @@ export class ReconcilerSchedule {
         if (!actor.crashed) {
           actor.finished = true;
           this.running = false;
-          this.upgrade.runEnded(startedAt, !this.hitRun(actor.id));
+          this.upgrade.runEnded(backfillIndex, !this.hitRun(actor.id));
         }
         ctx.sched.notify();
       });

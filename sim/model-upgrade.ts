@@ -7,7 +7,7 @@ import type { SimContext } from './context.js';
  * f267a90 to the code under test. The older code marked a store active with `activeShard` alone, so every
  * item marked active at that moment is left without `headSentAt`, in no index (the rest of the older code
  * behaved as today's, which the run before the upgrade stands for). The new reconciler, and with it the index
- * backfill, runs from the upgrade on. Until the first reconciler run started after it ends clean (no crash,
+ * backfill, runs from the upgrade on. Until the first reconciler run with the backfill ends clean (no crash,
  * no hard error), such items are excused from the active-index checks (invariant 2); at that run's end none
  * may be left.
  */
@@ -51,9 +51,9 @@ export class UpgradeModel {
     );
   }
 
-  /** A reconciler run ended; `clean`: it neither crashed nor met a hard error. */
-  runEnded(startedAt: number, clean: boolean): void {
-    if (!this.pending || !clean || this.at === undefined || startedAt < this.at) return;
+  /** A reconciler run ended; `backfilled`: it ran with the backfill; `clean`: no crash, no hard error. */
+  runEnded(backfilled: boolean, clean: boolean): void {
+    if (!this.pending || !clean || !backfilled) return;
     this.pending = false;
     this.ctx.checks.upgradeSettled();
   }

@@ -462,6 +462,8 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
         TableName: this.tableName,
         // Limit counts the items read, before the filter: a page may hold none and still have a next one.
         Limit: limit,
+        // An item the older code activated a moment ago must not be missed by a pass meant to find it.
+        ConsistentRead: true,
         FilterExpression: 'attribute_exists(#shard) AND attribute_not_exists(#head)',
         ProjectionExpression: '#key',
         ExpressionAttributeNames: {
@@ -480,9 +482,10 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
   }
 
   indexActive(storeId: string, now: number): Promise<Conditional> {
-    // Only an item still marked active and still without the key: one marked idle since stays idle.
+    // Only an item still marked active and still without the key: one marked idle since stays idle. Its
+    // activation time is its oldest task's bound (as at any activation), so the listing shows its true age.
     return this.update(storeId, {
-      update: 'SET headSentAt = :now',
+      update: 'SET headSentAt = if_not_exists(activeSince, :now)',
       condition: 'attribute_exists(activeShard) AND attribute_not_exists(headSentAt)',
       values: { ':now': now },
     });

@@ -188,7 +188,10 @@ export interface DispatchState {
    * which are in no index since `headSentAt` became the `active` index's sort key.
    */
   listUnindexed(cursor: string | undefined, limit: number): Promise<{ storeIds: string[]; cursor?: string }>;
-  /** Index backfill: give an item marked active without `headSentAt` that key (`now`), and so its index entry. */
+  /**
+   * Index backfill: give an item marked active without `headSentAt` that key (its `activeSince`, else `now`),
+   * and so its index entry.
+   */
   indexActive(storeId: string, now: number): Promise<Conditional>;
   readCursor(id: string): Promise<string | undefined>;
   writeCursor(id: string, cursor: string | undefined): Promise<void>;

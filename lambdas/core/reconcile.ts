@@ -1,5 +1,6 @@
 import { auditStoreDeadLetters, type DeadLetterLedger } from './dead-letter-audit.js';
 import { keepDeadLetters } from './dead-letter-keep.js';
+import { inParallel } from './in-parallel.js';
 import { backfillActiveIndex } from './index-backfill.js';
 import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
 import type { DeadLetterQueues, QueueAdmin, RetentionMarks, StoreRegistry, TaskQueues } from './ports.js';
@@ -64,14 +65,6 @@ const ACTIVE_PAGE = 100;
  */
 export const REDRIVE_GRACE_MS = 120_000;
 const CONCURRENCY = 8;
-
-const inParallel = async <T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  });
-  await Promise.all(lanes);
-};
 
 /**
  * One store that is not idle: expired leases become queued slots again, queued slots whose attention
@@ -279,23 +272,33 @@ const reconcileRun = async (deps: ReconcilerDeps, correlationId: string): Promis
     deadLettersUnaccounted: 0,
     deadLettersRefreshed: 0,
   };
-  // Before the index is listed, so a store the backfill puts into it is repaired in this run.
-  if (deps.settings.backfillIndex)
-    report.repairs.backfill = await backfillActiveIndex(deps).catch((error: unknown) => {
-      // Its progress so far is kept; the next run goes on from there.
-      deps.telemetry.error('index backfill failed', { error: String(error) });
-      return 0;
-    });
   const budget = { batches: deps.settings.retention?.batchesPerRun ?? 0 };
+  // The stores the backfill puts into the index are repaired here, in this run: the index (a GSI) is updated
+  // asynchronously, so the listing below may not show them yet (and skips them if it does).
+  const backfilled: string[] = [];
+  if (deps.settings.backfillIndex)
+    await backfillActiveIndex(deps, backfilled).catch((error: unknown) =>
+      // Its place is kept; the next run goes on from there. The stores it indexed before failing are repaired.
+      deps.telemetry.error('index backfill failed', { error: String(error) }),
+    );
+  report.repairs.backfill = backfilled.length;
+  const repair = (storeId: string) =>
+    // One store's failure must not stop the run for the others.
+    repairStore(deps, storeId, report, correlationId, budget).catch((error: unknown) =>
+      deps.telemetry.error('reconciler could not check a store', { storeId, error: String(error) }),
+    );
+  // Awaited only when there is one: the simulation's loop runs an actor on only at its scheduled calls, and a run
+  // that awaited anything else before its first call would wait there while the world sits idle.
+  if (backfilled.length > 0) await inParallel(backfilled, CONCURRENCY, repair);
+  const repaired = new Set(backfilled);
   for (let shard = 0; shard < ACTIVE_SHARDS; shard++) {
     let cursor: string | undefined;
     do {
       const page = await deps.dispatch.listActive(String(shard), cursor, ACTIVE_PAGE);
-      await inParallel(page.storeIds, CONCURRENCY, (storeId) =>
-        // One store's failure must not stop the run for the others.
-        repairStore(deps, storeId, report, correlationId, budget).catch((error: unknown) =>
-          deps.telemetry.error('reconciler could not check a store', { storeId, error: String(error) }),
-        ),
+      await inParallel(
+        page.storeIds.filter((storeId) => !repaired.has(storeId)),
+        CONCURRENCY,
+        repair,
       );
       cursor = page.cursor;
     } while (cursor);

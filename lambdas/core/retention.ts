@@ -87,7 +87,8 @@ export const noteOverdue = (
     storeId: store.storeId,
     ...(store.tenantId === undefined ? {} : { tenantId: store.tenantId }),
     queue,
-    boundAgeHours: Math.floor((now - bound) / 3_600_000),
+    // A bound of 0 (a sweep rescue: messages of unknown age) has no age worth printing.
+    ...(bound > 0 ? { boundAgeHours: Math.floor((now - bound) / 3_600_000) } : { boundUnknown: true }),
   });
 };
 

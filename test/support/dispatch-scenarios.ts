@@ -538,6 +538,6 @@ export const backfillExpected = (prefix: string) => ({
   idledIndexed: false,
   currentIndexed: false,
   listedAfter: true,
-  headSentAt: T + 7,
+  headSentAt: 0,
   idled: { shard: undefined, head: undefined },
 });

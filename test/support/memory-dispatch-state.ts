@@ -421,7 +421,7 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       storeId,
       (item) => item?.activeShard !== undefined && item.headSentAt === undefined,
       (item) => {
-        item.headSentAt = now;
+        item.headSentAt = item.activeSince ?? now;
       },
     );
   }

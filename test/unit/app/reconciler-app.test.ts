@@ -104,36 +104,41 @@ describe('createReconcilerHandler', () => {
   });
 
   describe('index backfill (stores activated before f267a90, issue #10)', () => {
-    it('puts a store marked active without headSentAt into the index, repairs it in the same run, and marks the backfill done', async () => {
+    const SET_HEAD = 'SET headSentAt = if_not_exists(activeSince, :now)';
+    const stateOf = (state: Record<string, unknown>) => ({
+      storeId: INDEX_BACKFILL_CURSOR_ID,
+      cursor: JSON.stringify(state),
+    });
+
+    it('puts a store marked active without headSentAt into the index and repairs it in the same run, though the index does not list it yet', async () => {
       backfillCursor(undefined);
       ddb.on(ScanCommand, { TableName: TABLES.dispatch }).resolves({ Items: [{ storeId: 'store-1' }] });
       ddb
-        .on(UpdateCommand, { TableName: TABLES.dispatch, UpdateExpression: 'SET headSentAt = :now' })
+        .on(UpdateCommand, { TableName: TABLES.dispatch, UpdateExpression: SET_HEAD })
         .resolves({ Attributes: { storeId: 'store-1', slots: {}, activeShard: '1', headSentAt: T0 } });
-      // Once it has its key, the index lists it, and with no slot it gets one.
-      activeStores('store-1');
+      // The index (a GSI) is updated asynchronously: its Query still lists nothing (beforeEach).
       dispatchItem({});
       const { handler } = setup();
       const report = await handler();
       const scan = ddb.commandCalls(ScanCommand, { TableName: TABLES.dispatch })[0]?.args[0].input;
-      const written = ddb
-        .commandCalls(PutCommand, { TableName: TABLES.dispatch })
-        .map((c) => c.args[0].input.Item);
       expect({
         scan: {
           filter: scan?.FilterExpression,
           names: scan?.ExpressionAttributeNames,
           limit: scan?.Limit,
+          consistent: scan?.ConsistentRead,
           start: scan?.ExclusiveStartKey,
         },
         indexed: ddb
-          .commandCalls(UpdateCommand, { UpdateExpression: 'SET headSentAt = :now' })
+          .commandCalls(UpdateCommand, { UpdateExpression: SET_HEAD })
           .map((c) => [
             c.args[0].input.Key,
             c.args[0].input.ConditionExpression,
             c.args[0].input.ExpressionAttributeValues,
           ]),
-        written,
+        written: ddb
+          .commandCalls(PutCommand, { TableName: TABLES.dispatch })
+          .map((c) => c.args[0].input.Item),
         repairs: report.repairs,
         attentions: attentions().map((a) => a.reason),
       }).toEqual({
@@ -141,6 +146,7 @@ describe('createReconcilerHandler', () => {
           filter: 'attribute_exists(#shard) AND attribute_not_exists(#head)',
           names: { '#key': 'storeId', '#shard': 'activeShard', '#head': 'headSentAt' },
           limit: 1_000,
+          consistent: true,
           start: undefined,
         },
         indexed: [
@@ -150,20 +156,45 @@ describe('createReconcilerHandler', () => {
             { ':now': T0 },
           ],
         ],
-        written: [{ storeId: INDEX_BACKFILL_CURSOR_ID, cursor: 'done' }],
+        // A pass that began with the first run: the next one reads the table again (older code may still run).
+        written: [stateOf({ since: T0, pass: T0 })],
         repairs: { reclaim: 0, resend: 0, repair: 1, sweep: 0, backfill: 1 },
         attentions: ['repair'],
       });
     });
 
-    it('goes on from its cursor, and keeps each page’s progress', async () => {
+    it('repairs a store once when the index already lists it', async () => {
+      backfillCursor(undefined);
+      ddb.on(ScanCommand, { TableName: TABLES.dispatch }).resolves({ Items: [{ storeId: 'store-1' }] });
+      ddb
+        .on(UpdateCommand, { TableName: TABLES.dispatch, UpdateExpression: SET_HEAD })
+        .resolves({ Attributes: { storeId: 'store-1', slots: {}, activeShard: '1', headSentAt: T0 } });
+      activeStores('store-1');
+      dispatchItem({});
+      const { handler } = setup();
+      const report = await handler();
+      expect({ repairs: report.repairs, attentions: attentions().length }).toEqual({
+        repairs: { reclaim: 0, resend: 0, repair: 1, sweep: 0, backfill: 1 },
+        attentions: 1,
+      });
+    });
+
+    it('goes on from its place, keeps each page’s, and repairs what it indexed before a failure', async () => {
       const key = { storeId: 'store-500' };
-      const cursor = Buffer.from(JSON.stringify(key)).toString('base64url');
-      backfillCursor(cursor);
+      const start = {
+        since: T0 - 60_000,
+        pass: T0 - 60_000,
+        cursor: Buffer.from(JSON.stringify(key)).toString('base64url'),
+      };
+      backfillCursor(JSON.stringify(start));
       ddb
         .on(ScanCommand, { TableName: TABLES.dispatch })
-        .resolvesOnce({ Items: [], LastEvaluatedKey: { storeId: 'store-1500' } })
+        .resolvesOnce({ Items: [{ storeId: 'store-1' }], LastEvaluatedKey: { storeId: 'store-1500' } })
         .rejects(new Error('throttled'));
+      ddb
+        .on(UpdateCommand, { TableName: TABLES.dispatch, UpdateExpression: SET_HEAD })
+        .resolves({ Attributes: { storeId: 'store-1', slots: {}, activeShard: '1', headSentAt: T0 } });
+      dispatchItem({});
       const { handler, logs } = setup();
       const report = await handler();
       expect({
@@ -173,17 +204,17 @@ describe('createReconcilerHandler', () => {
         written: ddb
           .commandCalls(PutCommand, { TableName: TABLES.dispatch })
           .map((c) => c.args[0].input.Item),
-        backfill: report.repairs.backfill,
+        repairs: report.repairs,
         logged: logs.filter((l) => l.message === 'index backfill failed').map((l) => l.fields?.['error']),
       }).toEqual({
         starts: [key, { storeId: 'store-1500' }],
         written: [
-          {
-            storeId: INDEX_BACKFILL_CURSOR_ID,
+          stateOf({
+            ...start,
             cursor: Buffer.from(JSON.stringify({ storeId: 'store-1500' })).toString('base64url'),
-          },
+          }),
         ],
-        backfill: 0,
+        repairs: { reclaim: 0, resend: 0, repair: 1, sweep: 0, backfill: 1 },
         logged: ['Error: throttled'],
       });
     });

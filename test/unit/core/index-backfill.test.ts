@@ -3,84 +3,124 @@ import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/re
 import {
   BACKFILL_DONE,
   BACKFILL_PAGE,
-  BACKFILL_PAGES_PER_RUN,
+  BACKFILL_RUN_MS,
   backfillActiveIndex,
+  ROLLOUT_MS,
   type BackfillDeps,
 } from '../../../lambdas/core/index-backfill.js';
 import { INDEX_BACKFILL_CURSOR_ID, MetricNames } from '../../../lambdas/core/names.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 
 const T0 = 1_800_000_000_000;
+const MIN = 60_000;
 
 describe('backfillActiveIndex (stores activated before f267a90, issue #10)', () => {
   let dispatch: MemoryDispatchState;
   let telemetry: RecordingTelemetry;
   let records: LogRecord[];
+  let now: number;
   let deps: BackfillDeps;
 
   beforeEach(() => {
     dispatch = new MemoryDispatchState();
     records = [];
     telemetry = new RecordingTelemetry((record) => void records.push(record), 'info');
-    deps = { dispatch, telemetry, clock: { now: () => T0, sleep: async () => undefined } };
+    now = T0;
+    deps = { dispatch, telemetry, clock: { now: () => now, sleep: async () => undefined } };
   });
 
-  /** `count` stores s000…, active as the code before f267a90 left them when `legacy` says so, idle otherwise. */
-  const stores = async (count: number, legacy: (i: number) => boolean) => {
+  /** Marks `id` active as the code before f267a90 did: activeShard and activeSince, no headSentAt. */
+  const legacy = async (id: string, since = T0 - 3 * MIN) => {
+    await dispatch.recordEnqueued(id, 1, since);
+    delete dispatch.items.get(id)?.headSentAt;
+  };
+  /** `count` stores s000…, legacy where `isLegacy` says so, idle otherwise. */
+  const stores = async (count: number, isLegacy: (i: number) => boolean) => {
     for (let i = 0; i < count; i++) {
       const id = `s${String(i).padStart(3, '0')}`;
       await dispatch.ensure(id);
-      if (!legacy(i)) continue;
-      await dispatch.recordEnqueued(id, 1, T0 - 1_000);
-      delete dispatch.items.get(id)?.headSentAt;
+      if (isLegacy(i)) await legacy(id);
     }
   };
   const unindexed = () =>
-    [...dispatch.items.values()].filter((i) => i.activeShard && i.headSentAt === undefined);
+    [...dispatch.items.values()]
+      .filter((i) => i.activeShard && i.headSentAt === undefined)
+      .map((i) => i.storeId);
+  const state = async () => {
+    const raw = await dispatch.readCursor(INDEX_BACKFILL_CURSOR_ID);
+    return raw === BACKFILL_DONE || raw === undefined ? raw : (JSON.parse(raw) as Record<string, unknown>);
+  };
 
-  it('reads the table a page at a time, up to its pages per run, and goes on from its cursor next run', async () => {
+  it('reads page after page until its time is up, keeps its place, and goes on from it next run', async () => {
     await stores(10, (i) => i % 3 === 0); // s000, s003, s006, s009
-    const limits = { page: 2, pagesPerRun: 2 };
-    const first = await backfillActiveIndex(deps, limits);
-    const afterFirst = await dispatch.readCursor(INDEX_BACKFILL_CURSOR_ID);
-    const second = await backfillActiveIndex(deps, limits);
-    const third = await backfillActiveIndex(deps, limits);
-    expect({
-      runs: [first, second, third],
-      afterFirst,
-      cursor: await dispatch.readCursor(INDEX_BACKFILL_CURSOR_ID),
-      left: unindexed(),
-      head: dispatch.items.get('s003')?.headSentAt,
-    }).toEqual({ runs: [2, 1, 1], afterFirst: 's003', cursor: BACKFILL_DONE, left: [], head: T0 });
-  });
-
-  it('once done, costs one read a run and touches nothing', async () => {
-    await stores(3, () => true);
-    await dispatch.writeCursor(INDEX_BACKFILL_CURSOR_ID, BACKFILL_DONE);
-    let listed = 0;
     const list = dispatch.listUnindexed.bind(dispatch);
     dispatch.listUnindexed = async (cursor, limit) => {
-      listed++;
+      now += 5_000; // each page takes 5 s: the third one ends past the run's 12 s
       return list(cursor, limit);
     };
-    expect({ indexed: await backfillActiveIndex(deps), listed, left: unindexed().length }).toEqual({
-      indexed: 0,
-      listed: 0,
-      left: 3,
+    const limits = { page: 2, runMs: 12_000 };
+    const first = await backfillActiveIndex(deps, [], limits);
+    const afterFirst = await state();
+    const second = await backfillActiveIndex(deps, [], limits);
+    expect({ first, afterFirst, second, left: unindexed() }).toEqual({
+      first: ['s000', 's003'],
+      afterFirst: { since: T0, pass: T0, cursor: 's005' },
+      second: ['s006', 's009'],
+      left: [],
     });
   });
 
-  it('counts and logs each store it indexes, and says when it is done', async () => {
-    await stores(3, (i) => i !== 1);
-    await backfillActiveIndex(deps);
-    expect({
-      repairs: telemetry.counters.get(`${MetricNames.reconcilerRepairs}{kind=backfill}`),
-      warned: records.filter((r) => r.level === 'warn').map((r) => r.fields?.['storeId']),
-      done: records.filter((r) => r.message === 'index backfill done').map((r) => r.fields),
-    }).toEqual({ repairs: 2, warned: ['s000', 's002'], done: [{ indexedThisRun: 2 }] });
+  it('reads the table again until a pass that began ROLLOUT_MS after its first run completes, then once a run', async () => {
+    await stores(3, (i) => i === 0);
+    const runAt = async (at: number) => {
+      now = at;
+      return { indexed: await backfillActiveIndex(deps), state: await state() };
+    };
+    const first = await runAt(T0);
+    // An invocation of the older code, begun before the update, marks a store active after the first pass.
+    await legacy('s001', T0 + 9 * MIN);
+    const during = await runAt(T0 + 10 * MIN);
+    const beforeTheEnd = await runAt(T0 + 16 * MIN);
+    const last = await runAt(T0 + 17 * MIN);
+    let reads = 0;
+    const list = dispatch.listUnindexed.bind(dispatch);
+    dispatch.listUnindexed = async (cursor, limit) => {
+      reads++;
+      return list(cursor, limit);
+    };
+    await legacy('s002');
+    const after = await runAt(T0 + 18 * MIN);
+    expect({ first, during, beforeTheEnd, last, after, reads }).toEqual({
+      first: { indexed: ['s000'], state: { since: T0, pass: T0 } },
+      during: { indexed: ['s001'], state: { since: T0, pass: T0 + 10 * MIN } },
+      beforeTheEnd: { indexed: [], state: { since: T0, pass: T0 + 16 * MIN } },
+      last: { indexed: [], state: BACKFILL_DONE },
+      after: { indexed: [], state: BACKFILL_DONE },
+      reads: 0,
+    });
   });
 
-  it('keeps the pages it finished when a later one fails', async () => {
+  it('gives each store its activation time as the index key (its oldest task’s bound), counts and logs it', async () => {
+    await legacy('a', T0 - 40 * MIN);
+    await legacy('b', T0 - 5 * MIN);
+    const indexed = await backfillActiveIndex(deps);
+    expect({
+      indexed: indexed.sort(),
+      heads: ['a', 'b'].map((id) => dispatch.items.get(id)?.headSentAt),
+      repairs: telemetry.total(MetricNames.reconcilerRepairs, { kind: 'backfill' }),
+      warned: records
+        .filter((r) => r.level === 'warn')
+        .map((r) => r.fields?.['storeId'])
+        .sort(),
+    }).toEqual({
+      indexed: ['a', 'b'],
+      heads: [T0 - 40 * MIN, T0 - 5 * MIN],
+      repairs: 2,
+      warned: ['a', 'b'],
+    });
+  });
+
+  it('hands back the stores it indexed before a later page failed, and keeps its place', async () => {
     await stores(6, () => true);
     const list = dispatch.listUnindexed.bind(dispatch);
     let calls = 0;
@@ -88,16 +128,22 @@ describe('backfillActiveIndex (stores activated before f267a90, issue #10)', () 
       if (++calls === 2) throw new Error('throttled');
       return list(cursor, limit);
     };
-    await expect(backfillActiveIndex(deps, { page: 2, pagesPerRun: 5 })).rejects.toThrow('throttled');
-    expect({ cursor: await dispatch.readCursor(INDEX_BACKFILL_CURSOR_ID), left: unindexed().length }).toEqual(
-      {
-        cursor: 's001',
-        left: 4,
-      },
+    const indexed: string[] = [];
+    await expect(backfillActiveIndex(deps, indexed, { page: 2, runMs: BACKFILL_RUN_MS })).rejects.toThrow(
+      'throttled',
     );
+    expect({ indexed, state: await state(), left: unindexed().length }).toEqual({
+      indexed: ['s000', 's001'],
+      state: { since: T0, pass: T0, cursor: 's001' },
+      left: 4,
+    });
   });
 
-  it('reads 50,000 items a run in pages of 1,000 by default', () => {
-    expect({ page: BACKFILL_PAGE, pages: BACKFILL_PAGES_PER_RUN }).toEqual({ page: 1_000, pages: 50 });
+  it('reads pages of 1,000 items, for at most 20 s a run, and waits out 15 min of rollout plus the clock skew', () => {
+    expect({ page: BACKFILL_PAGE, runMs: BACKFILL_RUN_MS, rollout: ROLLOUT_MS }).toEqual({
+      page: 1_000,
+      runMs: 20_000,
+      rollout: 15 * MIN + 2_000,
+    });
   });
 });
