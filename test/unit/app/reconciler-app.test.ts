@@ -105,6 +105,15 @@ describe('createReconcilerHandler', () => {
 
   describe('index backfill (stores activated before f267a90, issue #10)', () => {
     const SET_HEAD = 'SET headSentAt = if_not_exists(activeSince, :now)';
+    /** The Scan finds store-1 marked active without headSentAt, and the conditional write gives it the key. */
+    const legacyStoreFound = () => {
+      ddb.on(ScanCommand, { TableName: TABLES.dispatch }).resolves({ Items: [{ storeId: 'store-1' }] });
+      indexWriteSucceeds();
+    };
+    const indexWriteSucceeds = () =>
+      ddb
+        .on(UpdateCommand, { TableName: TABLES.dispatch, UpdateExpression: SET_HEAD })
+        .resolves({ Attributes: { storeId: 'store-1', slots: {}, activeShard: '1', headSentAt: T0 } });
     const stateOf = (state: Record<string, unknown>) => ({
       storeId: INDEX_BACKFILL_CURSOR_ID,
       cursor: JSON.stringify(state),
@@ -112,10 +121,7 @@ describe('createReconcilerHandler', () => {
 
     it('puts a store marked active without headSentAt into the index and repairs it in the same run, though the index does not list it yet', async () => {
       backfillCursor(undefined);
-      ddb.on(ScanCommand, { TableName: TABLES.dispatch }).resolves({ Items: [{ storeId: 'store-1' }] });
-      ddb
-        .on(UpdateCommand, { TableName: TABLES.dispatch, UpdateExpression: SET_HEAD })
-        .resolves({ Attributes: { storeId: 'store-1', slots: {}, activeShard: '1', headSentAt: T0 } });
+      legacyStoreFound();
       // The index (a GSI) is updated asynchronously: its Query still lists nothing (beforeEach).
       dispatchItem({});
       const { handler } = setup();
@@ -165,10 +171,7 @@ describe('createReconcilerHandler', () => {
 
     it('repairs a store once when the index already lists it', async () => {
       backfillCursor(undefined);
-      ddb.on(ScanCommand, { TableName: TABLES.dispatch }).resolves({ Items: [{ storeId: 'store-1' }] });
-      ddb
-        .on(UpdateCommand, { TableName: TABLES.dispatch, UpdateExpression: SET_HEAD })
-        .resolves({ Attributes: { storeId: 'store-1', slots: {}, activeShard: '1', headSentAt: T0 } });
+      legacyStoreFound();
       activeStores('store-1');
       dispatchItem({});
       const { handler } = setup();
@@ -191,9 +194,7 @@ describe('createReconcilerHandler', () => {
         .on(ScanCommand, { TableName: TABLES.dispatch })
         .resolvesOnce({ Items: [{ storeId: 'store-1' }], LastEvaluatedKey: { storeId: 'store-1500' } })
         .rejects(new Error('throttled'));
-      ddb
-        .on(UpdateCommand, { TableName: TABLES.dispatch, UpdateExpression: SET_HEAD })
-        .resolves({ Attributes: { storeId: 'store-1', slots: {}, activeShard: '1', headSentAt: T0 } });
+      indexWriteSucceeds();
       dispatchItem({});
       const { handler, logs } = setup();
       const report = await handler();
