@@ -77,7 +77,7 @@ export const retentionOverdue = (bound: number, now: number, refreshAgeMs: numbe
  */
 export const noteOverdue = (
   telemetry: Telemetry,
-  store: { storeId: string; tenantId?: string },
+  store: { storeId: string; tenantId: string },
   queue: 'work' | 'dead-letter',
   bound: number,
   now: number,
@@ -85,7 +85,7 @@ export const noteOverdue = (
   telemetry.count(MetricNames.retentionOverdue, 1, { queue });
   telemetry.warn('retention overdue: messages may be older than the passes should let them get', {
     storeId: store.storeId,
-    ...(store.tenantId === undefined ? {} : { tenantId: store.tenantId }),
+    tenantId: store.tenantId,
     queue,
     // A bound of 0 (a sweep rescue: messages of unknown age) has no age worth printing.
     ...(bound > 0 ? { boundAgeHours: Math.floor((now - bound) / 3_600_000) } : { boundUnknown: true }),

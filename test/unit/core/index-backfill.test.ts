@@ -98,6 +98,44 @@ describe('backfillActiveIndex (stores activated before f267a90, issue #10)', () 
       after: { indexed: [], state: BACKFILL_DONE },
       reads: 0,
     });
+    expect(records.filter((r) => r.message === 'index backfill done').map((r) => r.fields)).toEqual([
+      { indexedThisRun: 0 },
+    ]);
+  });
+
+  it('marks itself done only at the end of a pass that began ROLLOUT_MS after the first run, not in its middle', async () => {
+    await stores(5, () => false);
+    await dispatch.writeCursor(
+      INDEX_BACKFILL_CURSOR_ID,
+      JSON.stringify({ since: T0, pass: T0 + ROLLOUT_MS }),
+    );
+    now = T0 + ROLLOUT_MS + MIN;
+    await backfillActiveIndex(deps, [], { page: 2, runMs: 0 });
+    const midPass = await state();
+    await backfillActiveIndex(deps, [], { page: 10, runMs: BACKFILL_RUN_MS });
+    expect({ midPass, end: await state() }).toEqual({
+      midPass: { since: T0, pass: T0 + ROLLOUT_MS, cursor: 's001' },
+      end: BACKFILL_DONE,
+    });
+  });
+
+  it('keeps reading while its run has time left, up to the last millisecond', async () => {
+    await stores(6, () => false);
+    const list = dispatch.listUnindexed.bind(dispatch);
+    dispatch.listUnindexed = async (cursor, limit) => {
+      now += 1_000;
+      return list(cursor, limit);
+    };
+    // Pages end at 1 s and 2 s: a 2,001 ms run reads a third, a 2,000 ms one stops after the second.
+    await backfillActiveIndex(deps, [], { page: 2, runMs: 2_000 });
+    const after2000 = await state();
+    await dispatch.writeCursor(INDEX_BACKFILL_CURSOR_ID, undefined);
+    now = T0;
+    await backfillActiveIndex(deps, [], { page: 2, runMs: 2_001 });
+    expect({ after2000, after2001: await state() }).toEqual({
+      after2000: { since: T0, pass: T0, cursor: 's003' },
+      after2001: { since: T0, pass: T0 + 3_000 },
+    });
   });
 
   it('gives each store its activation time as the index key (its oldest task’s bound), counts and logs it', async () => {
@@ -109,7 +147,7 @@ describe('backfillActiveIndex (stores activated before f267a90, issue #10)', () 
       heads: ['a', 'b'].map((id) => dispatch.items.get(id)?.headSentAt),
       repairs: telemetry.total(MetricNames.reconcilerRepairs, { kind: 'backfill' }),
       warned: records
-        .filter((r) => r.level === 'warn')
+        .filter((r) => r.message === 'backfill put a store marked active into the active index')
         .map((r) => r.fields?.['storeId'])
         .sort(),
     }).toEqual({

@@ -109,6 +109,28 @@ describe('reconcile and the retention pass', () => {
       expect((await overdueAfter(9 * DAY, 1)).counted).toBe(1);
     });
 
+    it('names the store and its tenant, and says an unknown bound (a sweep rescue’s 0) instead of an age', async () => {
+      await dispatch.lowerRefreshed('s1');
+      deps.settings.retention = { refreshAgeMs: 7 * DAY, copyDelaySeconds: 900, batchesPerRun: 0 };
+      await reconcile(deps);
+      expect(
+        logs
+          .filter(
+            (l) =>
+              l.message === 'retention overdue: messages may be older than the passes should let them get',
+          )
+          .map((l) => l.fields),
+      ).toEqual([
+        {
+          storeId: 's1',
+          tenantId: storeOf('s1').tenantId,
+          queue: 'work',
+          boundUnknown: true,
+          correlationId: `reconcile-${new Date(T0).toISOString()}`,
+        },
+      ]);
+    });
+
     it('says nothing when its pass completes', async () => {
       expect((await overdueAfter(9 * DAY)).counted).toBe(0);
     });
@@ -121,9 +143,14 @@ describe('reconcile and the retention pass', () => {
   it('makes no pass when the run has no batches to spend', async () => {
     deps.settings.retention = { refreshAgeMs: 7 * DAY, copyDelaySeconds: 900, batchesPerRun: 0 };
     const report = await reconcile(deps);
-    expect({ refreshed: report.refreshed, receives: receive.mock.calls.length }).toEqual({
+    expect({
+      refreshed: report.refreshed,
+      receives: receive.mock.calls.length,
+      passes: logs.filter((l) => l.message === 'retention pass').length,
+    }).toEqual({
       refreshed: 0,
       receives: 0,
+      passes: 0,
     });
   });
 });
