@@ -30,6 +30,8 @@ const API_FILES = [
   'test/integration/security.test.ts',
   'test/integration/dashboard-browser.test.ts',
   'test/integration/noisy-neighbour.test.ts',
+  // Dependency outages through a fault proxy: answers and counts, no timing; it evens the two chains.
+  'test/integration/faults-dependencies.test.ts',
 ];
 
 /** `stream`: also write the output as it comes (the first chain); it is always kept for the summary. */
