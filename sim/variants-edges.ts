@@ -127,7 +127,8 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
 
 /**
  * Not yet rejected by any seed searched (it needs a zombie's fan-out — about 1 seed in 3,000 — to land while the
- * cap is lowered to 1 and a lone lease runs, and the cap to be raised before that lease ends): kept for
+ * cap is lowered to 1 and a lone lease runs, and the cap to be raised before that lease ends; session 10 ran the
+ * ~49,000 seeds of 3,000,001–3,266,167 and 4,000,001–4,270,418 with such a window and zombie stalls): kept for
  * `npm run sim -- --variant fanout-unfenced` searches, outside the catalogue `npm test` asserts. The fence
  * itself is shown on both adapters (`dispatch-state-contract`) and in `signal-store.test.ts`.
  */
