@@ -1,3 +1,4 @@
+import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
 import { CLOCK_SKEW_MS, leaseTtlMs, MAX_MARKETPLACE_TIMEOUT_MS } from '../lambdas/core/timing.js';
 import { SLICE_SECONDS_LIMIT } from '../lambdas/core/plans.js';
 import { ENSURE_SLOT } from '../lambdas/core/signal.js';
@@ -379,9 +380,7 @@ export class Invariants implements Checks {
   /* ---- 2. a sweep that finds an untracked backlog must have a reason the protocol allows */
   sweepRescue(state: StoreState): void {
     const item = this.world.dispatchItem(state.spec.storeId);
-    if (indexed(item) || heldMessages(state) === 0) return;
-    // An upgrade from before f267a90 left it out of the index, and the first clean run since has not ended.
-    if (this.world.upgradePending && legacyActive(item)) return;
+    if (this.indexedOrUpgrading(item) || heldMessages(state) === 0) return;
     this.world.stats.sweepRescues++;
     if (sweepExcused(state)) {
       state.falseEmpty = false;
@@ -392,6 +391,14 @@ export class Invariants implements Checks {
       2,
       `${state.spec.storeId} had a backlog the active index did not track (found only by the sweep)`,
     );
+  }
+
+  /**
+   * In the index — or left out of it by an upgrade from before f267a90 while the first clean reconciler run
+   * since (its backfill) has not ended.
+   */
+  private indexedOrUpgrading(item: DispatchItem | undefined): boolean {
+    return indexed(item) || (this.world.upgradePending && legacyActive(item));
   }
 
   upgradeSettled(): void {
@@ -471,12 +478,7 @@ export class Invariants implements Checks {
       // without the index's sort key and the first clean reconciler run since has not ended (its backfill).
       // This catches a lost wake-up when it happens, even if a later task would have hidden it.
       const item = this.world.dispatchItem(storeId);
-      if (
-        heldMessages(state) > 0 &&
-        !indexed(item) &&
-        !sweepExcused(state) &&
-        !(this.world.upgradePending && legacyActive(item))
-      )
+      if (heldMessages(state) > 0 && !this.indexedOrUpgrading(item) && !sweepExcused(state))
         this.fail(
           2,
           `${storeId} holds ${heldMessages(state)} message(s) but is not in the active index (lost wake-up)`,

@@ -1,7 +1,7 @@
 import type { DeadLetterLedger } from './dead-letter-audit.js';
 import { MetricNames } from './names.js';
 import type { Clock, DeadLetterQueues, QueueAdmin, Telemetry } from './ports.js';
-import { countRefreshed, noteOverdue, retentionOverdue, type RetentionSettings } from './retention.js';
+import { countRefreshed, noteIfOverdue, type RetentionSettings } from './retention.js';
 import type { StoreRecord } from './store-model.js';
 
 /**
@@ -30,8 +30,11 @@ export const KEEP_VISIBILITY_SECONDS = 60;
 const KEEP_EMPTY_POLL_SECONDS = 1;
 
 /** A DLQ whose bound is at least a refresh age old gets a refresh (no bound: an empty DLQ, nothing to keep). */
-export const needsKeep = (oldestAt: number | undefined, now: number, refreshAgeMs: number): boolean =>
-  oldestAt !== undefined && oldestAt <= now - refreshAgeMs;
+export const needsKeep = (
+  oldestAt: number | undefined,
+  now: number,
+  refreshAgeMs: number,
+): oldestAt is number => oldestAt !== undefined && oldestAt <= now - refreshAgeMs;
 
 export interface KeepResult {
   refreshed: number;
@@ -55,13 +58,10 @@ export const keepDeadLetters = async (
 ): Promise<KeepResult> => {
   const { refreshAgeMs, copyDelaySeconds } = deps.settings;
   const startedAt = deps.clock.now();
-  if (oldestAt === undefined || !needsKeep(oldestAt, startedAt, refreshAgeMs))
-    return { refreshed: 0, complete: false };
+  if (!needsKeep(oldestAt, startedAt, refreshAgeMs)) return { refreshed: 0, complete: false };
   // A DLQ left unrefreshed by this visit whose letters may already be 8.75 days old is at risk (as for the pass).
-  const unrefreshed = (): void => {
-    if (retentionOverdue(oldestAt, startedAt, refreshAgeMs))
-      noteOverdue(deps.telemetry, store, 'dead-letter', oldestAt, startedAt);
-  };
+  const unrefreshed = (): void =>
+    noteIfOverdue(deps.telemetry, store, 'dead-letter', oldestAt, startedAt, refreshAgeMs);
   if (budget.batches <= 0) {
     unrefreshed();
     return { refreshed: 0, complete: false };

@@ -6,9 +6,8 @@ import { ACTIVE_SHARDS, MetricNames, SWEEP_CURSOR_ID } from './names.js';
 import type { DeadLetterQueues, QueueAdmin, RetentionMarks, StoreRegistry, TaskQueues } from './ports.js';
 import {
   needsPass,
-  noteOverdue,
+  noteIfOverdue,
   retentionBound,
-  retentionOverdue,
   retentionPass,
   type RetentionSettings,
 } from './retention.js';
@@ -161,8 +160,7 @@ const refreshIfOld = async (
     }
   // A store left unrefreshed this run — the budget spent before it, or a pass that did not complete — whose
   // messages may already be 8.75 days old is the one at risk: said every run until a pass completes.
-  if (!complete && retentionOverdue(bound, now, settings.refreshAgeMs))
-    noteOverdue(deps.telemetry, store, 'work', bound, now);
+  if (!complete) noteIfOverdue(deps.telemetry, store, 'work', bound, now, settings.refreshAgeMs);
 };
 
 /**

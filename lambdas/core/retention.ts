@@ -67,21 +67,20 @@ export interface PassResult {
  */
 export const OVERDUE_REFRESH_AGES = 1.25;
 
-/** Whether messages under `bound` may be older than the passes should ever let them get. */
-export const retentionOverdue = (bound: number, now: number, refreshAgeMs: number): boolean =>
-  bound <= now - refreshAgeMs * OVERDUE_REFRESH_AGES;
-
 /**
- * Counts and logs one overdue store (alarm `RetentionOverdue`): its tasks or dead letters are still kept, but
- * the next passes may not reach them all before SQS's 14 days. The operator resumes, redrives or purges it.
+ * For a store the run left unrefreshed: when messages under `bound` may be older than the passes should ever let
+ * them get, counts and logs it (alarm `RetentionOverdue`). Its tasks or dead letters are still kept, but the next
+ * passes may not reach them all before SQS's 14 days. The operator resumes, redrives or purges it.
  */
-export const noteOverdue = (
+export const noteIfOverdue = (
   telemetry: Telemetry,
   store: { storeId: string; tenantId: string },
   queue: 'work' | 'dead-letter',
   bound: number,
   now: number,
+  refreshAgeMs: number,
 ): void => {
+  if (bound > now - refreshAgeMs * OVERDUE_REFRESH_AGES) return;
   telemetry.count(MetricNames.retentionOverdue, 1, { queue });
   telemetry.warn('retention overdue: messages may be older than the passes should let them get', {
     storeId: store.storeId,
