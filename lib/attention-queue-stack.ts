@@ -58,6 +58,12 @@ export interface AttentionQueueStackProps extends StackProps {
    */
   readonly workerPoolBurst?: number;
   /**
+   * Whether unused share flows between levels (`-c workerPoolLoans=false` turns it off): each reconciler run
+   * lends the floors a level leaves unused to levels with attentions waiting. See AttentionWorkersProps.poolLoans.
+   * @default true
+   */
+  readonly workerPoolLoans?: boolean;
+  /**
    * Removal policy of the tables and log groups. Dev stacks may pass DESTROY.
    * @default RemovalPolicy.RETAIN
    */
@@ -186,8 +192,14 @@ export class AttentionQueueStack extends Stack {
       batchSize: props.workerBatchSize,
       priorityShares: props.workerPoolShares,
       poolBurst: props.workerPoolBurst,
+      poolLoans: props.workerPoolLoans,
     });
-    this.reconciler = new Reconciler(this, 'Reconciler', wiring);
+    this.reconciler = new Reconciler(this, 'Reconciler', {
+      ...wiring,
+      ...(this.workers.poolLoans
+        ? { levelLoans: { floors: this.workers.levelConcurrency, eventSources: this.workers.eventSources } }
+        : {}),
+    });
     this.functions = {
       ingest: this.httpApi.ingestFunction,
       admin: this.httpApi.adminFunction,

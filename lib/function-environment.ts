@@ -38,6 +38,9 @@ export const RUNTIME_DEFAULTED: readonly EnvName[] = [
   EnvNames.refreshAgeSeconds,
   EnvNames.refreshCopyDelaySeconds,
   EnvNames.refreshBatchesPerRun,
+  // Store priority on AWS: set on the reconciler by its construct when loans are on; unset, no loans.
+  EnvNames.levelFloors,
+  EnvNames.levelMappings,
 ];
 
 /** The name the runtime gives Powertools (FUNCTIONS[fn].serviceName), so logs and metrics agree with the environment. */

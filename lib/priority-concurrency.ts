@@ -1,22 +1,21 @@
+import { MAPPING_MAX_CONCURRENCY, MAPPING_MIN_CONCURRENCY } from '../lambdas/core/level-caps.js';
 import { STORE_PRIORITIES, type StorePriority } from '../lambdas/core/plans.js';
 import { parsePriorityShares, type PriorityShares } from '../lambdas/core/priority-shares.js';
 import { WORKER_EVENT_SOURCE } from '../lambdas/config/topology.js';
 import { InvalidPropError } from './validation.js';
 
-/** Lambda's bounds on an SQS event source mapping's MaximumConcurrency. */
-export const MAPPING_MIN_CONCURRENCY = 2;
-export const MAPPING_MAX_CONCURRENCY = 1000;
+export { MAPPING_MAX_CONCURRENCY, MAPPING_MIN_CONCURRENCY };
 
 /**
- * Each level's event source MaximumConcurrency on AWS: the pool split by the shares (largest remainder, so
- * the parts add up to the pool), at least Lambda's minimum of 2, plus `burst`. The worker function reserves
- * their sum, so no mapping is ever throttled (a throttled attention would come back only after the queue's
- * 600 s visibility and count toward its maxReceiveCount).
+ * Each level's floor on AWS, its event source MaximumConcurrency as deployed: the pool split by the shares
+ * (largest remainder, so the parts add up to the pool), at least Lambda's minimum of 2, plus `burst`.
  *
- * What this guarantees: a level can always run its cap of slices at once, whatever the others do (its
- * floor, in absolute terms: at least share × pool). What it cannot do is lend: Lambda event sources share
- * no capacity without throttling, so a level without work leaves its share idle; `burst` is how much more
- * than its share each level may take when it has the work, paid for with 3 × burst more reserved
+ * What this guarantees: a level can always run its floor of slices at once, whatever the others do (at least
+ * share × pool). Lambda event sources share no capacity by themselves; with loans on, each reconciler run
+ * lends the floors a level leaves unused to the levels with attentions waiting (lambdas/core/level-caps.ts),
+ * and the worker function reserves enough that no mapping is ever throttled (a throttled attention would come
+ * back only after the queue's 600 s visibility and count toward its maxReceiveCount). `burst` is a static
+ * alternative: how much more than its share each level may always take, paid for with 3 × burst more reserved
  * concurrency.
  */
 export const levelConcurrency = (

@@ -16,6 +16,7 @@ const ContextKeys = {
   workerBatchSize: 'workerBatchSize',
   workerPoolShares: 'workerPoolShares',
   workerPoolBurst: 'workerPoolBurst',
+  workerPoolLoans: 'workerPoolLoans',
   removalPolicy: 'removalPolicy',
   apiRateLimit: 'apiRateLimit',
   apiBurstLimit: 'apiBurstLimit',
@@ -131,6 +132,7 @@ export const stackFromContext = (node: Node): StackFromContext => {
       workerBatchSize: optionalNumber(node, ContextKeys.workerBatchSize),
       workerPoolShares: optionalShares(node),
       workerPoolBurst: optionalNumber(node, ContextKeys.workerPoolBurst),
+      workerPoolLoans: optionalBoolean(node, ContextKeys.workerPoolLoans),
       removalPolicy,
       apiThrottling: {
         rateLimit: optionalNumber(node, ContextKeys.apiRateLimit),

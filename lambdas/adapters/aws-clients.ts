@@ -1,5 +1,6 @@
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { traced } from './tracing.js';
@@ -32,6 +33,8 @@ export const CLIENT_TIMEOUTS = {
   sqsRequestTimeoutMs: 5_000,
   /** API Gateway's control plane (API keys, usage plans) is slower than the data planes. */
   apiGatewayRequestTimeoutMs: 5_000,
+  /** Lambda's control plane (the levels' event source mappings, read and updated by the reconciler). */
+  lambdaRequestTimeoutMs: 5_000,
 } as const;
 
 const requestHandler = (requestTimeout: number) => ({
@@ -92,5 +95,14 @@ export const createApiGatewayClient = (region: string): APIGatewayClient =>
     new APIGatewayClient({
       region,
       requestHandler: requestHandler(CLIENT_TIMEOUTS.apiGatewayRequestTimeoutMs),
+    }),
+  );
+
+/** The reconciler's Lambda client (store priority on AWS: the levels' event source caps), same limits, traced. */
+export const createLambdaClient = (region: string): LambdaClient =>
+  traced(
+    new LambdaClient({
+      region,
+      requestHandler: requestHandler(CLIENT_TIMEOUTS.lambdaRequestTimeoutMs),
     }),
   );

@@ -1,21 +1,56 @@
 import type { Context } from 'aws-lambda';
+import { createLambdaClient } from '../adapters/aws-clients.js';
 import { DynamoDeadLetterLedger } from '../adapters/dynamo-dead-letter-ledger.js';
+import { LambdaLevelSources } from '../adapters/lambda-level-sources.js';
 import { DynamoStoreRegistry } from '../adapters/dynamo-store-registry.js';
 import { DynamoDispatchState } from '../adapters/dynamo-dispatch-state.js';
 import { SqsQueueAdmin } from '../adapters/sqs-queue-admin.js';
 import { SqsTaskQueues } from '../adapters/sqs-task-queues.js';
 import { EnvNames } from '../config/env-names.js';
 import type { FunctionConfig } from '../config/runtime-config.js';
+import { balanceLevels, type LevelBalanceDeps, type LevelBalanceReport } from '../core/level-balance.js';
+import { parseLevelCaps, parseLevelValues } from '../core/level-caps.js';
+import { MetricNames } from '../core/names.js';
 import { reconcile, type ReconcileReport, type ReconcilerDeps } from '../core/reconcile.js';
 import { composeSignalling, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
+
+/**
+ * Store priority on AWS: the levels' caps, when the stack set their floors and mappings (loans on). Local mode
+ * has no event sources: its pool's LevelPicker lends unused share itself.
+ */
+const composeLevelBalance = (
+  config: FunctionConfig<'reconciler'>,
+  signal: ReturnType<typeof composeSignalling>['signal'],
+  clients: ReturnType<typeof composeSignalling>['clients'],
+): LevelBalanceDeps | undefined => {
+  const floors = config[EnvNames.levelFloors];
+  const mappings = config[EnvNames.levelMappings];
+  const high = config[EnvNames.attentionQueueUrlHigh];
+  const low = config[EnvNames.attentionQueueUrlLow];
+  if (!floors || !mappings || !high || !low) return undefined;
+  return {
+    sources: new LambdaLevelSources(
+      clients.sqs,
+      createLambdaClient(config[EnvNames.region]),
+      { high, normal: config[EnvNames.attentionQueueUrl], low },
+      parseLevelValues(mappings, EnvNames.levelMappings),
+    ),
+    state: signal.dispatch,
+    floors: parseLevelCaps(floors, EnvNames.levelFloors),
+    clock: signal.clock,
+    telemetry: signal.telemetry,
+  };
+};
 
 export const composeReconciler = (
   config: FunctionConfig<'reconciler'>,
   overrides: RuntimeOverrides = {},
-): ReconcilerDeps & { telemetry: FlushableTelemetry } => {
+): ReconcilerDeps & { telemetry: FlushableTelemetry; levels?: LevelBalanceDeps } => {
   const { clients, signal } = composeSignalling('reconciler', config, overrides);
+  const levels = composeLevelBalance(config, signal, clients);
   return {
     ...signal,
+    ...(levels ? { levels } : {}),
     stores: new DynamoStoreRegistry(clients.doc, config[EnvNames.storesTable]),
     // The reconciler only reads queue counts and whether a redrive runs; the prefix is unused by those. Local
     // mode's emulator has no move tasks (ListMessageMoveTasks): its redrives are the in-process manual move.
@@ -46,10 +81,21 @@ export const createReconcilerHandler = (
   overrides: RuntimeOverrides = {},
 ) => {
   const deps = composeReconciler(config, overrides);
+  /** The levels' caps, beside the repairs: a failure here only leaves the loans as they were (floors hold). */
+  const balance = async (): Promise<LevelBalanceReport | undefined> => {
+    if (!deps.levels) return undefined;
+    try {
+      return await balanceLevels(deps.levels);
+    } catch (error) {
+      deps.telemetry.count(MetricNames.levelCapsFailures);
+      deps.telemetry.warn('level caps not balanced', { error: String(error) });
+      return undefined;
+    }
+  };
   return async (_event?: unknown, context?: Context): Promise<ReconcileReport> => {
     if (context) deps.telemetry.bindInvocation?.(context);
     try {
-      const report = await reconcile(deps);
+      const [report] = await Promise.all([reconcile(deps), balance()]);
       deps.telemetry.info('reconciler run', { ...report });
       return report;
     } finally {

@@ -50,6 +50,14 @@ const FullConfigSchema = z.object({
     .string()
     .regex(/^[a-z0-9]+:[A-Za-z0-9_-]+$/, '{restApiId}:{stageName}')
     .optional(),
+  [EnvNames.levelFloors]: z
+    .string()
+    .regex(/^high=\d+,normal=\d+,low=\d+$/, "high=N,normal=N,low=N (each level's floor)")
+    .optional(),
+  [EnvNames.levelMappings]: z
+    .string()
+    .regex(/^high=[\w-]+,normal=[\w-]+,low=[\w-]+$/, 'high=UUID,normal=UUID,low=UUID (event source mappings)')
+    .optional(),
   [EnvNames.sqsEndpoint]: z.url().optional(),
   [EnvNames.dynamoEndpoint]: z.url().optional(),
 });
@@ -108,6 +116,8 @@ export const FunctionEnv = {
     EnvNames.refreshAgeSeconds,
     EnvNames.refreshCopyDelaySeconds,
     EnvNames.refreshBatchesPerRun,
+    EnvNames.levelFloors,
+    EnvNames.levelMappings,
   ],
 } as const;
 

@@ -75,6 +75,9 @@ export const SWEEP_CURSOR_ID = '#sweep-cursor';
 /** The index backfill's progress through the dispatch table (a Scan cursor, or 'done'), under this reserved id. */
 export const INDEX_BACKFILL_CURSOR_ID = '#index-backfill-cursor';
 
+/** The AWS level caps' recent history (caps lowered, and until when their workers may still run), under this id. */
+export const LEVEL_CAPS_STATE_ID = '#level-caps';
+
 /**
  * A store's or a tenant's campaign windows: one item each in the dispatch table, under a reserved id
  * (`#` never occurs in a store id, so no store's dispatch item collides).
@@ -143,6 +146,13 @@ export const MetricNames = {
   tasksPurged: 'TasksPurged',
   /** Slices that ran under a campaign window's policy; dimension `scope`: store or tenant (no ids). */
   slicesUnderCampaign: 'SlicesUnderCampaign',
+  /**
+   * Store priority on AWS: the workers a level was lent this run beyond its floor (dimension `level`), one record
+   * per reconciler run, so a minute's sum is the loan.
+   */
+  levelLoan: 'LevelLoan',
+  /** A reconciler run could not read or set the levels' caps (its loans stay as they were; floors always hold). */
+  levelCapsFailures: 'LevelCapsFailures',
 } as const;
 
 export type MetricName = (typeof MetricNames)[keyof typeof MetricNames];

@@ -4,8 +4,10 @@
  */
 import type { MarketLimit, RateState } from './adaptive-rate.js';
 import type { DispatchItem } from './dispatch-model.js';
+import type { LevelLoad } from './level-caps.js';
 import type { AttentionMessage } from './messages.js';
 import type { MetricName } from './names.js';
+import type { StorePriority } from './plans.js';
 import type { StoreRecord } from './store-model.js';
 
 export interface Clock {
@@ -515,4 +517,16 @@ export interface TenantUsageKeys {
    * safe to retry after a partial failure (a key created but not yet in the plan is found and added).
    */
   ensure(tenantId: string): Promise<string>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Store priority on AWS (issue #13): the levels' event sources
+
+/** Each level's attention queue and the SQS event source that feeds the workers from it (level-balance.ts). */
+export interface LevelSources {
+  /** The level's attentions waiting and in flight (SQS's approximate counts). */
+  load(level: StorePriority): Promise<LevelLoad>;
+  /** The event source's MaximumConcurrency now. */
+  cap(level: StorePriority): Promise<number>;
+  setCap(level: StorePriority, cap: number): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { grantStoreQueues } from '../store-queue-access.js';
 import { grantTables } from '../table-access.js';
 import type { StorePriority } from '../../lambdas/core/plans.js';
 import { DEFAULT_PRIORITY_SHARES, type PriorityShares } from '../../lambdas/core/priority-shares.js';
+import { reservedWorkers } from '../../lambdas/core/level-caps.js';
 import { levelConcurrency, requirePriorityShares } from '../priority-concurrency.js';
 import { requireIntegerInRange } from '../validation.js';
 import { ServiceFunction } from './lambda-function.js';
@@ -35,9 +36,18 @@ export interface AttentionWorkersProps extends ServiceWiring {
   /**
    * Slices each level may run beyond its share when it has the work (its share of an idle level's
    * capacity): added to every level's MaximumConcurrency, so the function reserves 3 × this much more.
-   * @default 0 (each level runs at most its share; unused share stays idle)
+   * @default 0 (with loans on, unused share flows by loans instead)
    */
   readonly poolBurst?: number;
+  /**
+   * Whether unused share flows between levels on AWS: each reconciler run lends a level with attentions waiting
+   * the unused floor of the levels without any (their own floors are never lowered; level-caps.ts). The function
+   * then reserves the floors plus the largest loan (every floor but the smallest), so no event source is ever
+   * throttled; up to that many workers run while a lending level's work comes back and the borrowers' slices run
+   * out. Off, each level runs at most its floor and the pool is a hard bound.
+   * @default true
+   */
+  readonly poolLoans?: boolean;
 }
 
 /**
@@ -55,8 +65,15 @@ export class AttentionWorkers extends Construct {
   public readonly poolSize: number;
   /** Attentions per invocation (run concurrently). */
   public readonly batchSize: number;
-  /** Each level's MaximumConcurrency; the function's reserved concurrency is their sum. */
+  /**
+   * Each level's floor: its MaximumConcurrency as deployed, never lowered (with loans, reconciler runs raise it
+   * while the level borrows).
+   */
   public readonly levelConcurrency: Readonly<Record<StorePriority, number>>;
+  /** Whether the reconciler lends unused floors (`poolLoans`). */
+  public readonly poolLoans: boolean;
+  /** The function's reserved concurrency: the floors, plus the largest loan with loans on. */
+  public readonly reservedConcurrency: number;
 
   constructor(scope: Construct, id: string, props: AttentionWorkersProps) {
     super(scope, id);
@@ -78,7 +95,8 @@ export class AttentionWorkers extends Construct {
       requirePriorityShares('priorityShares', props.priorityShares ?? DEFAULT_PRIORITY_SHARES),
       props.poolBurst ?? 0,
     );
-    const reserved = Object.values(this.levelConcurrency).reduce((a, b) => a + b, 0);
+    this.poolLoans = props.poolLoans ?? true;
+    this.reservedConcurrency = reservedWorkers(this.levelConcurrency, this.poolLoans);
 
     const worker = new ServiceFunction(this, 'Worker', {
       name: 'worker',
@@ -88,8 +106,8 @@ export class AttentionWorkers extends Construct {
       tracing: props.tracing,
       // An SQS event source ignores reserved concurrency when it polls: throttled invocations return
       // attentions to the queue and count toward maxReceiveCount. MaximumConcurrency below caps the
-      // poller; reserving the same number guarantees those invocations are never throttled.
-      reservedConcurrentExecutions: reserved,
+      // poller; reserving at least the caps' largest sum guarantees those invocations are never throttled.
+      reservedConcurrentExecutions: this.reservedConcurrency,
     });
     this.function = worker.function;
     this.logGroup = worker.logGroup;

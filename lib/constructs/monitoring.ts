@@ -216,6 +216,7 @@ export class Monitoring extends Construct {
     readonly deadLetters: Alarm;
     readonly deadLettersUnaccounted: Alarm;
     readonly reconcilerRepairs: Alarm;
+    readonly levelCapsFailing: Alarm;
     readonly storesBackingOff: Alarm;
     readonly marketplaceThrottling: Alarm;
     readonly workerErrors: Alarm;
@@ -446,6 +447,15 @@ export class Monitoring extends Construct {
       ),
       perStore('Adaptive rate by store (worker logs)', PerStoreLogQueries.adaptiveRate, 16),
     );
+    // Store priority on AWS (issue #13): what each level was lent beyond its floor, one record a reconciler run.
+    this.dashboard.addWidgets(
+      graph(
+        'Store priority: workers lent beyond each floor',
+        [insights(q.byDimension(MetricNames.levelLoan, 'level'), 'Loan')],
+        [metric(MetricNames.levelCapsFailures, 'reconciler')],
+        12,
+      ),
+    );
     this.dashboard.addWidgets(
       new GraphWidget({
         title: 'Workers: errors, throttles, concurrency',
@@ -621,6 +631,23 @@ export class Monitoring extends Construct {
           metric: insights(q.total(MetricNames.reconcilerRepairs, 'kind'), 'Repairs', FIVE_MINUTES),
           threshold: thresholds.reconcilerRepairsPer5Minutes,
           evaluationPeriods: 3,
+          comparisonOperator: atLeast,
+        },
+      ),
+      // Store priority on AWS (issue #13): the floors hold whatever happens; only the loans stop.
+      levelCapsFailing: alarm(
+        'LevelCapsFailing',
+        "The reconciler has failed to read or set the priority levels' event source caps for 10 minutes: every level still runs its floor, but unused share no longer flows (loans stay as they were). See its 'level caps not balanced' log.",
+        {
+          metric: new Metric({
+            namespace: METRICS_NAMESPACE,
+            metricName: MetricNames.levelCapsFailures,
+            dimensionsMap: { service: serviceNameOf('reconciler') },
+            statistic: 'Sum',
+            period: FIVE_MINUTES,
+          }),
+          threshold: 3,
+          evaluationPeriods: 2,
           comparisonOperator: atLeast,
         },
       ),

@@ -1,16 +1,30 @@
 import { Duration } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Construct } from 'constructs';
+import { EnvNames } from '../../lambdas/config/env-names.js';
 import { RECONCILER_SCHEDULE } from '../../lambdas/config/topology.js';
+import { formatLevelCaps, type LevelCaps } from '../../lambdas/core/level-caps.js';
+import { STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
 import { grantStoreQueues } from '../store-queue-access.js';
 import { grantTables } from '../table-access.js';
 import { ServiceFunction } from './lambda-function.js';
 import { grantAttentionSends, type ServiceWiring } from './service-wiring.js';
 
-export type ReconcilerProps = ServiceWiring;
+export interface ReconcilerProps extends ServiceWiring {
+  /**
+   * Store priority on AWS with loans on: each level's floor and its event source; each run lends unused floors
+   * (lambdas/core/level-balance.ts). Absent, no run touches the event sources.
+   */
+  readonly levelLoans?: {
+    readonly floors: LevelCaps;
+    readonly eventSources: Readonly<Record<StorePriority, SqsEventSource>>;
+  };
+}
 
 /**
  * The reconciler: repairs lost attentions and stranded backlogs, run by EventBridge Scheduler every
@@ -43,6 +57,7 @@ export class Reconciler extends Construct {
     grantTables('reconciler', this.function, props.tables);
     grantAttentionSends(props.attentionQueues, this.function);
     grantStoreQueues(this, this.function, props.queuePrefix, 'reconciler');
+    if (props.levelLoans) this.lendLevels(props.levelLoans, props.attentionQueues);
 
     this.schedule = new Schedule(this, 'Schedule', {
       description: 'Attention Queue reconciler tick',
@@ -50,5 +65,25 @@ export class Reconciler extends Construct {
       // Same reasoning as retryAttempts above: a tick that cannot be delivered is superseded by the next.
       target: new LambdaInvoke(this.function, { retryAttempts: 0, maxEventAge: Duration.minutes(1) }),
     });
+  }
+
+  /** The floors and mappings in its environment; reading the levels' queue counts, reading and updating their mappings. */
+  private lendLevels(
+    loans: NonNullable<ReconcilerProps['levelLoans']>,
+    queues: ReconcilerProps['attentionQueues'],
+  ): void {
+    const sources = STORE_PRIORITIES.map((level) => loans.eventSources[level]);
+    this.function.addEnvironment(EnvNames.levelFloors, formatLevelCaps(loans.floors));
+    this.function.addEnvironment(
+      EnvNames.levelMappings,
+      STORE_PRIORITIES.map((level) => `${level}=${loans.eventSources[level].eventSourceMappingId}`).join(','),
+    );
+    for (const level of STORE_PRIORITIES) queues[level].grant(this.function, 'sqs:GetQueueAttributes');
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping'],
+        resources: sources.map((source) => source.eventSourceMappingArn),
+      }),
+    );
   }
 }

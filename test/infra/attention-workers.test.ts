@@ -64,8 +64,9 @@ describe('attention workers', () => {
     },
   );
 
-  it('reserve concurrency for the whole pool', () => {
-    expect(workerProps.ReservedConcurrentExecutions).toBe(WORKER_EVENT_SOURCE.defaultPoolSize);
+  it('reserve concurrency for the whole pool and the largest loan (every floor but the smallest: 10 + 6)', () => {
+    expect(WORKER_EVENT_SOURCE.defaultPoolSize).toBe(20);
+    expect(workerProps.ReservedConcurrentExecutions).toBe(20 + 16);
   });
 
   it('never poll more concurrently, all mappings together, than the reserved concurrency (no throttled attentions)', () => {

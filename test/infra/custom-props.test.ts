@@ -36,10 +36,10 @@ describe('stack props', () => {
     });
   });
 
-  it("workerPoolSize sets the worker's reserved concurrency", () => {
+  it("workerPoolSize sets the worker's reserved concurrency: the pool and the largest loan (floors 25/15/10)", () => {
     expect(
       resourceById(template, logicalIdOf(stack.workers.function)).Properties?.ReservedConcurrentExecutions,
-    ).toBe(50);
+    ).toBe(50 + 25 + 15);
   });
 
   it('queuePrefix reaches the admin function', () => {

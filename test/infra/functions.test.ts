@@ -28,6 +28,9 @@ const PROVIDED_AT_DEPLOY: readonly string[] = [
   EnvNames.attentionQueueUrlLow,
   EnvNames.marketplaceBaseUrl,
   EnvNames.usagePlanStage,
+  // Store priority on AWS: on the reconciler, with loans on (the default).
+  EnvNames.levelFloors,
+  EnvNames.levelMappings,
 ];
 const ON_EVERY_FUNCTION = [
   EnvNames.serviceName,

@@ -1,4 +1,5 @@
 import { DEFAULT_PRIORITY_SHARES } from '../../lambdas/core/priority-shares.js';
+import { reservedWorkers } from '../../lambdas/core/level-caps.js';
 import { levelConcurrency } from '../../lib/priority-concurrency.js';
 import { describe, expect, it } from 'vitest';
 import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
@@ -82,8 +83,7 @@ describe('boundary props are accepted', () => {
     (workerPoolSize) => {
       // The level caps (at least Lambda's 2 each: 6 for a pool of 2) and the reconciler's 1 reserved, plus
       // the 100 Lambda keeps unreserved.
-      const caps = levelConcurrency(workerPoolSize, DEFAULT_PRIORITY_SHARES, 0);
-      const reserved = caps.high + caps.normal + caps.low;
+      const reserved = reservedWorkers(levelConcurrency(workerPoolSize, DEFAULT_PRIORITY_SHARES, 0), true);
       expect(() =>
         buildStack({
           workerPoolSize,
@@ -104,13 +104,18 @@ describe('reserved concurrency fits the account limit', () => {
   });
 
   it('refuses a reservation that leaves fewer than 100 unreserved, naming the limit it needs', () => {
-    expect(() => buildStack({ accountConcurrencyLimit: 120 })).toThrow(
-      /reserves 21 concurrent executions .* needs an account concurrency limit of at least 121; accountConcurrencyLimit is 120/,
+    // The worker's 20 and 16 for loans, the reconciler's 1.
+    expect(() => buildStack({ accountConcurrencyLimit: 136 })).toThrow(
+      /reserves 37 concurrent executions .* needs an account concurrency limit of at least 137; accountConcurrencyLimit is 136/,
     );
   });
 
   it('accepts exactly 100 left unreserved', () => {
-    expect(() => buildStack({ accountConcurrencyLimit: 121 })).not.toThrow();
+    expect(() => buildStack({ accountConcurrencyLimit: 137 })).not.toThrow();
+  });
+
+  it('reserves the pool alone with loans off', () => {
+    expect(() => buildStack({ accountConcurrencyLimit: 121, workerPoolLoans: false })).not.toThrow();
   });
 
   it('refuses the largest pool under the default limit', () => {

@@ -254,11 +254,11 @@ const firing = (props: Record<string, unknown>): unknown[] => [
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
 
-  // 19 stack-wide (the oldest-attention age once per level queue; 5 for retention, dead-letter keep's and the
-  // overdue passes' included; dead letters SQS moved by itself; marketplace throttling), errors and throttles of
-  // the 4 other functions, throttles and system errors of the 4 tables.
-  it('has 35 alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 19 + 4 * 2 + 4 * 2);
+  // 20 stack-wide (the oldest-attention age once per level queue; 5 for retention, dead-letter keep's and the
+  // overdue passes' included; dead letters SQS moved by itself; marketplace throttling; the level caps), errors
+  // and throttles of the 4 other functions, throttles and system errors of the 4 tables.
+  it('has 36 alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 20 + 4 * 2 + 4 * 2);
   });
 
   it('every alarm notifies the topic when it fires', () => {
@@ -412,6 +412,28 @@ describe('monitoring: alarms', () => {
         'GreaterThanOrEqualToThreshold',
         1,
         1,
+      ]);
+    });
+    it("alarms when the reconciler fails to balance the levels' caps 3 times in each of two 5-minute periods", () => {
+      const props = alarmProps(alarms.levelCapsFailing);
+      expect([
+        props['Namespace'],
+        props['MetricName'],
+        props['Dimensions'],
+        props['Statistic'],
+        props['Period'],
+        ...firing(props),
+        props['DatapointsToAlarm'],
+      ]).toEqual([
+        METRICS_NAMESPACE,
+        MetricNames.levelCapsFailures,
+        [{ Name: 'service', Value: reconciler }],
+        'Sum',
+        300,
+        'GreaterThanOrEqualToThreshold',
+        3,
+        2,
+        2,
       ]);
     });
     it('alarms on the first store whose passes are overdue, work queues or DLQ (RetentionOverdue)', () => {

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PRIORITY_SHARES } from '../../lambdas/core/priority-shares.js';
 import { levelConcurrency } from '../../lib/priority-concurrency.js';
-import { arnOf, buildStack, logicalIdOf, resourceById, synthStack } from './synth-stack.js';
+import { EnvNames } from '../../lambdas/config/env-names.js';
+import {
+  arnOf,
+  buildStack,
+  logicalIdOf,
+  resourceById,
+  roleIdOf,
+  statementsOfRole,
+  synthStack,
+} from './synth-stack.js';
 
 /** Store priority on AWS: each level's event source cap is its share of the pool (+ burst); the sum is reserved. */
 const { stack, template } = synthStack({
@@ -22,10 +31,52 @@ describe('store priority: level concurrency on AWS', () => {
     });
   });
 
-  it('reserves the sum of the caps, so no level is throttled or crowded out (pool + 3 × burst)', () => {
+  it('reserves the floors (pool + 3 × burst) and the largest loan (every floor but the smallest), so no level is throttled', () => {
     expect(
       resourceById(template, logicalIdOf(stack.workers.function)).Properties?.ReservedConcurrentExecutions,
+    ).toBe(40 + 3 * 5 + (29 + 17));
+  });
+
+  it('hands the reconciler the floors and the mappings, and lets it read the queues and set the mappings only', () => {
+    const env = resourceById(template, logicalIdOf(stack.reconciler.function)).Properties?.Environment as {
+      Variables: Record<string, unknown>;
+    };
+    expect(env.Variables[EnvNames.levelFloors]).toBe('high=29,normal=17,low=9');
+    expect(JSON.stringify(env.Variables[EnvNames.levelMappings])).toMatch(/high=.*normal=.*low=/);
+    const statements = statementsOfRole(template, roleIdOf(stack.reconciler.function)).filter((s) =>
+      JSON.stringify(s.Action).includes('EventSourceMapping'),
+    );
+    expect(statements).toHaveLength(1);
+    expect(statements[0]?.Action).toEqual([
+      'lambda:GetEventSourceMapping',
+      'lambda:UpdateEventSourceMapping',
+    ]);
+    expect(JSON.stringify(statements[0]?.Resource)).toContain('event-source-mapping');
+  });
+});
+
+describe('store priority on AWS with loans off (-c workerPoolLoans=false)', () => {
+  const off = synthStack({
+    workerPoolSize: 40,
+    workerPoolShares: { high: 60, normal: 30, low: 10 },
+    workerPoolBurst: 5,
+    workerPoolLoans: false,
+  });
+
+  it('reserves the floors alone (pool + 3 × burst): the pool is a hard bound', () => {
+    expect(
+      resourceById(off.template, logicalIdOf(off.stack.workers.function)).Properties
+        ?.ReservedConcurrentExecutions,
     ).toBe(40 + 3 * 5);
+  });
+
+  it('gives the reconciler neither floors nor mappings', () => {
+    const env = resourceById(off.template, logicalIdOf(off.stack.reconciler.function)).Properties
+      ?.Environment as {
+      Variables: Record<string, unknown>;
+    };
+    expect(env.Variables).not.toHaveProperty(EnvNames.levelFloors);
+    expect(env.Variables).not.toHaveProperty(EnvNames.levelMappings);
   });
 });
 

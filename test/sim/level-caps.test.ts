@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { levelCapsScenario, runLevelCapsScenario } from '../../sim/level-caps-check.js';
+
+/** Store priority on AWS (sim/level-caps-check.ts): seeds 1–100 hold L1–L4; each broken variant is rejected. */
+const SEEDS = Array.from({ length: 100 }, (_, i) => i + 1);
+
+describe('store priority on AWS: the level caps, simulated', () => {
+  it('never throttles, keeps the floors, lends unused share and starves no level on every seed', async () => {
+    const results = await Promise.all(SEEDS.map((seed) => runLevelCapsScenario(levelCapsScenario(seed))));
+    const failed = results.filter((r) => r.failures.length > 0);
+    expect(failed.map((r) => `${r.seed}: ${r.failures.join('; ')}`)).toEqual([]);
+    // Not vacuous: the loans let some seeds run more workers than the pool at once (a lender's return).
+    expect(results.some((r) => r.peak.running > levelCapsScenario(r.seed).pool)).toBe(true);
+  });
+
+  it.each([
+    ['no-loans', 'L3'],
+    ['lend-floors', 'L2'],
+    ['lend-floors', 'L4'],
+    ['no-drain-hold', 'L1'],
+  ] as const)('rejects the %s variant (%s)', async (variant, invariant) => {
+    let rejectedBy: number | undefined;
+    for (const seed of SEEDS) {
+      const result = await runLevelCapsScenario(levelCapsScenario(seed), variant);
+      if (result.failures.some((f) => f.startsWith(`${invariant}:`))) {
+        rejectedBy = seed;
+        break;
+      }
+    }
+    expect(rejectedBy).toBeDefined();
+  });
+});
