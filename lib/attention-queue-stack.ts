@@ -196,9 +196,12 @@ export class AttentionQueueStack extends Stack {
     });
     this.reconciler = new Reconciler(this, 'Reconciler', {
       ...wiring,
-      ...(this.workers.poolLoans
-        ? { levelLoans: { floors: this.workers.levelConcurrency, eventSources: this.workers.eventSources } }
-        : {}),
+      // With loans off too: a run then brings caps raised before the switch back to the floors.
+      levelCaps: {
+        floors: this.workers.levelConcurrency,
+        eventSources: this.workers.eventSources,
+        loans: this.workers.poolLoans,
+      },
     });
     this.functions = {
       ingest: this.httpApi.ingestFunction,

@@ -38,9 +38,10 @@ export const RUNTIME_DEFAULTED: readonly EnvName[] = [
   EnvNames.refreshAgeSeconds,
   EnvNames.refreshCopyDelaySeconds,
   EnvNames.refreshBatchesPerRun,
-  // Store priority on AWS: set on the reconciler by its construct when loans are on; unset, no loans.
+  // Store priority on AWS: set on the reconciler by its construct (loans on or off); unset (local mode), no caps.
   EnvNames.levelFloors,
   EnvNames.levelMappings,
+  EnvNames.levelLoans,
 ];
 
 /** The name the runtime gives Powertools (FUNCTIONS[fn].serviceName), so logs and metrics agree with the environment. */

@@ -15,8 +15,8 @@ import { reconcile, type ReconcileReport, type ReconcilerDeps } from '../core/re
 import { composeSignalling, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
 
 /**
- * Store priority on AWS: the levels' caps, when the stack set their floors and mappings (loans on). Local mode
- * has no event sources: its pool's LevelPicker lends unused share itself.
+ * Store priority on AWS: the levels' caps, when the stack set their floors and mappings (on AWS, loans on or
+ * off). Local mode has no event sources: its pool's LevelPicker lends unused share itself.
  */
 const composeLevelBalance = (
   config: FunctionConfig<'reconciler'>,
@@ -37,6 +37,7 @@ const composeLevelBalance = (
     ),
     state: signal.dispatch,
     floors: parseLevelCaps(floors, EnvNames.levelFloors),
+    loans: config[EnvNames.levelLoans] === 'on',
     clock: signal.clock,
     telemetry: signal.telemetry,
   };
@@ -95,7 +96,11 @@ export const createReconcilerHandler = (
   return async (_event?: unknown, context?: Context): Promise<ReconcileReport> => {
     if (context) deps.telemetry.bindInvocation?.(context);
     try {
-      const [report] = await Promise.all([reconcile(deps), balance()]);
+      // Both settle before the run returns or fails: a balance left running past its invocation would resume,
+      // frozen, inside the next one and overlap that run's own (two raises spending the same room).
+      const [repairs] = await Promise.allSettled([reconcile(deps), balance()]);
+      if (repairs.status === 'rejected') throw repairs.reason;
+      const report = repairs.value;
       deps.telemetry.info('reconciler run', { ...report });
       return report;
     } finally {

@@ -36,12 +36,13 @@ export const EnvNames = {
   usagePlanStage: 'AQ_USAGE_PLAN_STAGE',
   /**
    * Store priority on AWS (issue #13): each level's floor (`high=10,normal=6,low=4`) and its event source
-   * mapping's UUID (`high=…,normal=…,low=…`). Set on AWS with loans on: each reconciler run lends unused
-   * floors to levels with attentions waiting (level-caps.ts). Unset (local mode, `-c workerPoolLoans=false`), no
-   * run touches the caps.
+   * mapping's UUID (`high=…,normal=…,low=…`). Set on AWS: each reconciler run lends unused floors to levels
+   * with attentions waiting (level-caps.ts). Unset (local mode), no run touches the caps.
    */
   levelFloors: 'AQ_LEVEL_FLOORS',
   levelMappings: 'AQ_LEVEL_MAPPINGS',
+  /** `on` (default) or `off`: off, runs only bring caps raised before the switch back to the floors. */
+  levelLoans: 'AQ_LEVEL_LOANS',
   /** Optional endpoint overrides: set only in local mode and tests (emulators). */
   sqsEndpoint: 'AQ_SQS_ENDPOINT',
   dynamoEndpoint: 'AQ_DYNAMODB_ENDPOINT',

@@ -58,6 +58,7 @@ const FullConfigSchema = z.object({
     .string()
     .regex(/^high=[\w-]+,normal=[\w-]+,low=[\w-]+$/, 'high=UUID,normal=UUID,low=UUID (event source mappings)')
     .optional(),
+  [EnvNames.levelLoans]: z.enum(['on', 'off']).default('on'),
   [EnvNames.sqsEndpoint]: z.url().optional(),
   [EnvNames.dynamoEndpoint]: z.url().optional(),
 });
@@ -118,6 +119,7 @@ export const FunctionEnv = {
     EnvNames.refreshBatchesPerRun,
     EnvNames.levelFloors,
     EnvNames.levelMappings,
+    EnvNames.levelLoans,
   ],
 } as const;
 

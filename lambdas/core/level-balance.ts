@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   LEVEL_CAP_RULES,
+  NO_LOAN_RULES,
   planLevelCaps,
   reservedWorkers,
   type LevelCapRules,
@@ -13,10 +14,11 @@ import type { Clock, DispatchState, LevelSources, Telemetry } from './ports.js';
 import { workerTimeoutSeconds } from './timing.js';
 
 /**
- * How long a lowered cap still bounds its level's workers: invocations it let start run out within the worker's
- * timeout, and Lambda applies a mapping's update within seconds (a minute allowed).
+ * How long from a run's start a cap it lowers still bounds its level's workers: the lowering call goes out
+ * after the run's reads and may take its SDK retries (30 s allowed), Lambda applies a mapping's update within
+ * seconds (a minute allowed), and invocations the old cap let start run out within the worker's timeout.
  */
-export const CAP_DRAIN_MS = workerTimeoutSeconds() * 1000 + 60_000;
+export const CAP_DRAIN_MS = workerTimeoutSeconds() * 1000 + 60_000 + 30_000;
 
 const LevelCapsSchema = z.object({ high: z.number(), normal: z.number(), low: z.number() });
 /**
@@ -38,6 +40,11 @@ export interface LevelBalanceDeps {
   floors: LevelCaps;
   clock: Clock;
   telemetry: Telemetry;
+  /**
+   * Whether loans are on (the default). Off, the function reserves the floors alone: a run only lowers caps a
+   * run before the switch raised, back to the floors.
+   */
+  loans?: boolean;
   rules?: LevelCapRules;
   /** How long a lowered cap is held (CAP_DRAIN_MS; the simulation's broken `no-drain-hold` sets 0). */
   drainMs?: number;
@@ -90,7 +97,8 @@ export const balanceLevels = async (deps: LevelBalanceDeps): Promise<LevelBalanc
     byLevel((level) => deps.sources.load(level)),
     byLevel((level) => deps.sources.cap(level)),
   ]);
-  const planned = planLevelCaps(deps.floors, loads, deps.rules ?? LEVEL_CAP_RULES);
+  const loans = deps.loans ?? true;
+  const planned = planLevelCaps(deps.floors, loads, deps.rules ?? (loans ? LEVEL_CAP_RULES : NO_LOAN_RULES));
   const held = state.held.filter((h) => h.until > now);
   const hold = (level: StorePriority, cap: number): void => {
     held.push({ level, cap, until: now + (deps.drainMs ?? CAP_DRAIN_MS) });
@@ -115,7 +123,7 @@ export const balanceLevels = async (deps: LevelBalanceDeps): Promise<LevelBalanc
   await save();
   await Promise.all(lowered.map((level) => deps.sources.setCap(level, planned[level])));
   if (!frozen) {
-    const reserved = reservedWorkers(deps.floors, true);
+    const reserved = reservedWorkers(deps.floors, loans);
     const bound = (level: StorePriority): number =>
       Math.max(caps[level], ...held.filter((h) => h.level === level && h.until > now).map((h) => h.cap));
     for (const level of STORE_PRIORITIES) {

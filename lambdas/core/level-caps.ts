@@ -54,6 +54,9 @@ export const LEVEL_CAP_RULES: LevelCapRules = {
   cap: (floor, loan) => floor + loan,
 };
 
+/** Loans off (`-c workerPoolLoans=false`): nothing is lent, so a run only brings loaned caps back to the floors. */
+export const NO_LOAN_RULES: LevelCapRules = { ...LEVEL_CAP_RULES, lendable: () => 0 };
+
 const sum = (values: Iterable<number>): number => [...values].reduce((a, b) => a + b, 0);
 
 /** `total` split in proportion to `weights` (largest remainder: the parts add up to `total`). */

@@ -17,12 +17,14 @@ import { grantAttentionSends, type ServiceWiring } from './service-wiring.js';
 
 export interface ReconcilerProps extends ServiceWiring {
   /**
-   * Store priority on AWS with loans on: each level's floor and its event source; each run lends unused floors
-   * (lambdas/core/level-balance.ts). Absent, no run touches the event sources.
+   * Store priority on AWS: each level's floor and its event source; each run lends unused floors, or with loans
+   * off brings loaned caps back to the floors (lambdas/core/level-balance.ts). Absent, no run touches them.
    */
-  readonly levelLoans?: {
+  readonly levelCaps?: {
     readonly floors: LevelCaps;
     readonly eventSources: Readonly<Record<StorePriority, SqsEventSource>>;
+    /** Off, runs only bring caps raised before the switch back to the floors. */
+    readonly loans: boolean;
   };
 }
 
@@ -57,7 +59,7 @@ export class Reconciler extends Construct {
     grantTables('reconciler', this.function, props.tables);
     grantAttentionSends(props.attentionQueues, this.function);
     grantStoreQueues(this, this.function, props.queuePrefix, 'reconciler');
-    if (props.levelLoans) this.lendLevels(props.levelLoans, props.attentionQueues);
+    if (props.levelCaps) this.balanceLevels(props.levelCaps, props.attentionQueues);
 
     this.schedule = new Schedule(this, 'Schedule', {
       description: 'Attention Queue reconciler tick',
@@ -68,16 +70,19 @@ export class Reconciler extends Construct {
   }
 
   /** The floors and mappings in its environment; reading the levels' queue counts, reading and updating their mappings. */
-  private lendLevels(
-    loans: NonNullable<ReconcilerProps['levelLoans']>,
+  private balanceLevels(
+    levels: NonNullable<ReconcilerProps['levelCaps']>,
     queues: ReconcilerProps['attentionQueues'],
   ): void {
-    const sources = STORE_PRIORITIES.map((level) => loans.eventSources[level]);
-    this.function.addEnvironment(EnvNames.levelFloors, formatLevelCaps(loans.floors));
+    const sources = STORE_PRIORITIES.map((level) => levels.eventSources[level]);
+    this.function.addEnvironment(EnvNames.levelFloors, formatLevelCaps(levels.floors));
     this.function.addEnvironment(
       EnvNames.levelMappings,
-      STORE_PRIORITIES.map((level) => `${level}=${loans.eventSources[level].eventSourceMappingId}`).join(','),
+      STORE_PRIORITIES.map((level) => `${level}=${levels.eventSources[level].eventSourceMappingId}`).join(
+        ',',
+      ),
     );
+    this.function.addEnvironment(EnvNames.levelLoans, levels.loans ? 'on' : 'off');
     for (const level of STORE_PRIORITIES) queues[level].grant(this.function, 'sqs:GetQueueAttributes');
     this.function.addToRolePolicy(
       new PolicyStatement({

@@ -28,9 +28,10 @@ const PROVIDED_AT_DEPLOY: readonly string[] = [
   EnvNames.attentionQueueUrlLow,
   EnvNames.marketplaceBaseUrl,
   EnvNames.usagePlanStage,
-  // Store priority on AWS: on the reconciler, with loans on (the default).
+  // Store priority on AWS: on the reconciler.
   EnvNames.levelFloors,
   EnvNames.levelMappings,
+  EnvNames.levelLoans,
 ];
 const ON_EVERY_FUNCTION = [
   EnvNames.serviceName,

@@ -3,10 +3,13 @@ import { DEFAULT_PRIORITY_SHARES } from '../../lambdas/core/priority-shares.js';
 import { levelConcurrency } from '../../lib/priority-concurrency.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
 import {
+  actionsAllowedOn,
   arnOf,
+  asArray,
   buildStack,
   logicalIdOf,
   resourceById,
+  resourcesOfType,
   roleIdOf,
   statementsOfRole,
   synthStack,
@@ -37,21 +40,62 @@ describe('store priority: level concurrency on AWS', () => {
     ).toBe(40 + 3 * 5 + (29 + 17));
   });
 
-  it('hands the reconciler the floors and the mappings, and lets it read the queues and set the mappings only', () => {
+  /** The logical id of the event source mapping that reads `level`'s queue. */
+  const mappingOf = (level: 'high' | 'normal' | 'low'): string => {
+    const ids = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')
+      .filter(
+        ([, m]) =>
+          JSON.stringify(m.Properties?.['EventSourceArn']) ===
+          JSON.stringify(arnOf(stack.attention.levels[level])),
+      )
+      .map(([id]) => id);
+    expect(ids).toHaveLength(1);
+    return ids[0] as string;
+  };
+
+  it('hands the reconciler the floors, each level its own mapping, and loans on', () => {
     const env = resourceById(template, logicalIdOf(stack.reconciler.function)).Properties?.Environment as {
       Variables: Record<string, unknown>;
     };
     expect(env.Variables[EnvNames.levelFloors]).toBe('high=29,normal=17,low=9');
-    expect(JSON.stringify(env.Variables[EnvNames.levelMappings])).toMatch(/high=.*normal=.*low=/);
+    expect(env.Variables[EnvNames.levelLoans]).toBe('on');
+    expect(env.Variables[EnvNames.levelMappings]).toEqual({
+      'Fn::Join': [
+        '',
+        [
+          'high=',
+          { Ref: mappingOf('high') },
+          ',normal=',
+          { Ref: mappingOf('normal') },
+          ',low=',
+          { Ref: mappingOf('low') },
+        ],
+      ],
+    });
+  });
+
+  it('lets the reconciler read and update exactly the three mappings, nothing else of Lambda', () => {
     const statements = statementsOfRole(template, roleIdOf(stack.reconciler.function)).filter((s) =>
-      JSON.stringify(s.Action).includes('EventSourceMapping'),
+      JSON.stringify(s.Action).includes('lambda:'),
     );
     expect(statements).toHaveLength(1);
     expect(statements[0]?.Action).toEqual([
       'lambda:GetEventSourceMapping',
       'lambda:UpdateEventSourceMapping',
     ]);
-    expect(JSON.stringify(statements[0]?.Resource)).toContain('event-source-mapping');
+    const resources = asArray(statements[0]?.Resource).map((r) => JSON.stringify(r));
+    expect(resources).toHaveLength(3);
+    for (const level of ['high', 'normal', 'low'] as const)
+      expect(
+        resources.filter((r) => r.endsWith(`":event-source-mapping:",{"Ref":"${mappingOf(level)}"}]]}`)),
+      ).toHaveLength(1);
+  });
+
+  it("lets the reconciler read each level queue's counts", () => {
+    for (const level of ['high', 'normal', 'low'] as const)
+      expect(
+        actionsAllowedOn(template, roleIdOf(stack.reconciler.function), arnOf(stack.attention.levels[level])),
+      ).toContain('sqs:GetQueueAttributes');
   });
 });
 
@@ -70,13 +114,14 @@ describe('store priority on AWS with loans off (-c workerPoolLoans=false)', () =
     ).toBe(40 + 3 * 5);
   });
 
-  it('gives the reconciler neither floors nor mappings', () => {
+  it('still gives the reconciler the floors and mappings, with loans off (it brings loaned caps back)', () => {
     const env = resourceById(off.template, logicalIdOf(off.stack.reconciler.function)).Properties
       ?.Environment as {
       Variables: Record<string, unknown>;
     };
-    expect(env.Variables).not.toHaveProperty(EnvNames.levelFloors);
-    expect(env.Variables).not.toHaveProperty(EnvNames.levelMappings);
+    expect(env.Variables[EnvNames.levelFloors]).toBe('high=29,normal=17,low=9');
+    expect(env.Variables).toHaveProperty(EnvNames.levelMappings);
+    expect(env.Variables[EnvNames.levelLoans]).toBe('off');
   });
 });
 

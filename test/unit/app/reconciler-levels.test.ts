@@ -80,8 +80,9 @@ describe('the reconciler with loans on', () => {
     ]);
     const saved = ddb
       .commandCalls(PutCommand)
-      .filter((c) => c.args[0].input.Item?.['storeId'] === LEVEL_CAPS_STATE_ID);
-    expect(saved.length).toBeGreaterThan(0);
+      .filter((c) => c.args[0].input.Item?.['storeId'] === LEVEL_CAPS_STATE_ID)
+      .map((c) => JSON.parse(String(c.args[0].input.Item?.['cursor'])) as unknown);
+    expect(saved.at(-1)).toEqual({ held: [], caps: { high: 10, normal: 6, low: 20 } });
     expect(
       sqs
         .commandCalls(GetQueueAttributesCommand)
@@ -98,7 +99,22 @@ describe('the reconciler with loans on', () => {
     expect(telemetry.counters.get(MetricNames.levelCapsFailures)).toBe(1);
   });
 
-  it('touches no mapping without the floors and mappings (local mode, loans off)', async () => {
+  it('a failed repair run still waits for its balance before it fails (no balance left running)', async () => {
+    ddb.on(QueryCommand).rejects(new Error('listActive failed'));
+    // The mapping's update answers late: the run's last state write comes after it.
+    lambda
+      .on(UpdateEventSourceMappingCommand)
+      .callsFake(() => new Promise((resolve) => setTimeout(() => resolve({}), 30)));
+    const { handler } = handlerWith(LOANS_ENV);
+    await expect(handler()).rejects.toThrow('listActive failed');
+    const saved = ddb
+      .commandCalls(PutCommand)
+      .filter((c) => c.args[0].input.Item?.['storeId'] === LEVEL_CAPS_STATE_ID)
+      .map((c) => JSON.parse(String(c.args[0].input.Item?.['cursor'])) as unknown);
+    expect(saved.at(-1)).toEqual({ held: [], caps: { high: 10, normal: 6, low: 20 } });
+  });
+
+  it('touches no mapping without the floors and mappings (local mode)', async () => {
     const { [EnvNames.levelFloors]: _floors, ...withoutFloors } = LOANS_ENV;
     const { handler } = handlerWith(withoutFloors);
     await handler();

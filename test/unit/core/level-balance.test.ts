@@ -8,8 +8,6 @@ import type { LevelSources } from '../../../lambdas/core/ports.js';
 import { workerTimeoutSeconds } from '../../../lambdas/core/timing.js';
 
 const FLOORS = { high: 10, normal: 6, low: 4 };
-/** Floors 20 + the largest loan 16. */
-const RESERVED = 36;
 const NOW = 1_000_000;
 const idle: LevelLoad = { waiting: 0, inFlight: 0 };
 
@@ -59,8 +57,8 @@ const world = (opts: {
 };
 
 describe('balanceLevels', () => {
-  it('holds a lowered cap for the worker timeout and a minute', () => {
-    expect(CAP_DRAIN_MS).toBe(workerTimeoutSeconds() * 1000 + 60_000);
+  it('holds a lowered cap for the worker timeout, a minute of update lag and 30 s of calls', () => {
+    expect(CAP_DRAIN_MS).toBe(workerTimeoutSeconds() * 1000 + 60_000 + 30_000);
   });
 
   it('lends a lone waiting level the idle floors, counts its loan and logs the change', async () => {
@@ -115,13 +113,63 @@ describe('balanceLevels', () => {
     const w = world({ state: { held, caps: FLOORS }, loads: { high: busy, normal: busy } });
     // Bound 10 + 6 + 19 = 35: one worker of room, to high.
     expect((await balanceLevels(w.deps)).caps).toEqual({ high: 11, normal: 6, low: 4 });
-    expect(10 + 6 + 19 + 1).toBe(RESERVED);
+    expect(w.calls).toEqual(['set high=11', 'write state']);
   });
 
-  it('holds a cap a deploy lowered since the last run, at what the run left', async () => {
-    const w = world({ caps: { high: 10 }, state: { held: [], caps: { ...FLOORS, high: 26 } } });
-    await balanceLevels(w.deps);
+  it('holds a cap a deploy lowered since the last run, at what the run left, and raises nothing over it', async () => {
+    const w = world({
+      caps: { high: 10 },
+      state: { held: [], caps: { ...FLOORS, high: 26 } },
+      loads: { low: { waiting: 5, inFlight: 0 } },
+    });
+    // Bound: high 26 + normal 6 + low 4 = 36: low's loan waits.
+    expect((await balanceLevels(w.deps)).caps).toEqual(FLOORS);
     expect(w.state().held).toEqual([{ level: 'high', cap: 26, until: NOW + CAP_DRAIN_MS }]);
+  });
+
+  it('a raise that fails after a lowering leaves the lowered cap held and the raise for a later run', async () => {
+    const w = world({
+      caps: { low: 20 },
+      state: { held: [{ level: 'normal', cap: 2, until: NOW + 1 }], caps: { ...FLOORS, low: 20 } },
+      loads: { high: { waiting: 5, inFlight: 0 } },
+      failSet: 'high',
+    });
+    await expect(balanceLevels({ ...w.deps, drainMs: 0 })).rejects.toThrow('ResourceInUseException');
+    expect(w.caps).toEqual(FLOORS);
+    expect(w.state().caps).toEqual(FLOORS);
+  });
+
+  it('logs the caps only when a run changed them', async () => {
+    const quiet = world({ state: { held: [], caps: FLOORS } });
+    const quietLog: string[] = [];
+    quiet.deps.telemetry.info = (message: string) => void quietLog.push(message);
+    await balanceLevels(quiet.deps);
+    expect(quietLog).toEqual([]);
+    const changed = world({ loads: { low: { waiting: 30, inFlight: 0 } } });
+    const logged: unknown[] = [];
+    changed.deps.telemetry.info = (message: string, fields?: unknown) => void logged.push([message, fields]);
+    await balanceLevels(changed.deps);
+    expect(logged).toEqual([
+      [
+        'level caps',
+        {
+          caps: { high: 10, normal: 6, low: 20 },
+          planned: { high: 10, normal: 6, low: 20 },
+          loads: { high: idle, normal: idle, low: { waiting: 30, inFlight: 0 } },
+          floors: FLOORS,
+        },
+      ],
+    ]);
+  });
+
+  it('with loans off, brings a loaned cap back to its floor and lends nothing', async () => {
+    const w = world({
+      caps: { low: 20 },
+      state: { held: [], caps: { ...FLOORS, low: 20 } },
+      loads: { low: { waiting: 50, inFlight: 20 } },
+    });
+    expect((await balanceLevels({ ...w.deps, loans: false })).caps).toEqual(FLOORS);
+    expect(w.calls).toEqual(['write state', 'set low=4']);
   });
 
   it('drops holds that have run out', async () => {

@@ -39,6 +39,15 @@ describe('planLevelCaps', () => {
     ).toEqual({ high: 10, normal: 6, low: 4 + 3 + 6 });
   });
 
+  it('counts a fractional in-flight count up (an attention in flight may hold a worker)', () => {
+    expect(
+      planLevelCaps(
+        FLOORS,
+        loads({ low: { waiting: 1, inFlight: 0 }, normal: { waiting: 0, inFlight: 2.5 } }),
+      ).low,
+    ).toBe(4 + 10 + 3);
+  });
+
   it('lends nothing from a level using more than its floor, and never lowers a floor', () => {
     expect(
       planLevelCaps(
@@ -58,9 +67,7 @@ describe('planLevelCaps', () => {
       FLOORS,
       loads({ high: { waiting: 1, inFlight: 10 }, normal: { waiting: 1, inFlight: 6 } }),
     );
-    expect(caps.high + caps.normal).toBe(10 + 6 + 4);
-    expect(caps.high - 10).toBeGreaterThanOrEqual(caps.normal - 6);
-    expect(caps.low).toBe(4);
+    expect(caps).toEqual({ high: 13, normal: 7, low: 4 });
   });
 
   it('lends nothing while every level waits (saturated: the floors are the shares)', () => {
@@ -122,8 +129,13 @@ describe('the floors and mappings as the stack passes them', () => {
     expect(parseLevelValues('low=c, high=a,normal=b', 'M')).toEqual({ high: 'a', normal: 'b', low: 'c' });
   });
 
+  it('accept the floors at Lambda’s bounds, 2 and 1000', () => {
+    expect(parseLevelCaps('high=1000,normal=2,low=2', 'F')).toEqual({ high: 1000, normal: 2, low: 2 });
+  });
+
   it.each([
     ['high=10,normal=6', /F: nothing for low/],
+    ['high=1=2,normal=6,low=4', /'high=1=2' is not level=value/],
     ['high=10,normal=6,low=4,high=3', /'high=3' is not level=value/],
     ['high=10,normal=6,lo=4', /'lo=4' is not level=value/],
     ['high=10,normal=6,low=', /'low=' is not level=value/],
