@@ -57,6 +57,14 @@ export const PROBE_AFTER_SECONDS = 15;
  * marketplace raised is found again within seconds rather than minutes (a doubled limit in about 10 s more).
  */
 export const PROBE_ACCELERATION_SHARE = 0.02;
+/**
+ * Fast convergence (after TCP CUBIC's): a 429 that comes before the recovery passed this share of the last
+ * estimate says the limit fell below the knee — the marketplace lowered it. The new estimate then goes under the
+ * rate at that 429 (× CONVERGE_FACTOR), so the next knee lies under the new limit at once, instead of one 429
+ * per step the mean-rate estimate takes down from the old limit.
+ */
+export const CONVERGE_BELOW = 0.9;
+export const CONVERGE_FACTOR = (1 + BACKOFF_FACTOR) / 2;
 /** Never slower than one call per 10 s: a store that met many 429s is still looked at and probes again. */
 export const MIN_RATE_PER_SECOND = 0.1;
 /** A header rate within this share of the stored one is not written again (headers repeat on every answer). */
@@ -170,8 +178,10 @@ export const afterAnswer = (
   const curveEstimate =
     state?.why === 'backoff' ? Math.min(current, meanRecovered(state, policyRate, now)) : current;
   const sent = answer.sentPerSecond;
-  const estimate =
+  const bounded =
     sent !== undefined && Number.isFinite(sent) && sent > 0 ? Math.min(curveEstimate, sent) : curveEstimate;
+  const fell = state?.why === 'backoff' && state.c !== undefined && current < CONVERGE_BELOW * state.c;
+  const estimate = fell ? Math.min(bounded, CONVERGE_FACTOR * current) : bounded;
   return {
     why: 'backoff',
     r: Math.max(floor(policyRate), current * BACKOFF_FACTOR),

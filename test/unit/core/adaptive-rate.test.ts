@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   afterAnswer,
   BACKOFF_FACTOR,
+  CONVERGE_BELOW,
+  CONVERGE_FACTOR,
   effectiveRate,
   FAST_RECOVERY_SHARE,
   MIN_RATE_PER_SECOND,
@@ -198,12 +200,12 @@ describe('the rules at their edges', () => {
     expect(afterAnswer(state, { throttled: true, startedAt: T }, POLICY, T + 1_000)).toBeDefined();
   });
 
-  it('a 429 at the very instant of the last change takes the rate then as its estimate', () => {
+  it('a 429 at the very instant of the last change takes under the rate then as its estimate (it fell)', () => {
     const state: RateState = { why: 'backoff', r: 4, c: 8, at: T };
     expect(afterAnswer(state, { throttled: true, startedAt: T }, POLICY, T)).toEqual({
       why: 'backoff',
       r: 4 * BACKOFF_FACTOR,
-      c: 4,
+      c: 4 * CONVERGE_FACTOR,
       at: T,
     });
   });
@@ -272,6 +274,64 @@ describe('more edges (mutation survivors)', () => {
     still.add(T + 1_000, 5);
     still.add(T + 5_000, 5); // no call for 4 s: the rate over the 5 s falls
     expect(still.perSecond(undefined, T + 5_000)).toBe(1);
+  });
+});
+
+describe('fast convergence: a 429 under the knee says the limit fell', () => {
+  // Recovering from 3 towards an estimate of 8: the knee is 6.8, reached after (6.8 − 3) / 4 s = 0.95 s.
+  const state: RateState = { why: 'backoff', r: 3, c: 8, at: T };
+  const at = (rate: number): number => {
+    // The instant the recovery reaches `rate` (in its fast phase: 4/s a second from 3).
+    return T + ((rate - 3) / (FAST_RECOVERY_SHARE * POLICY)) * 1000;
+  };
+
+  it('is CUBIC’s (1 + β) / 2 of the rate at the 429, and the split is at 90 % of the estimate', () => {
+    expect(CONVERGE_FACTOR).toBe(0.75);
+    expect(CONVERGE_BELOW).toBe(0.9);
+  });
+
+  it('a 429 during the fast climb takes 3/4 of the rate at it as the estimate, under the old knee', () => {
+    const now = at(5);
+    const current = effectiveRate(state, POLICY, now).effective;
+    expect(current).toBeCloseTo(5);
+    const next = afterAnswer(state, { throttled: true, startedAt: now - 10 }, POLICY, now) as RateState;
+    expect(next.c).toBeCloseTo(CONVERGE_FACTOR * 5);
+    expect(next.r).toBeCloseTo(5 * BACKOFF_FACTOR);
+    // The next recovery's knee lies under the rate that met the 429.
+    expect(RECOVERY_KNEE * (next.c as number)).toBeLessThan(5 * CONVERGE_FACTOR);
+  });
+
+  it('takes the lower of that and the sent-rate bound', () => {
+    const now = at(5);
+    const next = afterAnswer(
+      state,
+      { throttled: true, startedAt: now - 10, sentPerSecond: 2.5 },
+      POLICY,
+      now,
+    );
+    expect(next?.c).toBeCloseTo(2.5);
+  });
+
+  it('a 429 at or above 90 % of the estimate keeps the mean-rate estimate (the limit is near it)', () => {
+    // Past the knee, climbing slowly (0.08/s): 7.2 = 90 % of 8 is reached 5 s after it.
+    const knee = T + 950;
+    const justBelow = knee + 4_900;
+    const justAbove = knee + 5_100;
+    expect(effectiveRate(state, POLICY, justBelow).effective).toBeLessThan(CONVERGE_BELOW * 8);
+    expect(effectiveRate(state, POLICY, justAbove).effective).toBeGreaterThan(CONVERGE_BELOW * 8);
+    const below = afterAnswer(state, { throttled: true, startedAt: justBelow - 10 }, POLICY, justBelow);
+    const above = afterAnswer(state, { throttled: true, startedAt: justAbove - 10 }, POLICY, justAbove);
+    expect(below?.c).toBeCloseTo(CONVERGE_FACTOR * effectiveRate(state, POLICY, justBelow).effective);
+    // Above: the mean rate of the recovery since the backoff, by steps.
+    let sum = 0;
+    for (let ms = 0; ms < justAbove - T; ms += 1) sum += effectiveRate(state, POLICY, T + ms + 0.5).effective;
+    expect(above?.c).toBeCloseTo(sum / (justAbove - T), 3);
+  });
+
+  it('does not apply to a first backoff, or after a header rate', () => {
+    expect(afterAnswer(undefined, { throttled: true, startedAt: T }, POLICY, T + 10)?.c).toBe(POLICY);
+    const header: RateState = { why: 'header', r: 6, at: T };
+    expect(afterAnswer(header, { throttled: true, startedAt: T + 10 }, POLICY, T + 20)?.c).toBe(6);
   });
 });
 
