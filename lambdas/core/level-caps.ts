@@ -110,8 +110,9 @@ export const planLevelCaps = (
       rules.lendable(floors[level], loads[level]),
     ),
   );
+  // With no borrower there is no weight: nothing is lent.
   const loans = splitByWeight(
-    borrowers.length === 0 ? 0 : lent,
+    lent,
     Object.fromEntries(borrowers.map((level) => [level, floors[level]])) as Record<StorePriority, number>,
   );
   return Object.fromEntries(

@@ -181,10 +181,15 @@ describe('balanceLevels', () => {
   it('after an unreadable state, raises nothing until CAP_DRAIN_MS has passed, and warns', async () => {
     const busy = { loads: { low: { waiting: 30, inFlight: 0 } } };
     const w = world({ ...busy, state: '{not json' });
-    const warned: string[] = [];
-    w.deps.telemetry.warn = (message: string) => void warned.push(message);
+    const warned: unknown[] = [];
+    w.deps.telemetry.warn = (message: string, fields?: unknown) => void warned.push([message, fields]);
     expect((await balanceLevels(w.deps)).caps).toEqual(FLOORS);
-    expect(warned).toEqual(['level caps state unreadable: no raise until it has drained']);
+    expect(warned).toEqual([
+      [
+        'level caps state unreadable: no raise until it has drained',
+        { error: expect.stringContaining('JSON') as unknown },
+      ],
+    ]);
     const frozen = w.state();
     expect(frozen.frozenUntil).toBe(NOW + CAP_DRAIN_MS);
 

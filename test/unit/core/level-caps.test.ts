@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  formatLevelCaps,
   maxLoan,
   parseLevelCaps,
   parseLevelValues,
@@ -119,6 +120,8 @@ describe('splitByWeight', () => {
   it('adds up to the total, in proportion', () => {
     expect(splitByWeight(10, { a: 1, b: 1, c: 2 })).toEqual({ a: 3, b: 2, c: 5 });
     expect(splitByWeight(0, { a: 1 })).toEqual({ a: 0 });
+    // The largest remainder gets the part left, wherever it stands: 4/3 and 2/3 → 1 and 1, not 2 and 0.
+    expect(splitByWeight(2, { a: 2, b: 1 })).toEqual({ a: 1, b: 1 });
     expect(splitByWeight(5, { a: 0 })).toEqual({ a: 0 });
   });
 });
@@ -127,6 +130,19 @@ describe('the floors and mappings as the stack passes them', () => {
   it('parse', () => {
     expect(parseLevelCaps('high=10,normal=6,low=4', 'F')).toEqual(FLOORS);
     expect(parseLevelValues('low=c, high=a,normal=b', 'M')).toEqual({ high: 'a', normal: 'b', low: 'c' });
+  });
+
+  it('format as the stack hands them over, and back', () => {
+    expect(formatLevelCaps(FLOORS)).toBe('high=10,normal=6,low=4');
+    expect(parseLevelCaps(formatLevelCaps({ high: 7, normal: 3, low: 2 }), 'F')).toEqual({
+      high: 7,
+      normal: 3,
+      low: 2,
+    });
+  });
+
+  it('name every level missing', () => {
+    expect(() => parseLevelValues('high=10', 'M')).toThrow('M: nothing for normal, low');
   });
 
   it('accept the floors at Lambda’s bounds, 2 and 1000', () => {
