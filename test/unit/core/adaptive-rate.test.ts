@@ -328,6 +328,16 @@ describe('fast convergence: a 429 under the knee says the limit fell', () => {
     expect(above?.c).toBeCloseTo(sum / (justAbove - T), 3);
   });
 
+  it('a 429 exactly at 90 % of the estimate is not a fall', () => {
+    // At the instant of the backoff the rate is its r: 9 = 90 % of 10.
+    const at90: RateState = { why: 'backoff', r: 9, c: 10, at: T };
+    expect(afterAnswer(at90, { throttled: true, startedAt: T }, POLICY, T)?.c).toBe(9);
+    const under: RateState = { why: 'backoff', r: 8.99, c: 10, at: T };
+    expect(afterAnswer(under, { throttled: true, startedAt: T }, POLICY, T)?.c).toBeCloseTo(
+      8.99 * CONVERGE_FACTOR,
+    );
+  });
+
   it('does not apply to a first backoff, or after a header rate', () => {
     expect(afterAnswer(undefined, { throttled: true, startedAt: T }, POLICY, T + 10)?.c).toBe(POLICY);
     const header: RateState = { why: 'header', r: 6, at: T };
