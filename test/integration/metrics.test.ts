@@ -27,6 +27,10 @@ const ELSEWHERE: Partial<Record<MetricName, string>> = {
   [MetricNames.deadLettersRefreshed]: 'test/integration/dead-letter-keep.test.ts',
   // Needs a store whose queues or DLQ may hold a message sent 8.75 days ago, left unrefreshed by a run.
   [MetricNames.retentionOverdue]: 'test/unit/core/reconcile-retention.test.ts',
+  // AWS only: the reconciler balances the levels' event sources when the stack gave it their mappings (local
+  // mode has none; its pool lends unused share by itself).
+  [MetricNames.levelLoan]: 'test/unit/core/level-balance.test.ts',
+  [MetricNames.levelCapsFailures]: 'test/unit/app/reconciler-levels.test.ts',
 };
 
 describe('metrics emitted by a workload (local mode, GET /metrics)', () => {
