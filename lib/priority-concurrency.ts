@@ -1,4 +1,8 @@
-import { MAPPING_MAX_CONCURRENCY, MAPPING_MIN_CONCURRENCY } from '../lambdas/core/level-caps.js';
+import {
+  MAPPING_MAX_CONCURRENCY,
+  MAPPING_MIN_CONCURRENCY,
+  splitByWeight,
+} from '../lambdas/core/level-caps.js';
 import { STORE_PRIORITIES, type StorePriority } from '../lambdas/core/plans.js';
 import { parsePriorityShares, type PriorityShares } from '../lambdas/core/priority-shares.js';
 import { WORKER_EVENT_SOURCE } from '../lambdas/config/topology.js';
@@ -27,24 +31,21 @@ export const levelConcurrency = (
     throw new InvalidPropError(
       `workerPoolBurst must be an integer between 0 and ${WORKER_EVENT_SOURCE.maxPoolSize}; got ${burst}`,
     );
-  const exact = STORE_PRIORITIES.map((level) => (pool * shares[level]) / 100);
-  const parts = exact.map(Math.floor);
-  const byRemainder = STORE_PRIORITIES.map((_, i) => i).sort(
-    (a, b) => (exact[b] as number) - (parts[b] as number) - ((exact[a] as number) - (parts[a] as number)),
+  // Weights in level order (high first), so a tie in the remainders goes the same way whatever order the
+  // shares were given in.
+  const parts = splitByWeight(
+    pool,
+    Object.fromEntries(STORE_PRIORITIES.map((level) => [level, shares[level]])) as Record<
+      StorePriority,
+      number
+    >,
   );
-  let left = pool - parts.reduce((a, b) => a + b, 0);
-  for (const i of byRemainder) {
-    if (left <= 0) break;
-    parts[i] = (parts[i] as number) + 1;
-    left--;
-  }
-  const caps = Object.fromEntries(
-    STORE_PRIORITIES.map((level, i) => [
+  return Object.fromEntries(
+    STORE_PRIORITIES.map((level) => [
       level,
-      Math.min(MAPPING_MAX_CONCURRENCY, Math.max(MAPPING_MIN_CONCURRENCY, parts[i] as number) + burst),
+      Math.min(MAPPING_MAX_CONCURRENCY, Math.max(MAPPING_MIN_CONCURRENCY, parts[level]) + burst),
     ]),
   ) as Record<StorePriority, number>;
-  return caps;
 };
 
 /** Checks shares given as a prop (whole percents ≥ 1 summing to 100), failing synth with the reason. */

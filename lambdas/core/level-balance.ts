@@ -127,7 +127,6 @@ export const balanceLevels = async (deps: LevelBalanceDeps): Promise<LevelBalanc
     const bound = (level: StorePriority): number =>
       Math.max(caps[level], ...held.filter((h) => h.level === level && h.until > now).map((h) => h.cap));
     for (const level of STORE_PRIORITIES) {
-      if (planned[level] <= caps[level]) continue;
       const room = reserved - STORE_PRIORITIES.reduce((total, l) => total + bound(l), 0);
       const to = Math.min(planned[level], caps[level] + room);
       if (to <= caps[level]) continue;
