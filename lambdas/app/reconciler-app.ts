@@ -12,7 +12,12 @@ import { balanceLevels, type LevelBalanceDeps, type LevelBalanceReport } from '.
 import { parseLevelCaps, parseLevelValues } from '../core/level-caps.js';
 import { MetricNames } from '../core/names.js';
 import { reconcile, type ReconcileReport, type ReconcilerDeps } from '../core/reconcile.js';
-import { composeSignalling, type FlushableTelemetry, type RuntimeOverrides } from './runtime.js';
+import {
+  attentionQueueUrls,
+  composeSignalling,
+  type FlushableTelemetry,
+  type RuntimeOverrides,
+} from './runtime.js';
 
 /**
  * Store priority on AWS: the levels' caps, when the stack set their floors and mappings (on AWS, loans on or
@@ -25,14 +30,19 @@ const composeLevelBalance = (
 ): LevelBalanceDeps | undefined => {
   const floors = config[EnvNames.levelFloors];
   const mappings = config[EnvNames.levelMappings];
-  const high = config[EnvNames.attentionQueueUrlHigh];
-  const low = config[EnvNames.attentionQueueUrlLow];
-  if (!floors || !mappings || !high || !low) return undefined;
+  // Each level must have its own queue (the stack that sets the mappings makes all three).
+  if (
+    !floors ||
+    !mappings ||
+    !config[EnvNames.attentionQueueUrlHigh] ||
+    !config[EnvNames.attentionQueueUrlLow]
+  )
+    return undefined;
   return {
     sources: new LambdaLevelSources(
       clients.sqs,
       createLambdaClient(config[EnvNames.region]),
-      { high, normal: config[EnvNames.attentionQueueUrl], low },
+      attentionQueueUrls(config),
       parseLevelValues(mappings, EnvNames.levelMappings),
     ),
     state: signal.dispatch,
