@@ -319,6 +319,9 @@ const BROKEN: Variant[] = [
 const MOVED_BEYOND_FIXED: Record<string, number[]> = {
   'empty-ignores-high': [311],
   'aimd-above-policy': [543],
+  // Session 12: the shared pacer no longer calls on a wake-up past the slice deadline, and seed 184's early
+  // call was such a one; the fault is now met about once in 4,000 seeds (1239, 3868 in 301–8300).
+  'restart-refusal-taken': [1239, 3868],
 };
 
 const ALL_VARIANTS: Variant[] = [

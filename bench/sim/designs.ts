@@ -394,7 +394,8 @@ export const attentionDesign = (
             if (fanned || k < SQS_BATCH) return loop();
             fanned = true;
             // As slice.ts, after a full batch: one more slot, as far as the store's rate can keep consumers
-            // busy (rate × measured call time, settle included, + 1); a refused issueSlot publishes nothing.
+            // busy (rate × measured task time: the claim and the call, less the pacing, + 1); a refused
+            // issueSlot publishes nothing.
             const meanCallMs = (MODEL.marketplaceMinMs + MODEL.marketplaceMaxMs) / 2 + AWS;
             const useful = Math.ceil((policy.ratePerSecond * meanCallMs) / 1000) + 1;
             req.add('ddbWrite', 'attention'); // issueSlot(limit = min(maxConcurrentConsumers, useful))

@@ -188,6 +188,7 @@ export const runSlice = async (
         maxWaitMs,
         (reservation) => rate.reserved(reservation),
         deps.blockRules,
+        { wanted: () => rate.peekWanted(), read: () => rate.peek() },
       );
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = (): number => interval() * policy.maxConcurrentConsumers;
@@ -217,7 +218,11 @@ export const runSlice = async (
   let delivered = 0;
   let deadLettered = 0;
   let fannedOut = lease.slotsAtStart >= policy.maxConcurrentConsumers;
-  /** Marketplace calls this slice made and their total time: how many consumers the store's rate can use. */
+  /**
+   * Marketplace calls this slice made and the time their tasks took, less the pacing (the claim, the call and
+   * the rate's writes on its answer; the delivered settles are the batch's, and the pacer's own writes and reads
+   * are part of the pacing): how many consumers the store's rate can use.
+   */
   let calls = 0;
   let callMs = 0;
   let headSentAt: number | undefined;
@@ -402,12 +407,17 @@ export const runSlice = async (
           const message = batch[i] as SourcedMessage;
           // No call starts at or after the slice deadline, so the last one ends before the lease expires.
           const pace = async (): Promise<boolean> => {
+            const asked = deps.clock.now();
             // The messages in hand from this one on: a shared pacer reserves their instants with one write.
             const allowed = await pacer.acquire(deadline, batch.length - i);
             callStartedAt = deps.clock.now();
+            paced += callStartedAt - asked;
             return allowed;
           };
+          const taskStartedAt = deps.clock.now();
           let callStartedAt: number | undefined;
+          /** This task's time in its pacing (the wait, the pacer's writes and reads): not its work. */
+          let paced = 0;
           if (deps.clock.now() >= deadline) {
             await handBack(i);
             return result('max_time', { resumeAt: deps.clock.now() });
@@ -439,7 +449,7 @@ export const runSlice = async (
           }
           if (callStartedAt !== undefined) {
             calls++;
-            callMs += deps.clock.now() - callStartedAt;
+            callMs += deps.clock.now() - taskStartedAt - paced;
           }
           handled++;
           // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
@@ -513,7 +523,9 @@ export const runSlice = async (
       if (!fannedOut && fullBatch && calls > 0) {
         // A full batch means a deep backlog: open one more slot, as far as more consumers can help. A store
         // whose rate binds gains nothing from consumers that would only wait for it while holding workers:
-        // about rate × call time of them keep it busy, plus one. Each new slice does the same, so a store
+        // about rate × task time of them keep it busy, plus one. The task's time, not only its call: on a slow
+        // table the claim before a 20 ms call took several times as long, and two consumers of a 6/s store
+        // sent 4–5 calls a second (bench:adaptive, 2026-12-03). Each new slice does the same, so a store
         // ramps up in a few slices and never beyond maxConcurrentConsumers (the slot-count condition).
         fannedOut = true;
         const useful = Math.ceil((rate.current().effective * callMs) / calls / 1000) + 1;

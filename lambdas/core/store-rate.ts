@@ -54,6 +54,31 @@ export class StoreRate {
     return Math.ceil(intervalMs(this.current().effective));
   }
 
+  /**
+   * Whether this lease looks at the store's rate before each call (rate.ts `RatePeek`): while a backoff holds
+   * it under the policy, another consumer's next 429 may lower it at any moment.
+   */
+  peekWanted(): boolean {
+    return this.current().reason === 'backoff';
+  }
+
+  /**
+   * Adopts the store's rate as it stands (one read). When that is another consumer's new backoff (a 429 since
+   * this lease last saw the rate), answers when this lease's next call may go: one new interval after that
+   * 429. A failed read leaves the view as it was.
+   */
+  async peek(): Promise<number | undefined> {
+    try {
+      const before = this.state?.at;
+      const rate = (await this.deps.dispatch.read(this.storeId))?.rate;
+      this.adopt(rate);
+      if (rate?.why === 'backoff' && rate.at !== before) return rate.at + this.intervalMs();
+    } catch (error) {
+      this.deps.telemetry.warn('store rate not read', { error: String(error) });
+    }
+    return undefined;
+  }
+
   /** The state as another consumer left it (returned by a reservation); a newer change replaces ours. */
   adopt(rate: RateState | undefined): void {
     if (rate !== undefined && (this.state === undefined || rate.at !== this.state.at)) this.state = rate;
@@ -89,6 +114,8 @@ export class StoreRate {
       effective,
       reason,
       learnt: next.r,
+      // A backoff's estimate of the marketplace's limit: where the recovery's knee and probing are set.
+      ...(next.c === undefined ? {} : { limitEstimate: next.c }),
     });
     try {
       const written = await this.deps.dispatch.noteRate(this.storeId, next, seenAt);

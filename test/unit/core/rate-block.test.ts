@@ -1,6 +1,14 @@
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import type { Clock, DispatchState } from '../../../lambdas/core/ports.js';
-import { blockSize, MAX_BLOCK, MAX_RESTART_AHEAD_MS, sharedPacer } from '../../../lambdas/core/rate.js';
+import {
+  blockSize,
+  MAX_BLOCK,
+  MAX_RESTART_AHEAD_MS,
+  PEEK_LEAD_MS,
+  respaced,
+  sharedPacer,
+} from '../../../lambdas/core/rate.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 import { T0 } from '../support/fixtures.js';
 
@@ -431,5 +439,209 @@ describe('sharedPacer restart placement (mutation survivors)', () => {
     expect(pacer.blockedUntil).toBeGreaterThanOrEqual(deadline);
     // The schedule goes back to where the refused restart began.
     expect(tat()).toBe(pacer.blockedUntil);
+  });
+});
+
+describe('sharedPacer: a look at the store’s rate before a call (RatePeek)', () => {
+  /**
+   * A peek whose read lowers this lease's spacing to `lowered` once it is set (another consumer's 429), and
+   * answers that 429's quiet time the first time it is seen.
+   */
+  const peeking = (wanted: boolean) => {
+    let spacing = 100;
+    const reads: number[] = [];
+    const state = { lowered: undefined as number | undefined, quietUntil: undefined as number | undefined };
+    return {
+      spacing: () => spacing,
+      reads,
+      state,
+      peek: (clock: Clock) => ({
+        wanted: () => wanted,
+        read: async () => {
+          reads.push(clock.now() - T0);
+          if (state.lowered === undefined || spacing === state.lowered) return undefined;
+          spacing = state.lowered;
+          return state.quietUntil;
+        },
+      }),
+    };
+  };
+
+  it('looks just before an instant its lease reserved a while ago, and not before one it just reserved', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch } = recordingDispatch(T0);
+    const p = peeking(true);
+    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, 2_000, undefined, undefined, p.peek(clock));
+
+    const starts = await run(pacer, clock, advance, { calls: 3, inHand: 3, deadline: T0 + 60_000 });
+    expect(starts).toEqual([0, 100, 200]);
+    // The first instant was just reserved (fresh); the next two were reserved 100 and 200 ms before.
+    expect(p.reads).toEqual([100 - PEEK_LEAD_MS, 200 - PEEK_LEAD_MS]);
+  });
+
+  it('does not look again within PEEK_FRESH_MS of its last look (a fast store: one look per two calls)', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch } = recordingDispatch(T0);
+    let spacing = 30;
+    const reads: number[] = [];
+    const peek = {
+      wanted: () => true,
+      read: async () => {
+        reads.push(clock.now() - T0);
+        spacing = 30;
+        return undefined;
+      },
+    };
+    const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, 2_000, undefined, undefined, peek);
+    expect(await run(pacer, clock, advance, { calls: 5, inHand: 5, deadline: T0 + 60_000 })).toEqual([
+      0, 30, 60, 90, 120,
+    ]);
+    // Instants at 30 ms: after a look at 45 (before 60), the instant at 90 is 45 ms on — seen recently enough.
+    expect(reads).toEqual([60 - PEEK_LEAD_MS, 120 - PEEK_LEAD_MS]);
+  });
+
+  it('never looks while no backoff is in force', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch } = recordingDispatch(T0);
+    const p = peeking(false);
+    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, 2_000, undefined, undefined, p.peek(clock));
+    expect(await run(pacer, clock, advance, { calls: 3, inHand: 3, deadline: T0 + 60_000 })).toEqual([
+      0, 100, 200,
+    ]);
+    expect(p.reads).toEqual([]);
+  });
+
+  it('drops a block whose span ends within another consumer’s hold, and reserves past it at the new spacing', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes } = recordingDispatch(T0);
+    const p = peeking(true);
+    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, 5_000, undefined, undefined, p.peek(clock));
+
+    expect(await pacer.acquire(T0 + 60_000, 4)).toBe(true); // a block of 4 at T0, +100, +200, +300
+    advance(20);
+    // Another consumer's 429: the rate halves (spacing 200) and the store is held 1 s, in one write.
+    await dispatch.holdTat(STORE, T0 + 1_020);
+    p.state.lowered = 200;
+    p.state.quietUntil = T0 + 1_020;
+    expect(await pacer.acquire(T0 + 60_000, 3)).toBe(true);
+    // Not at T0 + 100 (the old block's instant): at the hold's end, on a block at the new spacing.
+    expect(clock.now()).toBe(T0 + 1_020);
+    expect(writes).toEqual(['restart 400', 'advance 600']);
+    // It looked before the old instant, and again before the new one (reserved almost a second before it).
+    expect(p.reads).toEqual([100 - PEEK_LEAD_MS, 1_020 - PEEK_LEAD_MS]);
+  });
+
+  it('keeps its block when the look finds the rate unchanged', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes } = recordingDispatch(T0);
+    const p = peeking(true);
+    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, 5_000, undefined, undefined, p.peek(clock));
+    expect(await run(pacer, clock, advance, { calls: 4, inHand: 4, deadline: T0 + 60_000 })).toEqual([
+      0, 100, 200, 300,
+    ]);
+    expect(writes).toEqual(['restart 400']);
+  });
+});
+
+describe('respaced', () => {
+  const block = { first: T0, count: 10, interval: 100, step: 100, next: 1 };
+  it('keeps what is left of the span at the new interval, from the quiet time on', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes } = recordingDispatch(T0);
+    let spacing = 100;
+    let told = false;
+    const peek = {
+      wanted: () => true,
+      read: async () => {
+        if (clock.now() < T0 + 50 || told) return undefined;
+        told = true;
+        spacing = 200;
+        return T0 + 300;
+      },
+    };
+    const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, 5_000, undefined, undefined, peek);
+    const starts = await run(pacer, clock, advance, { calls: 5, inHand: 10, deadline: T0 + 60_000 });
+    // A block of 10 at 100 ms (span to T0 + 1,000); the 429 seen before the second: 300, 500, 700 at 200 ms,
+    // then a new block from the span's end.
+    expect(starts).toEqual([0, 300, 500, 700, 1_000]);
+    expect(writes).toEqual(['restart 1000', 'advance 1200']); // the six left in hand, at 200 ms
+  });
+
+  it.each([
+    {
+      name: 'from the instant when the quiet time is past',
+      at: T0 + 100,
+      quiet: T0 + 50,
+      expected: [T0 + 100, 4],
+    },
+    { name: 'from the quiet time', at: T0 + 100, quiet: T0 + 500, expected: [T0 + 500, 2] },
+    {
+      name: 'the last instant one interval before the span’s end',
+      at: T0 + 100,
+      quiet: T0 + 801,
+      expected: undefined,
+    },
+    { name: 'exactly one fits', at: T0 + 100, quiet: T0 + 800, expected: [T0 + 800, 1] },
+  ])('respaces $name', ({ at, quiet, expected }) => {
+    const got = respaced(block, at, 200, quiet);
+    expect(got === undefined ? undefined : [got.first, got.count]).toEqual(expected);
+    if (got)
+      expect({ step: got.step, interval: got.interval, next: got.next }).toEqual({
+        step: 200,
+        interval: 200,
+        next: 0,
+      });
+  });
+});
+
+describe('respaced: never denser than the reservation, never outside it (property)', () => {
+  it('keeps every instant inside the span, one new interval apart, from the later of the instant and the quiet time', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 2_000 }),
+        fc.integer({ min: 0, max: 9 }),
+        fc.integer({ min: 0, max: 5_000 }),
+        fc.option(fc.integer({ min: -1_000, max: 20_000 }), { nil: undefined }),
+        (count, step, next, widen, quiet) => {
+          fc.pre(next < count);
+          const block = { first: T0, count, interval: step, step, next };
+          const instant = T0 + next * step;
+          const interval = step + widen;
+          const quietUntil = quiet === undefined ? undefined : T0 + quiet;
+          const got = respaced(block, instant, interval, quietUntil);
+          const end = T0 + count * step;
+          const from = Math.max(instant, quietUntil ?? instant);
+          if (got === undefined) return from + interval > end;
+          const last = got.first + (got.count - 1) * got.step;
+          return (
+            got.first === from &&
+            got.step === interval &&
+            got.interval === interval &&
+            got.next === 0 &&
+            last + interval <= end &&
+            // As many as fit: one more would pass the span's end.
+            last + 2 * interval > end
+          );
+        },
+      ),
+    );
+  });
+});
+
+describe('sharedPacer: the deadline after the wait', () => {
+  it('a wake-up past the slice deadline (within the lateness) does not call, and gives its instants back', async () => {
+    // Instants every 200 ms (lateness 100); the second one's wake-up overshoots by 80 ms, past the deadline.
+    const { clock, advance } = steppedClock((n) => (n === 1 ? 80 : 0));
+    const { dispatch, writes, tat } = recordingDispatch(T0);
+    const pacer = sharedPacer(dispatch, STORE, 200, clock, 5_000);
+    const deadline = T0 + 250;
+    expect(await pacer.acquire(deadline, 2)).toBe(true); // T0, reserving T0 and T0 + 200
+    advance(0);
+    expect(await pacer.acquire(deadline, 1)).toBe(false);
+    expect(clock.now()).toBe(T0 + 280);
+    expect(pacer.blockedUntil).toBe(T0 + 280);
+    expect(writes).toEqual(['restart 400', 'return 200']);
+    expect(tat()).toBe(T0 + 200);
   });
 });

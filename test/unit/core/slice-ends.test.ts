@@ -352,6 +352,35 @@ describe('fan-out after a full batch', () => {
     });
   });
 
+  it.each([
+    // A 20 ms call at 6/s: about 0.1 of a consumer's time — but the claim around it takes 150 ms, so one
+    // consumer sends ~6 a second at most: the task's whole time counts, two more consumers (limit 3).
+    { name: 'the claim and settles around the call', rate: 6, claimMs: 150, limit: 3 },
+    { name: 'nothing but the call', rate: 6, claimMs: 0, limit: 2 },
+    // Another consumer's instants hold the schedule 3 s ahead: the first task waits 3 s for its instant, the
+    // others 250 ms each. Waiting is not work: one more consumer only (4 if the waits counted).
+    { name: 'the call, not the pacing wait', rate: 4, claimMs: 0, limit: 2, aheadMs: 3_000 },
+  ])(
+    'sizes the store’s consumers by the time its tasks take: $name',
+    async ({ rate, claimMs, limit, aheadMs }) => {
+      const world = setup({ messages: 10, callMs: 20 });
+      if (aheadMs !== undefined) world.w.tat = T0 + aheadMs;
+      const deliveries = world.deps.deliveries as MemoryDeliveryLog;
+      const claim = deliveries.claim.bind(deliveries);
+      vi.spyOn(deliveries, 'claim').mockImplementation(async (...args) => {
+        world.w.now += claimMs;
+        return claim(...args);
+      });
+      await runSlice(
+        world.deps,
+        store,
+        policy({ maxConcurrentConsumers: 5, ratePerSecond: rate }),
+        lease({ slotsAtStart: 1 }),
+      );
+      expect(world.dispatch.issueSlot.mock.calls.map((c) => c[3])).toEqual([limit]);
+    },
+  );
+
   it('asks for the slot with an attention at the store’s priority, reason fanout', async () => {
     const world = setup({ messages: 10, callMs: 10 });
     await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3, priority: 'high' }), lease());

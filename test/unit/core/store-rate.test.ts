@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
 import { BACKOFF_FACTOR } from '../../../lambdas/core/adaptive-rate.js';
 import { StoreRate } from '../../../lambdas/core/store-rate.js';
@@ -72,5 +72,47 @@ describe('StoreRate: the sent-rate bound', () => {
     const { rate } = await setup();
     rate.reserved({ rate: { why: 'header', r: 5, at: T }, calls: 3 });
     expect(rate.current()).toEqual({ configured: POLICY, effective: 5, reason: 'header' });
+  });
+});
+
+describe('StoreRate: the look before a call (peek)', () => {
+  it('is wanted only while a backoff holds the rate under the policy', async () => {
+    const { w, rate } = await setup();
+    expect(rate.peekWanted()).toBe(false);
+    await rate.observe({ throttled: true, startedAt: w.now - 30 });
+    expect(rate.peekWanted()).toBe(true);
+    // Recovered to the policy (hours later): no more looks.
+    w.now += 3_600_000;
+    expect(rate.peekWanted()).toBe(false);
+  });
+
+  it('adopts the rate another consumer wrote since, and keeps its own view when the read fails', async () => {
+    const { w, dispatch, rate } = await setup();
+    const theirs = { why: 'backoff' as const, r: 1, c: 2, at: T + 5 };
+    await dispatch.noteRate('s1', theirs, undefined);
+    await rate.peek();
+    expect(rate.current()).toEqual({ configured: POLICY, effective: 1, reason: 'backoff' });
+    vi.spyOn(dispatch, 'read').mockRejectedValueOnce(new Error('DynamoDB unavailable'));
+    w.now = T + 5;
+    await rate.peek();
+    expect(rate.current().effective).toBe(1);
+  });
+});
+
+describe('StoreRate: what a look answers', () => {
+  it('another consumer’s new backoff: one new interval after its 429; the same state again: nothing', async () => {
+    const { dispatch, rate } = await setup();
+    const theirs = { why: 'backoff' as const, r: 4, c: 8, at: T - 100 };
+    await dispatch.noteRate('s1', theirs, undefined);
+    // 100 ms after their 429 the rate climbed from 4 (+4/s a second): 4.4/s, an interval of 228 ms.
+    expect(await rate.peek()).toBe(T - 100 + Math.ceil(1000 / 4.4));
+    expect(await rate.peek()).toBeUndefined();
+  });
+
+  it('a header rate another consumer learnt: adopted, no quiet time (it is not a 429)', async () => {
+    const { dispatch, rate } = await setup();
+    await dispatch.noteRate('s1', { why: 'header', r: 3, at: T - 100 }, undefined);
+    expect(await rate.peek()).toBeUndefined();
+    expect(rate.current()).toEqual({ configured: POLICY, effective: 3, reason: 'header' });
   });
 });
