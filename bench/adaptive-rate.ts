@@ -50,7 +50,13 @@ const runMode = async (
       maxRecorded: 500_000,
       limit: { perSecond: POLICY_RATE * (SHARES[0] as number), headers: mode },
     },
-    log: () => undefined,
+    // ADAPTIVE_TRACE=calls also prints each change of the store's rate and each slice's end, as they happen.
+    logLevel: process.env['ADAPTIVE_TRACE'] === 'calls' ? 'info' : 'warn',
+    log: (record) => {
+      if (process.env['ADAPTIVE_TRACE'] !== 'calls') return;
+      if (record.message === 'marketplace rate adjusted' || record.message === 'slice ended')
+        log(`    ${record.message} ${JSON.stringify(record.fields)}`);
+    },
   });
   const request = async (method: string, path: string, body?: unknown, token = stack.adminToken) => {
     const res = await fetch(`${stack.url}${path}`, {
@@ -106,6 +112,13 @@ const runMode = async (
             .map((c) => (c.status === 200 ? '.' : 'x'))
             .join('')}`,
         );
+    // ADAPTIVE_TRACE=calls: every call within 2 s of a 429, to the millisecond (where pairs come from).
+    if (process.env['ADAPTIVE_TRACE'] === 'calls')
+      for (const c of calls)
+        if (calls.some((t) => t.status === 429 && Math.abs(t.startedAt - c.startedAt) <= 2_000))
+          log(
+            `    ${((c.startedAt - started) / 1000).toFixed(3)}s ${c.status} ${c.endedAt - c.startedAt} ms`,
+          );
     const counted = (from: number, to: number, pick: (c: MarketplaceCall) => boolean) =>
       calls.filter((c) => c.startedAt >= from && c.startedAt < to && pick(c)).length;
     const phases = changes.map((change, i) => {

@@ -53,6 +53,8 @@ export interface LocalStackOptions {
   /** Runtime settings by env var name (e.g. AQ_ATTENTION_GRACE_SECONDS), as the stack would set them. */
   settings?: Partial<Record<string, string>>;
   log?: (record: LogRecord) => void;
+  /** The least level `log` receives (default `warn`). */
+  logLevel?: LogRecord['level'];
   /** Test hooks: replace the worker's marketplace, clock, … */
   workerOverrides?: RuntimeOverrides;
   /** The local API Gateway's authorizer cache TTL and per-tenant throttle (defaults: INTEGRATOR_API). */
@@ -185,6 +187,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       options.log ??
         ((r) =>
           process.stderr.write(`[${r.level}] ${r.message} ${r.fields ? JSON.stringify(r.fields) : ''}\n`)),
+      options.logLevel,
     );
     const shared: RuntimeOverrides = { clients, telemetry, redriveMode: 'manual' };
     const adminConfig = loadConfig('admin', env);

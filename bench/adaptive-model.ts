@@ -1,0 +1,219 @@
+import { RecordingTelemetry } from '../lambdas/adapters/recording-telemetry.js';
+import type { WorkMessage } from '../lambdas/core/messages.js';
+import { PLAN_DEFAULTS, type Policy } from '../lambdas/core/plans.js';
+import type {
+  Clock,
+  DeliveryOutcome,
+  DispatchState,
+  ReceivedMessage,
+  TaskQueues,
+} from '../lambdas/core/ports.js';
+import { runSlice, type SliceDeps } from '../lambdas/core/slice.js';
+import type { StoreRecord } from '../lambdas/core/store-model.js';
+import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
+import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
+import { rng } from './sim/engine.js';
+
+/**
+ * `npx tsx bench/adaptive-model.ts [--seeds N]`: the adaptive-rate benchmark's workload (bench/adaptive-rate.ts,
+ * `--mode none`) in simulated time, deterministic per seed: the real `runSlice` (its pacer, the store's rate, its
+ * 429 handling) of one pro store's three consumers, on the in-memory dispatch state, against a token-bucket
+ * marketplace at 30 % → 15 % → 30 % of the policy rate (40 s phases, one second of burst, bare 429s with a
+ * 1 s Retry-After). Latencies are drawn per call (DynamoDB 3–12 ms, SQS 5–15 ms, marketplace 19–23 ms), and a
+ * slice restart (the requeue, attention, invocation and lease) takes 150–600 ms. It leaves out the real
+ * stack's noise (a loaded machine's late wake-ups): what it is for is telling one design from another over
+ * many seeds, where one bench run is one noisy sample. Prints the 429 share and the throughput from 10 s on.
+ */
+const PHASE_MS = 40_000;
+const WARMUP_MS = 10_000;
+const SHARES = [0.3, 0.15, 0.3];
+const T0 = 1_800_000_000_000;
+
+/** Virtual time: sleepers wake in time order; each wake runs until every chain sleeps again. */
+class VirtualClock implements Clock {
+  current = T0;
+  private timers: { at: number; seq: number; wake: () => void }[] = [];
+  private seq = 0;
+  now = (): number => this.current;
+  sleep = (ms: number): Promise<void> =>
+    new Promise((wake) => this.timers.push({ at: this.current + Math.max(0, ms), seq: this.seq++, wake }));
+  async run(until: number): Promise<void> {
+    for (;;) {
+      await new Promise((r) => setImmediate(r));
+      if (this.timers.length === 0) return;
+      this.timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = this.timers.shift() as (typeof this.timers)[number];
+      if (next.at > until) return;
+      this.current = next.at;
+      next.wake();
+    }
+  }
+}
+
+/** Wraps every method of `inner` in a latency drawn per call (half before it applies, half after). */
+const slowed = <T extends object>(inner: T, clock: VirtualClock, draw: () => number): T =>
+  new Proxy(inner, {
+    get: (target, property) => {
+      const value = (target as Record<PropertyKey, unknown>)[property];
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        const ms = draw();
+        await clock.sleep(ms / 2);
+        const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
+        await clock.sleep(ms / 2);
+        return result;
+      };
+    },
+  });
+
+export interface ModelResult {
+  calls: number;
+  throttled: number;
+  ok: number;
+  allowed: number;
+}
+
+export const runModel = async (seed: number): Promise<ModelResult> => {
+  const random = rng(seed);
+  const between = (lo: number, hi: number) => () => lo + random() * (hi - lo);
+  const clock = new VirtualClock();
+  const policy: Policy = { ...PLAN_DEFAULTS.pro, ratePerSecond: 20, maxConcurrentConsumers: 3 };
+  const store: StoreRecord = {
+    storeId: 's1',
+    tenantId: 't1',
+    marketplace: 'amazon',
+    plan: 'pro',
+    status: 'active',
+    queueUrl: 'q',
+    deadLetterQueueUrl: 'dlq',
+    createdAt: T0,
+    updatedAt: T0,
+  };
+  const memory = new MemoryDispatchState();
+  await memory.recordEnqueued('s1', 1, T0);
+  for (const slot of ['a', 'b', 'c']) await memory.issueSlot('s1', slot, T0, 3, T0);
+  const dispatch = slowed<DispatchState>(memory, clock, between(3, 12));
+  let n = 0;
+  const message = (): ReceivedMessage => {
+    const i = n++;
+    const body: WorkMessage = {
+      v: 1,
+      storeId: 's1',
+      eventId: `e${i}`,
+      type: 'inventory.update',
+      payload: { sku: `sku-${i}`, quantity: 1 },
+      acceptedAt: T0,
+    };
+    return {
+      messageId: `m${i}`,
+      receiptHandle: `r${i}`,
+      body: JSON.stringify(body),
+      receiveCount: 1,
+      sentAt: T0,
+    };
+  };
+  // A deep backlog: every receive answers as many as asked.
+  const backlog: TaskQueues = {
+    send: async () => undefined,
+    sendBatch: async () => ({ failed: [] }),
+    receive: async (_url, { maxMessages }) => Array.from({ length: maxMessages }, message),
+    deleteBatch: async () => undefined,
+    changeVisibility: async () => undefined,
+    deadLetter: async () => undefined,
+    resend: async () => undefined,
+  };
+  const tasks = slowed(backlog, clock, between(5, 15));
+  const limitAt = (t: number) =>
+    policy.ratePerSecond * (SHARES[Math.min(SHARES.length - 1, Math.floor((t - T0) / PHASE_MS))] as number);
+  const bucket = { tokens: limitAt(T0), at: T0 };
+  const calls: { at: number; ok: boolean }[] = [];
+  const callMs = between(19, 23);
+  const deps: SliceDeps = {
+    dispatch,
+    tasks,
+    attention: { publish: async () => undefined },
+    marketplace: {
+      deliver: async () => {
+        const at = clock.now();
+        const limit = limitAt(at);
+        bucket.tokens = Math.min(limit, bucket.tokens + ((at - bucket.at) / 1000) * limit);
+        bucket.at = at;
+        const ok = bucket.tokens >= 1;
+        if (ok) bucket.tokens -= 1;
+        calls.push({ at, ok });
+        await clock.sleep(callMs());
+        return ok
+          ? ({ kind: 'ok', status: 200 } satisfies DeliveryOutcome)
+          : ({ kind: 'throttled', status: 429, retryAfterSeconds: 1 } satisfies DeliveryOutcome);
+      },
+    },
+    deliveries: new MemoryDeliveryLog(),
+    clock,
+    ids: { next: () => `id-${n++}` },
+    telemetry: new RecordingTelemetry(),
+    random,
+    settings: { emptyPollSeconds: 1, marketplaceTimeoutMs: 5_000 },
+  };
+  const end = T0 + PHASE_MS * SHARES.length;
+  const consumer = async (slotId: string) => {
+    let fence = 1;
+    while (clock.now() < end) {
+      const now = clock.now();
+      const item = await memory.read('s1');
+      const slice = await runSlice(deps, store, policy, {
+        slotId,
+        fence: fence++,
+        seenSeq: 1,
+        startedAt: now,
+        expiresAt: now + 35_000,
+        nextCallAt: now,
+        slotsAtStart: 3,
+        ...(item?.rate === undefined ? {} : { rate: item.rate }),
+      });
+      // The slot goes back on the attention queue, due at resumeAt; the next lease takes it after the round trip.
+      await clock.sleep(Math.max(0, (slice.resumeAt ?? clock.now()) - clock.now()) + between(150, 600)());
+    }
+  };
+  void consumer('a');
+  void consumer('b');
+  void consumer('c');
+  await clock.run(end);
+  const counted = calls.filter((c) => c.at >= T0 + WARMUP_MS && c.at < end);
+  let allowed = 0;
+  for (let t = T0 + WARMUP_MS; t < end; t += 100) allowed += limitAt(t) / 10;
+  if (process.env['MODEL_PHASES'] !== undefined)
+    process.stdout.write(
+      SHARES.map((_, i) => {
+        const from = Math.max(T0 + WARMUP_MS, T0 + i * PHASE_MS);
+        const to = T0 + (i + 1) * PHASE_MS;
+        const inPhase = counted.filter((c) => c.at >= from && c.at < to);
+        const ok = inPhase.filter((c) => c.ok).length;
+        return `p${i + 1} ${inPhase.length - ok}x ${((100 * ok) / ((limitAt(from) * (to - from)) / 1000)).toFixed(0)}%`;
+      }).join(' ') + '  ',
+    );
+  return {
+    calls: counted.length,
+    throttled: counted.filter((c) => !c.ok).length,
+    ok: counted.filter((c) => c.ok).length,
+    allowed,
+  };
+};
+
+const seeds = Number(process.argv[process.argv.indexOf('--seeds') + 1] ?? 10) || 10;
+if (process.argv[1]?.endsWith('adaptive-model.ts')) {
+  const shares: number[] = [];
+  const throughputs: number[] = [];
+  for (let seed = 1; seed <= seeds; seed++) {
+    const r = await runModel(seed);
+    shares.push(r.throttled / r.calls);
+    throughputs.push(r.ok / r.allowed);
+    process.stdout.write(
+      `seed ${seed}: ${r.throttled} 429s of ${r.calls} (${((100 * r.throttled) / r.calls).toFixed(1)} %), throughput ${((100 * r.ok) / r.allowed).toFixed(1)} %\n`,
+    );
+  }
+  const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+  process.stdout.write(
+    `mean 429 share ${(100 * mean(shares)).toFixed(2)} % (worst ${(100 * (sorted(shares).at(-1) ?? 0)).toFixed(1)} %), mean throughput ${(100 * mean(throughputs)).toFixed(1)} % (worst ${(100 * (sorted(throughputs)[0] ?? 0)).toFixed(1)} %)\n`,
+  );
+}
