@@ -645,3 +645,41 @@ describe('sharedPacer: the deadline after the wait', () => {
     expect(tat()).toBe(T0 + 200);
   });
 });
+
+describe('sharedPacer: either news respaces the block', () => {
+  const setupPeek = (news: { spacing?: number; quietUntil?: number }) => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes } = recordingDispatch(T0);
+    let spacing = 100;
+    let told = false;
+    const peek = {
+      wanted: () => true,
+      read: async () => {
+        if (told || clock.now() < T0 + 50) return undefined;
+        told = true;
+        spacing = news.spacing ?? spacing;
+        return news.quietUntil;
+      },
+    };
+    const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, 5_000, undefined, undefined, peek);
+    return { pacer, clock, advance, writes };
+  };
+
+  it('a lowered rate alone (a header rate, no 429): from the instant on, at the new interval', async () => {
+    const { pacer, clock, advance, writes } = setupPeek({ spacing: 150 });
+    // A block of 4 at 100 ms (span to 400): 100, then 250 at 150 ms; 400 is the span's end.
+    expect(await run(pacer, clock, advance, { calls: 3, inHand: 4, deadline: T0 + 60_000 })).toEqual([
+      0, 100, 250,
+    ]);
+    expect(writes).toEqual(['restart 400']);
+  });
+
+  it('a quiet time alone (the rate unchanged): from the quiet time on, at the same interval', async () => {
+    const { pacer, clock, advance, writes } = setupPeek({ quietUntil: T0 + 250 });
+    expect(await run(pacer, clock, advance, { calls: 3, inHand: 4, deadline: T0 + 60_000 })).toEqual([
+      0, 250, 400,
+    ]);
+    // The third call is the next block's (the respaced one held a single instant: 250).
+    expect(writes).toEqual(['restart 400', 'advance 200']);
+  });
+});

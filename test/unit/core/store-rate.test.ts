@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
+import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { BACKOFF_FACTOR } from '../../../lambdas/core/adaptive-rate.js';
 import { StoreRate } from '../../../lambdas/core/store-rate.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
@@ -114,5 +114,34 @@ describe('StoreRate: what a look answers', () => {
     await dispatch.noteRate('s1', { why: 'header', r: 3, at: T - 100 }, undefined);
     expect(await rate.peek()).toBeUndefined();
     expect(rate.current()).toEqual({ configured: POLICY, effective: 3, reason: 'header' });
+  });
+});
+
+describe('StoreRate: the rate change in the logs', () => {
+  it('names a backoff’s limit estimate, and no estimate for a header rate', async () => {
+    const records: LogRecord[] = [];
+    const w = { now: T };
+    const dispatch = new MemoryDispatchState();
+    await dispatch.recordEnqueued('s1', 1, T);
+    const deps = {
+      dispatch,
+      clock: { now: () => w.now, sleep: async (ms: number) => void (w.now += ms) },
+      telemetry: new RecordingTelemetry((r) => records.push(r), 'info'),
+    };
+    const rate = new StoreRate(deps, 's1', POLICY, undefined);
+    await rate.observe({ throttled: true, startedAt: T - 30 });
+    w.now += 1_000;
+    await rate.observe({ throttled: false, startedAt: w.now - 30, limit: { perSecond: 4 } });
+    expect(
+      records
+        .filter((r) => r.message === 'marketplace rate adjusted')
+        .map((r) => ({ reason: r.fields?.['reason'], limitEstimate: r.fields?.['limitEstimate'] })),
+    ).toEqual([
+      { reason: 'backoff', limitEstimate: POLICY },
+      { reason: 'header', limitEstimate: undefined },
+    ]);
+    expect(records.filter((r) => r.message === 'marketplace rate adjusted')[1]?.fields).not.toHaveProperty(
+      'limitEstimate',
+    );
   });
 });
