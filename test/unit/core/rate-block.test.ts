@@ -543,23 +543,29 @@ describe('sharedPacer: a look at the store’s rate before a call (RatePeek)', (
   });
 });
 
+/** A lease on a 100 ms schedule whose first look after T0 + 50 brings `news` (a lowered rate, a quiet time). */
+const setupPeek = (news: { spacing?: number; quietUntil?: number }) => {
+  const { clock, advance } = steppedClock();
+  const { dispatch, writes } = recordingDispatch(T0);
+  let spacing = 100;
+  let told = false;
+  const peek = {
+    wanted: () => true,
+    read: async () => {
+      if (told || clock.now() < T0 + 50) return undefined;
+      told = true;
+      spacing = news.spacing ?? spacing;
+      return news.quietUntil;
+    },
+  };
+  const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, 5_000, undefined, undefined, peek);
+  return { pacer, clock, advance, writes };
+};
+
 describe('respaced', () => {
   const block = { first: T0, count: 10, interval: 100, step: 100, next: 1 };
   it('keeps what is left of the span at the new interval, from the quiet time on', async () => {
-    const { clock, advance } = steppedClock();
-    const { dispatch, writes } = recordingDispatch(T0);
-    let spacing = 100;
-    let told = false;
-    const peek = {
-      wanted: () => true,
-      read: async () => {
-        if (clock.now() < T0 + 50 || told) return undefined;
-        told = true;
-        spacing = 200;
-        return T0 + 300;
-      },
-    };
-    const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, 5_000, undefined, undefined, peek);
+    const { pacer, clock, advance, writes } = setupPeek({ spacing: 200, quietUntil: T0 + 300 });
     const starts = await run(pacer, clock, advance, { calls: 5, inHand: 10, deadline: T0 + 60_000 });
     // A block of 10 at 100 ms (span to T0 + 1,000); the 429 seen before the second: 300, 500, 700 at 200 ms,
     // then a new block from the span's end.
@@ -647,24 +653,6 @@ describe('sharedPacer: the deadline after the wait', () => {
 });
 
 describe('sharedPacer: either news respaces the block', () => {
-  const setupPeek = (news: { spacing?: number; quietUntil?: number }) => {
-    const { clock, advance } = steppedClock();
-    const { dispatch, writes } = recordingDispatch(T0);
-    let spacing = 100;
-    let told = false;
-    const peek = {
-      wanted: () => true,
-      read: async () => {
-        if (told || clock.now() < T0 + 50) return undefined;
-        told = true;
-        spacing = news.spacing ?? spacing;
-        return news.quietUntil;
-      },
-    };
-    const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, 5_000, undefined, undefined, peek);
-    return { pacer, clock, advance, writes };
-  };
-
   it('a lowered rate alone (a header rate, no 429): from the instant on, at the new interval', async () => {
     const { pacer, clock, advance, writes } = setupPeek({ spacing: 150 });
     // A block of 4 at 100 ms (span to 400): 100, then 250 at 150 ms; 400 is the span's end.
