@@ -1,5 +1,4 @@
 import { RecordingTelemetry } from '../lambdas/adapters/recording-telemetry.js';
-import type { WorkMessage } from '../lambdas/core/messages.js';
 import { PLAN_DEFAULTS, type Policy } from '../lambdas/core/plans.js';
 import type {
   Clock,
@@ -9,9 +8,9 @@ import type {
   TaskQueues,
 } from '../lambdas/core/ports.js';
 import { runSlice, type SliceDeps } from '../lambdas/core/slice.js';
-import type { StoreRecord } from '../lambdas/core/store-model.js';
 import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
+import { SLICE_T0, sliceStore, work } from '../test/unit/support/slice-fixtures.js';
 import { rng } from './sim/engine.js';
 
 /**
@@ -27,7 +26,7 @@ import { rng } from './sim/engine.js';
 const PHASE_MS = 40_000;
 const WARMUP_MS = 10_000;
 const SHARES = [0.3, 0.15, 0.3];
-const T0 = 1_800_000_000_000;
+const T0 = SLICE_T0;
 
 /** Virtual time: sleepers wake in time order; each wake runs until every chain sleeps again. */
 class VirtualClock implements Clock {
@@ -78,17 +77,7 @@ export const runModel = async (seed: number): Promise<ModelResult> => {
   const between = (lo: number, hi: number) => () => lo + random() * (hi - lo);
   const clock = new VirtualClock();
   const policy: Policy = { ...PLAN_DEFAULTS.pro, ratePerSecond: 20, maxConcurrentConsumers: 3 };
-  const store: StoreRecord = {
-    storeId: 's1',
-    tenantId: 't1',
-    marketplace: 'amazon',
-    plan: 'pro',
-    status: 'active',
-    queueUrl: 'q',
-    deadLetterQueueUrl: 'dlq',
-    createdAt: T0,
-    updatedAt: T0,
-  };
+  const store = sliceStore({ plan: 'pro' });
   const memory = new MemoryDispatchState();
   await memory.recordEnqueued('s1', 1, T0);
   for (const slot of ['a', 'b', 'c']) await memory.issueSlot('s1', slot, T0, 3, T0);
@@ -96,21 +85,7 @@ export const runModel = async (seed: number): Promise<ModelResult> => {
   let n = 0;
   const message = (): ReceivedMessage => {
     const i = n++;
-    const body: WorkMessage = {
-      v: 1,
-      storeId: 's1',
-      eventId: `e${i}`,
-      type: 'inventory.update',
-      payload: { sku: `sku-${i}`, quantity: 1 },
-      acceptedAt: T0,
-    };
-    return {
-      messageId: `m${i}`,
-      receiptHandle: `r${i}`,
-      body: JSON.stringify(body),
-      receiveCount: 1,
-      sentAt: T0,
-    };
+    return { messageId: `m${i}`, receiptHandle: `r${i}`, body: work(i), receiveCount: 1, sentAt: T0 };
   };
   // A deep backlog: every receive answers as many as asked.
   const backlog: TaskQueues = {

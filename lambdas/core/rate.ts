@@ -374,17 +374,20 @@ export const sharedPacer = (
           }
         }
         const current: Block = block as Block;
-        held = instant - clock.now() > read(maxWait);
-        if (held || instant >= deadline) {
-          blockedUntil = instant;
-          // The slice will not use these instants: give them back, so the slice resuming at them finds them
-          // free. Kept, every slice of a store whose interval exceeds the slice would push the schedule on and
-          // never call (a livelock; simulation seeds 10392, 64157); a held block lies past the hold, where the
-          // schedule goes back to.
+        /**
+         * No call from this block: the slice will not use its instants, so give them back and the slice resuming
+         * at them finds them free. Kept, every slice of a store whose interval exceeds the slice would push the
+         * schedule on and never call (a livelock; simulation seeds 10392, 64157); a held block lies past the
+         * hold, where the schedule goes back to.
+         */
+        const refuse = async (until: number): Promise<false> => {
+          blockedUntil = until;
           block = undefined;
           await giveBack(current);
           return false;
-        }
+        };
+        held = instant - clock.now() > read(maxWait);
+        if (held || instant >= deadline) return refuse(instant);
         if (peek?.wanted() && instant - seenAt > PEEK_FRESH_MS && instant - clock.now() >= PEEK_LEAD_MS) {
           await sleepUntil(clock, instant - PEEK_LEAD_MS);
           const quietUntil = await peek.read();
@@ -396,13 +399,8 @@ export const sharedPacer = (
           }
         }
         await sleepUntil(clock, instant);
-        if (clock.now() >= deadline) {
-          // A wake-up (or a look's read) that ran past the deadline: no call at or after it, as the local pacer.
-          blockedUntil = clock.now();
-          block = undefined;
-          await giveBack(current);
-          return false;
-        }
+        // A wake-up (or a look's read) that ran past the deadline: no call at or after it, as the local pacer.
+        if (clock.now() >= deadline) return refuse(clock.now());
         if (clock.now() - instant <= lateness(current.interval)) {
           current.next++;
           lastCallAt = clock.now();
