@@ -1,7 +1,7 @@
 import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { SLEEP_THROUGH_MAX_SECONDS } from '../../lambdas/core/adaptive-rate.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
-import { blockSize, lateness, maxPaceWaitMs } from '../../lambdas/core/rate.js';
+import { blockSize, lateness, maxPaceWaitMs, spacingOf } from '../../lambdas/core/rate.js';
 import { IntQueue, KeyedHeap } from './engine.js';
 import { MODEL, Requests, type World } from './world.js';
 
@@ -256,6 +256,8 @@ export const attentionDesign = (
        */
       const sharedPace = (inHand: number, then: (start: number | undefined) => void): void => {
         const late = lateness(interval);
+        // The instants' spacing: the interval, stretched over 10/s for the lateness floor (rate.ts spacingOf).
+        const step = spacingOf(interval);
         const maxWaitMs =
           maxPaceWaitMs(interval, policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
         if (lastCallAt !== undefined) cycle = eng.now - lastCallAt;
@@ -269,20 +271,20 @@ export const attentionDesign = (
         const restart = (now0: number, count: number, done: (ok: boolean) => void): void =>
           write(() => {
             if ((world.tat[s] as number) > now0) return false;
-            world.tat[s] = now0 + count * interval;
-            knownEnd = now0 + count * interval;
+            world.tat[s] = now0 + count * step;
+            knownEnd = now0 + count * step;
             block = { first: now0, count, next: 0 };
             return true;
           }, done);
         const advance = (count: number, done: () => void): void =>
           write(
             () => {
-              world.tat[s] = (world.tat[s] as number) + count * interval;
+              world.tat[s] = (world.tat[s] as number) + count * step;
               return world.tat[s] as number;
             },
             (end) => {
               knownEnd = end;
-              block = { first: end - count * interval, count, next: 0, end };
+              block = { first: end - count * step, count, next: 0, end };
               done();
             },
           );
@@ -292,7 +294,7 @@ export const attentionDesign = (
             const count = size(Math.max(now0, knownEnd ?? now0));
             advance(count, () => {
               const b = block as NonNullable<typeof block>;
-              if (b.first + (b.count - 1) * interval >= eng.now - late) return done();
+              if (b.first + (b.count - 1) * step >= eng.now - late) return done();
               const again = eng.now;
               restart(again, size(again), (ok) => (ok ? done() : advance(count, done)));
             });
@@ -303,10 +305,10 @@ export const attentionDesign = (
         };
         const nextInstant = (): number | undefined => {
           if (block === undefined) return undefined;
-          const j = Math.max(block.next, Math.ceil((eng.now - late - block.first) / interval));
+          const j = Math.max(block.next, Math.ceil((eng.now - late - block.first) / step));
           if (j >= block.count) return undefined;
           block.next = j;
-          return block.first + j * interval;
+          return block.first + j * step;
         };
         const go = (instant: number): void => {
           const b = block as NonNullable<typeof block>;
@@ -317,7 +319,7 @@ export const attentionDesign = (
             if (end === undefined) return then(undefined);
             return write(
               () => {
-                if (world.tat[s] === end) world.tat[s] = end - (b.count - b.next) * interval;
+                if (world.tat[s] === end) world.tat[s] = end - (b.count - b.next) * step;
               },
               () => then(undefined),
             );

@@ -8,6 +8,7 @@ import {
   PEEK_LEAD_MS,
   respaced,
   sharedPacer,
+  spacingOf,
 } from '../../../lambdas/core/rate.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 import { T0 } from '../support/fixtures.js';
@@ -92,8 +93,8 @@ describe('blockSize', () => {
     // 120 ms a call at 100 ms instants: the j-th call starts 20·j ms late, allowed up to 50 ms.
     { name: 'a lease slower than the interval: lag within the lateness', over: { cycle: 120 }, expected: 3 },
     { name: 'a lease 1.5 intervals slow: one instant per write', over: { cycle: 151 }, expected: 1 },
-    // 1000/s: 5 ms of timer jitter allowed, a 5 ms call cycle lags 4 ms a call.
-    { name: 'a fast rate allows 5 ms of lag', over: { interval: 1, cycle: 5 }, expected: 2 },
+    // 1000/s: the lateness floor (50 ms) allowed, a 21 ms call cycle lags 20 ms a call.
+    { name: 'a fast rate allows the lateness floor of lag', over: { interval: 1, cycle: 21 }, expected: 3 },
   ])('is bounded by $name: $expected', ({ over, expected }) => {
     expect(blockSize({ ...base, ...over })).toBe(expected);
   });
@@ -306,9 +307,10 @@ const slowDispatch = (advance: (ms: number) => void, writeMs: number) => {
 };
 
 describe('sharedPacer restarts when its writes take longer than the lateness', () => {
-  // 1,000/s: 1 ms instants, 5 ms lateness; each write takes 30 ms; each call takes 50 ms (slower than the interval).
+  // 1,000/s: 1 ms instants, 50 ms lateness (the floor); each write takes 80 ms; each call takes 120 ms (its block's
+  // next instant is then further behind than the lateness: one call per block).
   const INTERVAL = 1;
-  const WRITE_MS = 30;
+  const WRITE_MS = 80;
 
   it('places the restart where its write lands, so each call costs one write after the first slow one', async () => {
     const { clock, advance } = steppedClock();
@@ -319,17 +321,18 @@ describe('sharedPacer restarts when its writes take longer than the lateness', (
       calls: 6,
       inHand: 6,
       deadline: T0 + 60_000,
-      callMs: 50,
+      callMs: 120,
     });
-
     expect(starts).toHaveLength(6);
-    // The first restart is placed at now (no latency seen yet) and lands 30 ms late: forfeited, one more write.
-    // From then on every restart is placed 30 ms ahead, where its write lands: one write per call.
+    // The first restart is placed at now (no latency seen yet) and lands 80 ms late: forfeited, one more write.
+    // From then on every restart is placed 80 ms ahead, where its write lands: one write per call.
     const restarts = writes.filter((write) => write.startsWith('restart'));
     expect(writes.length).toBe(restarts.length);
     expect(writes.length).toBe(7);
     // Each call starts when its write lands, never before the instant it reserved.
-    expect(starts.slice(1).map((start, i) => start - (starts[i] as number))).toEqual([80, 80, 80, 80, 80]);
+    expect(starts.slice(1).map((start, i) => start - (starts[i] as number))).toEqual([
+      200, 200, 200, 200, 200,
+    ]);
   });
 
   it('places the restart no further ahead than MAX_RESTART_AHEAD_MS after a stalled write', async () => {
@@ -398,15 +401,15 @@ describe('sharedPacer restart placement (mutation survivors)', () => {
 
   it('places a restart by the faster of its last two writes', async () => {
     const { clock, advance } = steppedClock();
-    // Writes of 10 ms, then 30 ms, then 10 ms again.
-    const { dispatch, ahead } = placedRestarts(clock, advance, (n) => (n === 2 ? 30 : 10));
+    // Writes of 60 ms, then 180 ms, then 60 ms again (past the 50 ms lateness floor).
+    const { dispatch, ahead } = placedRestarts(clock, advance, (n) => (n === 2 ? 180 : 60));
     const pacer = sharedPacer(dispatch, STORE, 1, clock);
 
     await run(pacer, clock, advance, { calls: 1, inHand: 1, deadline: T0 + 60_000 });
 
-    // At now (nothing learnt yet: it lands 10 ms late, past its instant); 10 ms ahead (one 10 ms write seen: it
-    // takes 30 and lands 20 ms past its instant); 10 ms ahead again — the faster of 30 and 10 — and on time.
-    expect(ahead).toEqual([0, 10, 10]);
+    // At now (nothing learnt yet: it lands 60 ms late, past its instant); 60 ms ahead (one 60 ms write seen: it
+    // takes 180 and lands 120 ms past its instant); 60 ms ahead again — the faster of 180 and 60 — and on time.
+    expect(ahead).toEqual([0, 60, 60]);
   });
 
   it('places a restart at now while its writes stay within the lateness', async () => {
@@ -427,15 +430,15 @@ describe('sharedPacer restart placement (mutation survivors)', () => {
 
   it('gives back a restart placed past the slice deadline', async () => {
     const { clock, advance } = steppedClock();
-    const { dispatch, writes, tat } = placedRestarts(clock, advance, () => 30);
-    const pacer = sharedPacer(dispatch, STORE, 1, clock); // 1,000/s: 5 ms lateness, 30 ms writes
+    const { dispatch, writes, tat } = placedRestarts(clock, advance, () => 80);
+    const pacer = sharedPacer(dispatch, STORE, 1, clock); // 1,000/s: 50 ms lateness, 80 ms writes
 
-    expect(await pacer.acquire(T0 + 60_000, 1)).toBe(true); // learns the 30 ms writes
-    const deadline = clock.now() + 20; // the next restart will be placed 30 ms ahead: past it
+    expect(await pacer.acquire(T0 + 60_000, 1)).toBe(true); // learns the 80 ms writes
+    const deadline = clock.now() + 20; // the next restart will be placed 80 ms ahead: past it
     advance(1);
     expect(await pacer.acquire(deadline, 1)).toBe(false);
 
-    expect(writes[writes.length - 1]).toBe('return 1');
+    expect(writes[writes.length - 1]).toBe(`return ${spacingOf(1)}`);
     expect(pacer.blockedUntil).toBeGreaterThanOrEqual(deadline);
     // The schedule goes back to where the refused restart began.
     expect(tat()).toBe(pacer.blockedUntil);
@@ -493,11 +496,13 @@ describe('sharedPacer: a look at the store’s rate before a call (RatePeek)', (
       },
     };
     const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, 2_000, undefined, undefined, peek);
-    expect(await run(pacer, clock, advance, { calls: 5, inHand: 5, deadline: T0 + 60_000 })).toEqual([
-      0, 30, 60, 90, 120,
-    ]);
-    // Instants at 30 ms: after a look at 45 (before 60), the instant at 90 is 45 ms on — seen recently enough.
-    expect(reads).toEqual([60 - PEEK_LEAD_MS, 120 - PEEK_LEAD_MS]);
+    // Instants 30.2 ms apart (spacingOf(30): stretched for the lateness floor), each call at its whole millisecond.
+    const step = spacingOf(30);
+    expect(await run(pacer, clock, advance, { calls: 5, inHand: 5, deadline: T0 + 60_000 })).toEqual(
+      [0, 1, 2, 3, 4].map((j) => Math.ceil(j * step)),
+    );
+    // After a look before the third instant (60.4), the fourth (90.6) is under 50 ms on — seen recently enough.
+    expect(reads).toEqual([Math.ceil(2 * step - PEEK_LEAD_MS), Math.ceil(4 * step - PEEK_LEAD_MS)]);
   });
 
   it('never looks while no backoff is in force', async () => {
@@ -618,16 +623,19 @@ describe('respaced: never denser than the reservation, never outside it (propert
           const got = respaced(block, instant, interval, quietUntil);
           const end = T0 + count * step;
           const from = Math.max(instant, quietUntil ?? instant);
-          if (got === undefined) return from + interval > end;
+          // The new interval's spacing (stretched for the lateness floor where it is under 100 ms): never denser.
+          const spacing = spacingOf(interval);
+          if (got === undefined) return from + spacing > end;
           const last = got.first + (got.count - 1) * got.step;
           return (
             got.first === from &&
-            got.step === interval &&
+            got.step === spacing &&
+            spacing >= interval &&
             got.interval === interval &&
             got.next === 0 &&
-            last + interval <= end &&
+            last + spacing <= end &&
             // As many as fit: one more would pass the span's end.
-            last + 2 * interval > end
+            last + 2 * spacing > end
           );
         },
       ),

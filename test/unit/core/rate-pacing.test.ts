@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock, DispatchState } from '../../../lambdas/core/ports.js';
-import { localPacer, maxPaceWaitMs, sharedPacer } from '../../../lambdas/core/rate.js';
+import { LATENESS_FLOOR_MS, localPacer, maxPaceWaitMs, sharedPacer } from '../../../lambdas/core/rate.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 import { T0 } from '../support/fixtures.js';
 
@@ -299,10 +299,10 @@ describe('sharedPacer', () => {
   it.each([
     { interval: 100, late: 50, takes: 1 },
     { interval: 100, late: 51, takes: 2 },
-    { interval: 4, late: 5, takes: 1 },
-    { interval: 4, late: 6, takes: 2 },
+    { interval: 4, late: LATENESS_FLOOR_MS, takes: 1 },
+    { interval: 4, late: LATENESS_FLOOR_MS + 1, takes: 2 },
   ])(
-    'takes a new instant when it woke more than max(interval / 2, 5 ms) late (interval $interval, $late ms late)',
+    'takes a new instant when it woke more than max(interval / 2, LATENESS_FLOOR_MS) late (interval $interval, $late ms late)',
     async ({ interval, late, takes }) => {
       // Only the first sleep overshoots; the retried instant is met on time.
       const { clock } = steppedClock((n) => (n === 1 ? late : 0));
