@@ -278,19 +278,12 @@ export const sharedPacer = (
         step = wider;
         used = learnt;
       } else {
-        // Another write landed between the two (another consumer reserving, or widening its own block): the
-        // span up to `widened.tat` is not this lease's alone, and widening in place would share instants with
-        // it. Keep only the first write's span, respaced at the new interval (fewer instants, at least one),
-        // and nothing to give back: that write is no longer the schedule's last.
-        knownEnd = first.tat;
-        const start = first.tat - count * step;
-        return {
-          first: start,
-          count: Math.max(1, Math.floor((count * step) / wider)),
-          interval: learnt,
-          step: wider,
-          next: 0,
-        };
+        // Another write landed between the two: another consumer reserving or widening its own block — or
+        // another consumer's 429 holding the store (`holdTat`), which this lease has now seen in the schedule.
+        // Calling from the first write's span would go out inside that hold (simulation seeds 7013067 and
+        // 7057230, once the stretched spacing moved their interleavings). Reserve again after the schedule's
+        // end instead, at the new interval; the first span's few instants stay unused.
+        return advance(count, learnt);
       }
     }
     knownEnd = got.tat;

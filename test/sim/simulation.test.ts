@@ -123,4 +123,15 @@ describe('the wake-up races the simulation found (fixed in lambdas/core)', () =>
       expect((await runSeed(seed, asBuilt)).ok).toBe(true);
     },
   );
+
+  // Session 13 (the 100,000-seed run after the stretched spacing): a lease reserved a block, learnt a lowered
+  // rate from its answer and widened it with a second write; another consumer's 429 held the store between the
+  // two, and the lease, keeping its first span, called inside the hold it had just seen (calls 7.7 s and 5.9 s
+  // early). It now reserves again after the schedule's end (rate.ts `advance`). Both fail with the old branch.
+  it.each([7013067, 7057230])(
+    'keeps seed %i, a hold between a block and its widening, clean',
+    async (seed) => {
+      expect((await runSeed(seed, asBuilt)).ok).toBe(true);
+    },
+  );
 });
