@@ -101,11 +101,23 @@ export const lateness = (interval: number): number => Math.max(interval / 2, LAT
  * The spacing of a shared schedule's instants at `interval`: the interval itself while the lateness is half of it
  * (≤ 10/s), else stretched by (W + lateness) / (W + interval / 2), W the 5 s window. Calls that start up to
  * `lateness` after their instants then still fit any window W as calls half an interval late at the interval did:
- * at most (W + lateness) / spacing + 1 = W / interval + 1.5 instants, so rate × 5 s + 1 calls. The cost: a store
+ * at most (W + lateness) / spacing + 1 = W / interval + 1.5 instants, so ⌊rate × 5 s + 1.5⌋ calls (rate × 5 s + 1
+ * where that is whole, as at every policy rate the tests use). The cost: a store
  * over 10/s whose rate binds runs up to 1 % under it (0.5 % at 20/s, 1 % at 1,000/s).
  */
 export const spacingOf = (interval: number): number =>
-  (interval * (RATE_WINDOW_MS + lateness(interval))) / (RATE_WINDOW_MS + interval / 2);
+  // Whole microseconds, rounded up (never denser): see `spanOf`.
+  Math.ceil(
+    (interval * (RATE_WINDOW_MS + lateness(interval)) * 1000) / (RATE_WINDOW_MS + interval / 2) - 1e-6,
+  ) / 1000;
+/**
+ * The span a write moves the schedule by for `count` instants `step` apart, in whole microseconds. DynamoDB adds
+ * decimals exactly, and a give-back is conditional on `tat` being what the block write answered (parsed into a
+ * double): a sum with more digits than a double keeps would never compare equal again, and every give-back at a
+ * stretched spacing would fail. Microseconds survive the round trip at epoch times (a double there resolves a
+ * quarter of one).
+ */
+export const spanOf = (count: number, step: number): number => Math.round(count * step * 1000) / 1000;
 /** Late wake-ups in a row after which a call goes ahead regardless (the deadline still checked). */
 const MAX_TRIES = 5;
 /**
@@ -211,7 +223,10 @@ export const respaced = (
 
 /** The block's earliest unspent instant not more than `lateness` behind `now` (earlier ones are forfeited). */
 const nextInstant = (block: Block, now: number): number | undefined => {
-  const from = Math.ceil((now - lateness(block.interval) - block.first) / block.step);
+  const earliest = now - lateness(block.interval);
+  let from = Math.ceil((earliest - block.first) / block.step);
+  // The division and the product round apart: never pick an instant the lateness check then refuses.
+  if (block.first + from * block.step < earliest) from++;
   const j = Math.max(block.next, from);
   if (j >= block.count) return undefined;
   block.next = j;
@@ -262,7 +277,7 @@ export const sharedPacer = (
 
   const advance = async (count: number, interval: number): Promise<Block> => {
     let step = rules.step(count, interval);
-    const first = await timed(() => dispatch.advanceTat(storeId, count * step, count));
+    const first = await timed(() => dispatch.advanceTat(storeId, spanOf(count, step), count));
     seenAt = clock.now();
     onReservation(first);
     const learnt = read(spacing);
@@ -272,7 +287,9 @@ export const sharedPacer = (
       // Another consumer lowered the store's rate (adaptive rate): this block used the old spacing, so push the
       // schedule on by the difference for each instant — one more write, only when the rate was lowered since.
       const wider = rules.step(count, learnt);
-      const widened = await timed(() => dispatch.advanceTat(storeId, count * (wider - step), 0));
+      const widened = await timed(() =>
+        dispatch.advanceTat(storeId, spanOf(1, spanOf(count, wider) - spanOf(count, step)), 0),
+      );
       if (first.seq !== undefined && widened.seq === first.seq + 1) {
         got = widened;
         step = wider;
@@ -288,7 +305,7 @@ export const sharedPacer = (
     }
     knownEnd = got.tat;
     return {
-      first: got.tat - count * step,
+      first: got.tat - spanOf(count, step),
       count,
       interval: used,
       step,
@@ -319,11 +336,11 @@ export const sharedPacer = (
     // `at` may lie ahead of the clock: the write is conditional on the schedule not reaching past `at`, so every
     // instant reserved before it lies before `at` — the first instant here is spaced from them as any other.
     const at = restartAt(now, interval);
-    const restarted = await timed(() => dispatch.restartTat(storeId, at, count * step, count));
+    const restarted = await timed(() => dispatch.restartTat(storeId, at, spanOf(count, step), count));
     if (restarted === undefined) return undefined;
     seenAt = clock.now();
     onReservation(restarted);
-    knownEnd = at + count * step;
+    knownEnd = at + spanOf(count, step);
     // Sized to end before the deadline from `at`, so refused by it only when `at` itself is past the deadline:
     // then its instants are given back like any block's.
     return {
@@ -353,9 +370,11 @@ export const sharedPacer = (
       // leave the schedule behind this call, and the next restart would succeed against it at once — two calls
       // together. Restart it at now instead (a second write, only after such a lag); if another consumer moved
       // it meanwhile, advance again.
+      // At the block's interval: a widened block's (another consumer's lowered rate), not the one read before.
       const again = clock.now();
       return (
-        (await restart(again, size(restartAt(again, interval)), interval)) ?? (await advance(count, interval))
+        (await restart(again, size(restartAt(again, got.interval)), got.interval)) ??
+        (await advance(count, got.interval))
       );
     }
     return got;
@@ -368,7 +387,7 @@ export const sharedPacer = (
       .returnTat(
         storeId,
         unused.reserved,
-        (unused.count - unused.next) * unused.step,
+        spanOf(unused.count - unused.next, unused.step),
         unused.count - unused.next,
       )
       .catch(() => false);

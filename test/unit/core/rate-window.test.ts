@@ -69,10 +69,28 @@ const busiestWindow = async (opts: {
   const { clock, run } = virtualClock(() => {
     sleeps++;
     if (opts.late !== undefined) return opts.late(sleeps);
-    return draw() < 0.33 ? Math.floor(draw() * allowed) : 0;
+    // Mostly on time; one wake-up in four late within the lateness, one in twenty past it (forfeits).
+    const roll = draw();
+    if (roll < 0.05) return allowed + Math.floor(draw() * allowed);
+    return roll < 0.3 ? Math.floor(draw() * allowed) : 0;
   });
-  const state = new MemoryDispatchState();
-  state.items.set(STORE, { storeId: STORE } as never);
+  const memory = new MemoryDispatchState();
+  memory.items.set(STORE, { storeId: STORE } as never);
+  // Each schedule write takes 0–5 ms (half before it applies, half after), unless the scenario says none.
+  const slowly =
+    (name: 'restartTat' | 'advanceTat' | 'returnTat') =>
+    async (...args: unknown[]): Promise<unknown> => {
+      const ms = opts.late === undefined ? Math.floor(draw() * 6) : 0;
+      if (ms > 0) await clock.sleep(ms / 2);
+      const result = await (memory[name] as (...a: unknown[]) => Promise<unknown>).apply(memory, args);
+      if (ms > 0) await clock.sleep(ms / 2);
+      return result;
+    };
+  const state = Object.assign(Object.create(memory) as MemoryDispatchState, {
+    restartTat: slowly('restartTat'),
+    advanceTat: slowly('advanceTat'),
+    returnTat: slowly('returnTat'),
+  });
   const starts: number[] = [];
   const deadline = T0 + RUN_MS;
   const lease = async (): Promise<void> => {
@@ -84,7 +102,7 @@ const busiestWindow = async (opts: {
   };
   const leases = Array.from({ length: opts.consumers }, () => lease());
   await run(deadline + 1_000);
-  await Promise.race([Promise.all(leases), new Promise((r) => setImmediate(r))]);
+  await Promise.all(leases);
   starts.sort((a, b) => a - b);
   let most = 0;
   for (let i = 0, j = 0; i < starts.length; i++) {
