@@ -118,6 +118,20 @@ describe('sharedPacer blocks', () => {
     expect(tat()).toBe(T0 + 550);
   });
 
+  it('carries its next unspent instant while it holds a block, and the end of its last block once it dropped it', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch } = recordingDispatch(T0 + 50);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+
+    await run(pacer, clock, advance, { calls: 2, inHand: 5, deadline: T0 + 60_000, callMs: 30 });
+    // Instants 50 and 150 called; 250, 350, 450 still this lease's: its successor may call from 250, not 550.
+    expect(pacer.carry).toBe(T0 + 250);
+
+    // The deadline refuses 250: the block is dropped (its tail given back), and the carry is where it ended.
+    expect(await pacer.acquire(T0 + 240, 3)).toBe(false);
+    expect(pacer.carry).toBe(T0 + 550);
+  });
+
   it('restarts a lagging schedule at now with the whole block, one write', async () => {
     const { clock, advance } = steppedClock();
     const { dispatch, writes, tat } = recordingDispatch(T0 - 10_000);
