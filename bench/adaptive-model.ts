@@ -25,7 +25,9 @@ import { rng } from './sim/engine.js';
  *
  * `MODEL_MARKET=first` or `=random` swaps the token bucket for a marketplace whose 429s no rate causes (issue #13,
  * ARCHITECTURE "Known gaps"): a 429 (Retry-After 1 s) on the first call of every task, or on 4 % of calls at
- * random, and no limit but the policy's; the throughput is then against the policy rate.
+ * random, and no limit but the policy's; the throughput is then against the policy rate. The model's queue drops
+ * what a slice re-sends (its backlog is endless), so a task held past its slice is not called again: under `first`
+ * most 429s are new tasks' first calls, and the 429 share reads high. What it shows is the rate's collapse.
  */
 const PHASE_MS = 40_000;
 const WARMUP_MS = 10_000;
