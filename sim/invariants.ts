@@ -141,8 +141,12 @@ export class Invariants implements Checks {
       );
   }
 
-  holdLanded(storeId: string, until: number): void {
-    this.rate.holdLanded(storeId, until);
+  holdLanded(actor: Actor, storeId: string, until: number): void {
+    this.rate.holdLanded(storeId, until, actor.id, actor.skewMs);
+  }
+
+  reservedFrom(storeId: string, first: number): void {
+    this.rate.reservedFrom(storeId, first);
   }
 
   private fail(invariant: number, message: string): void {

@@ -82,7 +82,13 @@ export class DispatchModel {
     if (name === 'recordEnqueued' && actor.kind === 'ingest') {
       this.store(storeId)?.untracked.delete(actor.id);
     }
-    if (name === 'holdTat') this.ctx.checks.holdLanded(storeId, (args[1] as number) - actor.skewMs);
+    if (name === 'holdTat') this.ctx.checks.holdLanded(actor, storeId, (args[1] as number) - actor.skewMs);
+    // The first instant a reservation of instants hands out: a restart's `now`, an advance's tat less its span
+    // (a widening, count 0, only moves the block it follows, seq-checked).
+    if (name === 'restartTat' && value !== undefined)
+      this.ctx.checks.reservedFrom(storeId, args[1] as number);
+    if (name === 'advanceTat' && (args[2] as number) > 0)
+      this.ctx.checks.reservedFrom(storeId, (value as { tat: number }).tat - (args[1] as number));
     if ((name === 'restartTat' && value !== undefined) || name === 'advanceTat') {
       const lease = this.leases.get(actor.id);
       if (lease?.storeId === storeId) lease.reservedAt = this.ctx.now;

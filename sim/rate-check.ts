@@ -33,6 +33,8 @@ interface Hold {
   toldAt: number;
   /** True time the Retry-After ends. */
   until: number;
+  /** An 'actor' hold its actor's first hold write since has told the other consumers ('reservation'). */
+  relayed?: boolean;
 }
 
 /**
@@ -43,6 +45,8 @@ interface Hold {
 export class RateCheck {
   private readonly starts = new Map<string, number[]>();
   private readonly holds = new Map<string, Hold[]>();
+  /** The end of the latest Retry-After told to a store's schedule, in the schedule's numbers. */
+  private readonly floors = new Map<string, number>();
 
   constructor(
     private readonly world: WorldView,
@@ -66,9 +70,33 @@ export class RateCheck {
     });
   }
 
-  /** A holdTat write landed (several consumers: this is how the others are told). */
-  holdLanded(storeId: string, until: number): void {
-    this.hold(storeId, { scope: 'reservation', toldAt: this.world.now, until });
+  /**
+   * `actorId`'s holdTat write landed (several consumers: this is how the others are told). The first one after
+   * that actor's 429 tells them the 429's whole Retry-After, whatever it wrote: every hold a slice writes after
+   * its 429 reaches at least as far (a first hold shorter than the Retry-After, followed by the full one after
+   * the 429's other writes, let a consumer reserve between the two the instant where the short one ended).
+   * From then on the store's schedule never hands out an instant before that end, in its own numbers (the
+   * holder's clock, `skewMs`): exact, where a call's start on another worker's clock needs the skew tolerance.
+   */
+  holdLanded(storeId: string, until: number, actorId: number, skewMs: number): void {
+    const now = this.world.now;
+    this.hold(storeId, { scope: 'reservation', toldAt: now, until });
+    for (const heard of this.holds.get(storeId) ?? [])
+      if (heard.scope === 'actor' && heard.actorId === actorId && heard.toldAt < now && !heard.relayed) {
+        heard.relayed = true;
+        this.hold(storeId, { scope: 'reservation', toldAt: now, until: heard.until });
+        this.floors.set(storeId, Math.max(this.floors.get(storeId) ?? 0, heard.until + skewMs));
+      }
+  }
+
+  /** A reservation on the store's schedule landed, its first instant `first` (schedule numbers). */
+  reservedFrom(storeId: string, first: number): void {
+    const floor = this.floors.get(storeId);
+    if (floor !== undefined && first < floor - 1)
+      this.fail(
+        RATE_INVARIANT,
+        `a reservation of ${storeId} after a 429's hold landed starts ${((floor - first) / 1000).toFixed(3)} s before its Retry-After`,
+      );
   }
 
   private told(hold: Hold, actorId: number, lease: LeaseTrack): boolean {

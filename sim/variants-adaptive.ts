@@ -1,4 +1,11 @@
-import { afterAnswer, effectiveRate, resumeWithinSlice } from '../lambdas/core/adaptive-rate.js';
+import {
+  ADAPTIVE_RULES,
+  afterAnswer,
+  effectiveRate,
+  FIRST_HOLD_MS,
+  firstHoldUntil,
+  resumeWithinSlice,
+} from '../lambdas/core/adaptive-rate.js';
 import { RATE_INVARIANT } from './rate-check.js';
 import type { Variant } from './protocol-variant.js';
 
@@ -45,6 +52,7 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
     rateRules: {
       afterAnswer,
       resumeWithinSlice,
+      firstHoldUntil,
       effectiveRate: (state, policyRate, now) =>
         state === undefined
           ? effectiveRate(state, policyRate, now)
@@ -58,8 +66,16 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
     rateRules: {
       afterAnswer,
       effectiveRate,
+      firstHoldUntil,
       resumeWithinSlice: (afterSeconds, now, deadline) =>
         resumeWithinSlice(afterSeconds, now, deadline) === undefined ? undefined : now,
     },
+  },
+  {
+    name: 'first-hold-short',
+    breaks: RATE_INVARIANT,
+    description:
+      "a multi-consumer store's 429 is first held for 1 s only, the full Retry-After written after the rate's writes: a consumer reserving between the two calls where the short hold ends, inside the Retry-After",
+    rateRules: { ...ADAPTIVE_RULES, firstHoldUntil: (_retryAfterSeconds, now) => now + FIRST_HOLD_MS },
   },
 ];

@@ -241,8 +241,10 @@ export interface Checks {
   taskCallStarted(storeId: string, eventId: string): void;
   /** A marketplace 429 answered a call of the store; `until`: its Retry-After end, true time. */
   throttled(actor: Actor, storeId: string, until: number): void;
-  /** A holdTat write landed for the store; `until` in true time. */
-  holdLanded(storeId: string, until: number): void;
+  /** `actor`'s holdTat write landed for the store; `until` in true time. */
+  holdLanded(actor: Actor, storeId: string, until: number): void;
+  /** A pacer's reservation landed on the store's shared schedule: its first instant, in the schedule's numbers. */
+  reservedFrom(storeId: string, first: number): void;
   /** A worker's acquire succeeded: `lease` is now in `leases()` under `actor`. */
   leaseTaken(actor: Actor, lease: LeaseTrack): void;
   sweepRescue(state: StoreState): void;

@@ -229,12 +229,19 @@ export class SentCount {
   }
 }
 
-/**
- * On a 429, a store with several consumers is first held this long from the answer (the least a Retry-After
- * means), before any other write: the calls the other consumers would reserve meanwhile, at the old spacing
- * and into the marketplace's empty bucket, wait instead. The full Retry-After hold follows.
- */
+/** The least a 429 holds a store: the least a Retry-After means. */
 export const FIRST_HOLD_MS = 1_000;
+
+/**
+ * On a 429, a store with several consumers is held first, before any other write, until the whole Retry-After
+ * ends (never less than FIRST_HOLD_MS): the calls the other consumers would reserve meanwhile, at the old
+ * spacing and into the marketplace's empty bucket, wait instead. (A first hold of FIRST_HOLD_MS alone, with the
+ * full one written after the rate's writes and the settle, let a consumer reserve between the two the instant
+ * where the short one ended and call inside the Retry-After: CI, on a loaded host; the simulation's variant
+ * `first-hold-short`.) The slice's later holds write the same end again, from their own clock.
+ */
+export const firstHoldUntil = (retryAfterSeconds: number | undefined, now: number): number =>
+  now + Math.max(FIRST_HOLD_MS, (retryAfterSeconds ?? 0) * 1000);
 
 /**
  * A Retry-After up to this long is slept through inside the slice (its lease keeps the task in hand and calls
@@ -265,5 +272,6 @@ export interface RateRules {
   effectiveRate: typeof effectiveRate;
   afterAnswer: typeof afterAnswer;
   resumeWithinSlice: typeof resumeWithinSlice;
+  firstHoldUntil: typeof firstHoldUntil;
 }
-export const ADAPTIVE_RULES: RateRules = { effectiveRate, afterAnswer, resumeWithinSlice };
+export const ADAPTIVE_RULES: RateRules = { effectiveRate, afterAnswer, resumeWithinSlice, firstHoldUntil };

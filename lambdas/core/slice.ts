@@ -1,6 +1,5 @@
 import {
   ADAPTIVE_RULES,
-  FIRST_HOLD_MS,
   SLEEP_THROUGH_MAX_SECONDS,
   type RateAnswer,
   type RateRules,
@@ -196,12 +195,12 @@ export const runSlice = async (
   const observe = async (answer: RateAnswer): Promise<void> => {
     if (answer.retryAfterSeconds !== undefined)
       throttledUntil = Math.max(throttledUntil, deps.clock.now() + answer.retryAfterSeconds * 1000);
-    // A 429 first holds the other consumers for the least any Retry-After means (1 s), before the rate's own
+    // A 429 first holds the other consumers for its whole Retry-After (firstHoldUntil), before the rate's own
     // writes and the settle: their next reservations, which would otherwise go out at the old spacing into an
-    // empty bucket while those writes run, then wait. The full Retry-After hold follows as before.
+    // empty bucket while those writes run, then wait.
     if (!single && answer.throttled)
       await deps.dispatch
-        .holdTat(store.storeId, deps.clock.now() + FIRST_HOLD_MS)
+        .holdTat(store.storeId, rules.firstHoldUntil(answer.retryAfterSeconds, deps.clock.now()))
         .catch((error: unknown) => deps.telemetry.warn('store not held', { error: String(error) }));
     const before = interval();
     await rate.observe(answer);

@@ -6,6 +6,8 @@ import {
   CONVERGE_FACTOR,
   effectiveRate,
   FAST_RECOVERY_SHARE,
+  FIRST_HOLD_MS,
+  firstHoldUntil,
   MIN_RATE_PER_SECOND,
   PROBE_ACCELERATION_SHARE,
   PROBE_AFTER_SECONDS,
@@ -476,5 +478,19 @@ describe('resumeWithinSlice', () => {
     expect(resumeWithinSlice(SLEEP_THROUGH_MAX_SECONDS + 1, T, deadline)).toBeUndefined();
     expect(resumeWithinSlice(1, deadline - 1_000, deadline)).toBeUndefined();
     expect(resumeWithinSlice(1, deadline - 1_001, deadline)).toBe(deadline - 1);
+  });
+});
+
+describe('firstHoldUntil', () => {
+  it("holds a multi-consumer store for the 429's whole Retry-After at once", () => {
+    expect(firstHoldUntil(3, T)).toBe(T + 3_000);
+    expect(firstHoldUntil(30, T)).toBe(T + 30_000);
+  });
+
+  it('never for less than FIRST_HOLD_MS, the least a Retry-After means', () => {
+    expect(FIRST_HOLD_MS).toBe(1_000);
+    expect(firstHoldUntil(undefined, T)).toBe(T + FIRST_HOLD_MS);
+    expect(firstHoldUntil(0.5, T)).toBe(T + FIRST_HOLD_MS);
+    expect(firstHoldUntil(1.5, T)).toBe(T + 1_500);
   });
 });

@@ -84,7 +84,7 @@ describe('a slice’s failure logs', () => {
     });
     const { logs } = observed(world);
     const schedule = ['store not held', 'schedule not stretched'];
-    // The first hold (FIRST_HOLD_MS) and the stretch fail; the full Retry-After hold after them is written.
+    // The first hold (the whole Retry-After) and the stretch fail; the full Retry-After hold after them is written.
     world.dispatch.holdTat.mockRejectedValueOnce(new Error('DynamoDB unavailable'));
     world.dispatch.advanceTat.mockRejectedValue(new Error('DynamoDB unavailable'));
     const result = await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());

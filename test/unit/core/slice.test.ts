@@ -1,6 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
-import { FIRST_HOLD_MS } from '../../../lambdas/core/adaptive-rate.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
 import type { DeliveryOutcome } from '../../../lambdas/core/ports.js';
 import { runSlice } from '../../../lambdas/core/slice.js';
@@ -170,20 +169,22 @@ describe('runSlice', () => {
       tat: world.w.tat,
     }).toEqual({
       result: ['throttled', T0 + 30_000],
-      // At once a first hold of the other consumers (1 s), before any other write; then write-ahead (no
-      // idling before Retry-After), the full hold, the copies, counted as an enqueue.
+      // At once a hold of the other consumers for the whole Retry-After, before any other write; then
+      // write-ahead (no idling before Retry-After), the hold again from the slice's clock, the copies, counted
+      // as an enqueue.
       events: ['holdTat', 'deferWake', 'holdTat', 'recordEnqueued', 'resend', 'recordEnqueued'],
-      tat: T0 + 30_000,
+      // The 429 lowered the rate: the schedule, held first, is pushed on by the longer interval (1 ms here).
+      tat: T0 + 30_001,
     });
   });
 
-  it('holds the other consumers for FIRST_HOLD_MS at the 429, before its other writes; a lone consumer does not', async () => {
+  it("holds the other consumers for the 429's whole Retry-After at once, before its other writes; a lone consumer does not", async () => {
     const throttled = (id: string): DeliveryOutcome =>
       id === 'e0' ? { kind: 'throttled', status: 429, retryAfterSeconds: 30 } : { kind: 'ok', status: 200 };
     world = setup({ messages: 2, outcome: throttled });
     await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());
     const at = world.w.now;
-    expect(world.dispatch.holdTat.mock.calls.map((c) => c[1])).toEqual([at + FIRST_HOLD_MS, at + 30_000]);
+    expect(world.dispatch.holdTat.mock.calls.map((c) => c[1])).toEqual([at + 30_000, at + 30_000]);
     world = setup({ messages: 2, outcome: throttled });
     await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 1 }), lease());
     expect(world.dispatch.holdTat.mock.calls.map((c) => c[1])).toEqual([world.w.now + 30_000]);
