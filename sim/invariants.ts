@@ -61,6 +61,8 @@ export const LONGEST_LEASE_MS = leaseTtlMs(
 export const TIMEOUT_INVARIANT = 12;
 /** Invariant 13 (paused means paused, sim/model-operator.ts): see `pausedCall`. */
 export const PAUSED_INVARIANT = 13;
+/** Invariant 14 (an acknowledged operator change holds, sim/model-operator.ts `settled`). */
+export const OPERATOR_INVARIANT = 14;
 /** Invariant 5: while one due attention waits visible in the queue, another store Y starts ≤ 2·max(Y) + this + Y's attentions already queued. */
 export const FAIR_SHARE_SLACK = 2;
 
@@ -268,6 +270,11 @@ export class Invariants implements Checks {
       PAUSED_INVARIANT,
       `${actor.name} called the marketplace for ${storeId}, paused (or in maintenance, or disabled) before it read the store`,
     );
+  }
+
+  /* ---- 14. an acknowledged operator change holds (sim/model-operator.ts tracks the PATCHes) */
+  changeLost(message: string): void {
+    this.fail(OPERATOR_INVARIANT, message);
   }
 
   /* ---- 1. a task ingest answered 202 for is durable: it reached its store queue */

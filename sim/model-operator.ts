@@ -33,6 +33,8 @@ type ActionKind = 'pause' | 'resume' | 'lower' | 'raise' | 'redrive';
 const HOLDING: readonly StoreStatus[] = ['paused', 'maintenance', 'disabled'];
 
 interface Action {
+  /** Kept by the operator's retries of this action (a crash), new for each follow-up (resume, raise). */
+  key: number;
   at: number;
   storeId: string;
   kind: ActionKind;
@@ -40,7 +42,14 @@ interface Action {
   cap?: number;
   /** A redrive: looks for dead letters this many more times (its store is chosen when it fires). */
   tries?: number;
+  /** A second operator's action on the same store, sent at the same moment (its retries go alone). */
+  partner?: Action;
 }
+
+/** The record field an action sets, and what the operator expects it to hold once acknowledged. */
+type Field = 'status' | 'cap';
+const fieldOf = (kind: ActionKind): Field | undefined =>
+  kind === 'pause' || kind === 'resume' ? 'status' : kind === 'lower' || kind === 'raise' ? 'cap' : undefined;
 
 /** What a worker saw in the store record it read before its acquire. */
 interface Read {
@@ -64,9 +73,12 @@ const NO_TOKENS: TokenStore = {
  * per seed on a stream of their own (so seeds without them keep their interleavings): a store paused (or put
  * in maintenance, or disabled: `HOLDING`) and resumed; a plan change that lowers a store's concurrency cap, raised back later (a cap lowered to 1
  * stays: going from one consumer to several mid-lease is not modelled, as for campaigns); and a redrive of
- * the store with the most dead letters (the real `redriveDeadLetters`; the move: sim/model-redrive.ts). One operator,
- * one action at a time, each retried until it is acknowledged (a 200): PATCH reads and puts the whole
- * record, so two at once could undo each other, which is not what is checked here.
+ * the store with the most dead letters (the real `redriveDeadLetters`; the move: sim/model-redrive.ts). One action
+ * at a time, each retried until it is acknowledged (a 200) — except that on some seeds a second operator pauses
+ * the store whose cap is lowered at the same moment: two PATCHes of one record at once, each of which reads the
+ * whole record and writes it back. Invariant 14 (`OPERATOR_INVARIANT`): an acknowledged change holds — once a
+ * PATCH is acknowledged, the field it set keeps its value until another PATCH of that field, so neither of the
+ * two undoes the other (lambdas/core/store-writes.ts; broken variant `store-write-unconditional`).
  *
  * It also watches the Stores table: what each worker read of its store (status and cap), which is the
  * policy the real worker slices with — the checks hold each lease to that, not to the record as it is now.
@@ -74,7 +86,15 @@ const NO_TOKENS: TokenStore = {
 export class Operator implements RegistryWatch {
   private readonly pending: Action[] = [];
   private readonly reads = new Map<number, Read>();
-  private busy = false;
+  /** Actions under way (sent, or crashed and waiting for their retry), by key. */
+  private readonly unsettled = new Map<number, Action>();
+  /** The value of each store's field as the operator's last acknowledged PATCH of it set it. */
+  private readonly acknowledged = new Map<
+    string,
+    { storeId: string; field: Field; value: string | number }
+  >();
+  private running = 0;
+  private keys = 0;
   private readonly rng: Rng;
 
   constructor(
@@ -86,7 +106,12 @@ export class Operator implements RegistryWatch {
     const specs = ctx.scenario.stores;
     if (rng.chance(0.5)) {
       const store = rng.pick(specs);
-      this.pending.push({ at: T0 + rng.int(2_000, 60_000), storeId: store.storeId, kind: 'pause' });
+      this.pending.push({
+        key: ++this.keys,
+        at: T0 + rng.int(2_000, 60_000),
+        storeId: store.storeId,
+        kind: 'pause',
+      });
     }
     // The plan change goes to the busiest store that has several consumers: where a cap can be exceeded.
     const several = specs
@@ -95,14 +120,30 @@ export class Operator implements RegistryWatch {
     if (several.length > 0 && rng.chance(0.8)) {
       const store = several[0] as StoreSpec;
       const cap = rng.int(1, store.policy.maxConcurrentConsumers - 1);
-      this.pending.push({ at: T0 + rng.int(1_000, 30_000), storeId: store.storeId, kind: 'lower', cap });
+      this.pending.push({
+        key: ++this.keys,
+        at: T0 + rng.int(1_000, 30_000),
+        storeId: store.storeId,
+        kind: 'lower',
+        cap,
+      });
     }
     this.rng = rng;
     // A redrive, on a stream of its own (the draws above keep their values): of whichever store has the most
     // dead letters then; tried up to three times, 20–40 s apart, while no store has any.
     const redrives = new Rng(ctx.scenario.seed ^ 0x7ed71);
     if (redrives.chance(0.6))
-      this.pending.push({ at: T0 + redrives.int(15_000, 60_000), storeId: '', kind: 'redrive', tries: 3 });
+      this.pending.push({
+        key: ++this.keys,
+        at: T0 + redrives.int(15_000, 60_000),
+        storeId: '',
+        kind: 'redrive',
+        tries: 3,
+      });
+    // Two operators at once, on a stream of its own: a pause of the store whose cap is lowered, sent with it.
+    const lower = this.pending.find((action) => action.kind === 'lower');
+    if (lower && new Rng(ctx.scenario.seed ^ 0xc0c0a).chance(0.4))
+      lower.partner = { key: ++this.keys, at: lower.at, storeId: lower.storeId, kind: 'pause' };
   }
 
   /* ---------------------------------------------------------------- what the checks read */
@@ -136,14 +177,14 @@ export class Operator implements RegistryWatch {
   /* ---------------------------------------------------------------- the operator's script */
 
   nextAt(): number | undefined {
-    if (this.busy) return undefined;
+    if (this.running > 0) return undefined;
     let min: number | undefined;
     for (const action of this.pending) if (min === undefined || action.at < min) min = action.at;
     return min;
   }
 
   fire(): void {
-    if (this.busy || this.pending.length === 0) return;
+    if (this.running > 0 || this.pending.length === 0) return;
     this.pending.sort((a, b) => a.at - b.at);
     const next = this.pending[0] as Action;
     if (next.at > this.ctx.now) return;
@@ -161,8 +202,8 @@ export class Operator implements RegistryWatch {
       }
       next.storeId = storeId;
     }
-    this.busy = true;
     this.spawn(next);
+    if (next.partner) this.spawn(next.partner);
   }
 
   private mostDeadLetters(): string | undefined {
@@ -170,6 +211,29 @@ export class Operator implements RegistryWatch {
     for (const state of this.stores.values())
       if (state.dlq.messages.size > (best?.dlq.messages.size ?? 0)) best = state;
     return best?.spec.storeId;
+  }
+
+  /**
+   * Invariant 14: `action` was acknowledged. Its field now holds its value (unless the same field has another
+   * action under way), and so does every field an earlier acknowledged PATCH set and nothing has set since.
+   */
+  private settled(action: Action): void {
+    this.unsettled.delete(action.key);
+    const field = fieldOf(action.kind);
+    if (field !== undefined) {
+      const value = field === 'status' ? (this.bodyOf(action)['status'] as string) : (action.cap ?? 0);
+      this.acknowledged.set(`${action.storeId}|${field}`, { storeId: action.storeId, field, value });
+    }
+    const busy = new Set([...this.unsettled.values()].map((a) => `${a.storeId}|${fieldOf(a.kind)}`));
+    for (const [key, { storeId, field: f, value }] of this.acknowledged) {
+      if (busy.has(key)) continue;
+      const record = (this.stores.get(storeId) as StoreState).record;
+      const holds = f === 'status' ? record.status : policyOf(record).maxConcurrentConsumers;
+      if (holds !== value)
+        this.ctx.checks.changeLost(
+          `the operator's acknowledged ${f} ${value} of ${storeId} was undone: the record has ${holds}`,
+        );
+    }
   }
 
   private bodyOf(action: Action): Record<string, unknown> {
@@ -182,6 +246,8 @@ export class Operator implements RegistryWatch {
 
   private spawn(action: Action): void {
     const { ctx, rng } = this;
+    this.running++;
+    this.unsettled.set(action.key, action);
     const actor = ctx.sched.newActor('operator', `operator:${action.kind}:${action.storeId}`, ctx.skew());
     const deps: AdminDeps = {
       ...this.ports.common(actor),
@@ -204,19 +270,32 @@ export class Operator implements RegistryWatch {
     const finish = (acknowledged: boolean, why: string) => {
       if (over) return;
       over = true;
-      this.busy = false;
+      this.running--;
       ctx.sched.log(`${actor.name} ${why}`);
+      const { partner: _sent, ...alone } = action;
       if (!acknowledged) {
         // The operator tries again (the same PATCH), until it is acknowledged.
-        this.pending.push({ ...action, at: ctx.now + rng.int(1_000, 3_000) });
+        this.pending.push({ ...alone, at: ctx.now + rng.int(1_000, 3_000) });
         return;
       }
       ctx.stats.operatorActions++;
+      this.settled(action);
       const own = (this.stores.get(action.storeId) as StoreState).spec.policy.maxConcurrentConsumers;
       if (action.kind === 'pause')
-        this.pending.push({ ...action, kind: 'resume', at: ctx.now + rng.int(1_000, 60_000) });
+        this.pending.push({
+          ...alone,
+          key: ++this.keys,
+          kind: 'resume',
+          at: ctx.now + rng.int(1_000, 60_000),
+        });
       if (action.kind === 'lower' && (action.cap ?? 1) >= 2)
-        this.pending.push({ ...action, kind: 'raise', cap: own, at: ctx.now + rng.int(2_000, 60_000) });
+        this.pending.push({
+          ...alone,
+          key: ++this.keys,
+          kind: 'raise',
+          cap: own,
+          at: ctx.now + rng.int(2_000, 60_000),
+        });
     };
     actor.onCrash = () => finish(false, 'crashed: the operator retries');
     const variant = ctx.variant as OperatorVariant | undefined;

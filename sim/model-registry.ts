@@ -32,13 +32,19 @@ export const registryFor = (
         return { stores: page, ...next };
       }),
     create: () => Promise.reject(new Error('not simulated')),
-    // The admin's PATCH (sim/model-operator.ts): a whole-record put, as the DynamoDB adapter does.
-    put: (record) =>
-      ctx.sched.call(actor, 'stores.put', ctx.awsLatency(actor, 'stores.put'), () => {
+    // The admin's PATCH (sim/model-operator.ts): a whole-record put on the revision it read, as the DynamoDB
+    // adapter does (a broken variant drops the condition: sim/variants-edges.ts).
+    replace: (record, seen) =>
+      ctx.sched.call(actor, 'stores.replace', ctx.awsLatency(actor, 'stores.replace'), () => {
         const state = stores.get(record.storeId);
         if (!state) throw new Error(`no such store ${record.storeId}`);
+        if (state.record.revision !== seen.revision) {
+          ctx.stats.storeWriteConflicts++;
+          return false;
+        }
         state.record = { ...record };
         watch?.written(state);
+        return true;
       }),
   };
   return ctx.variant?.stores ? ctx.variant.stores(port, actor.kind) : port;

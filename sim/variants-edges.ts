@@ -123,6 +123,19 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
             current: await inner.read(storeId),
           })),
   },
+  {
+    name: 'store-write-unconditional',
+    breaks: 14,
+    description:
+      "the admin's store writes are blind, as before revisions: a PATCH puts the record it built from its own read over whatever another PATCH wrote meanwhile, so a pause sent with a plan change can be undone by it",
+    stores: (inner: StoreRegistry, kind) =>
+      kind !== 'operator'
+        ? inner
+        : override(inner, 'replace', async (record: StoreRecord) => {
+            const current = await inner.get(record.storeId);
+            return current !== undefined && inner.replace(record, current);
+          }),
+  },
 ];
 
 /**

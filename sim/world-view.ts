@@ -122,6 +122,8 @@ export interface SimStats {
   hardErrorsApplied: number;
   /** Operator actions acknowledged (pause, resume, cap lowered, cap raised: sim/model-operator.ts). */
   operatorActions: number;
+  /** Store writes refused because another write came first (two operators at once: invariant 14). */
+  storeWriteConflicts: number;
   /** Marketplace calls of a paused store by a slice whose store read came before the pause landed. */
   callsWhilePaused: number;
   /** Dead letters moved back to their store's queue by a redrive (sim/model-redrive.ts). */
@@ -168,6 +170,7 @@ export const emptyStats = (): SimStats => ({
   hardErrors: 0,
   hardErrorsApplied: 0,
   operatorActions: 0,
+  storeWriteConflicts: 0,
   callsWhilePaused: 0,
   redriven: 0,
   sweepRescues: 0,
@@ -252,4 +255,6 @@ export interface Checks {
   upgradeSettled(): void;
   /** Ingest answered 202 for this task: it must be durable (`track`: its copies, undefined if never sent). */
   accepted(storeId: string, eventId: string, track: TaskTrack | undefined): void;
+  /** Invariant 14: an operator's acknowledged change of a store record was undone by another write. */
+  changeLost(message: string): void;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { createAwsClients, type AwsClients } from '../../lambdas/adapters/aws-clients.js';
 import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
+import { writeStore } from '../../lambdas/core/store-writes.js';
 import { RecordingTelemetry, type LogRecord } from '../../lambdas/adapters/recording-telemetry.js';
 import { SqsQueueAdmin } from '../../lambdas/adapters/sqs-queue-admin.js';
 import { composeAdmin, createAdminHandler } from '../../lambdas/app/admin-app.js';
@@ -136,7 +137,7 @@ const restoreStoreQueues = async (
         urls.deadLetterQueueUrl !== store.deadLetterQueueUrl ||
         urls.priorityQueueUrl !== store.priorityQueueUrl
       ) {
-        await registry.put({ ...store, ...urls });
+        await writeStore(registry, store.storeId, async (current) => ({ ...(current ?? store), ...urls }));
       }
       restored++;
     }

@@ -35,8 +35,27 @@ export class DynamoStoreRegistry implements StoreRegistry {
     return result.ok;
   }
 
-  async put(record: StoreRecord): Promise<void> {
-    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: record }));
+  async replace(record: StoreRecord, seen: StoreRecord): Promise<boolean> {
+    const result = await conditional(() =>
+      this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: record,
+          // A record from before revisions has none: the first write that gives it one wins.
+          ...(seen.revision === undefined
+            ? {
+                ConditionExpression: 'attribute_exists(#key) AND attribute_not_exists(#revision)',
+                ExpressionAttributeNames: { '#key': KEY, '#revision': 'revision' },
+              }
+            : {
+                ConditionExpression: '#revision = :seen',
+                ExpressionAttributeNames: { '#revision': 'revision' },
+                ExpressionAttributeValues: { ':seen': seen.revision },
+              }),
+        }),
+      ),
+    );
+    return result.ok;
   }
 
   async scan(cursor: string | undefined, limit: number): Promise<{ stores: StoreRecord[]; cursor?: string }> {
@@ -77,8 +96,8 @@ export class CachedStoreRegistry implements StoreRegistry {
   create(record: StoreRecord) {
     return this.inner.create(record);
   }
-  put(record: StoreRecord) {
-    return this.inner.put(record);
+  replace(record: StoreRecord, seen: StoreRecord) {
+    return this.inner.replace(record, seen);
   }
   scan(cursor: string | undefined, limit: number) {
     return this.inner.scan(cursor, limit);

@@ -16,6 +16,7 @@ import { MAX_RECEIVE_COUNT, OverridesSchema, PLAN_NAMES } from './plans.js';
 import type { QueueAdmin, StoreRegistry, TokenStore } from './ports.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import { isConsumable, policyOf, STORE_STATUSES, type StoreRecord } from './store-model.js';
+import { writeStore } from './store-writes.js';
 
 export interface AdminDeps extends SignalDeps {
   stores: StoreRegistry;
@@ -111,43 +112,44 @@ const afterStatusChange = async (
 export const putStore = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> => {
   const storeId = storeIdOf(request);
   const body = validate(PutStoreBody, parseJsonBody(request, 16 * 1024));
-  const existing = await deps.stores.get(storeId);
-  if (existing && existing.tenantId !== body.tenantId) {
-    throw new ConflictError(
-      'tenant_mismatch',
-      `store ${storeId} belongs to another tenant and cannot be moved`,
-    );
-  }
-  const queues = await deps.queues.createStoreQueues(storeId, {
-    maxReceiveCount: MAX_RECEIVE_COUNT,
-    tags: { storeId, tenantId: body.tenantId },
+  // Created once, on the first attempt that passes the tenant check (a write lost to another is built again).
+  let queues: Awaited<ReturnType<QueueAdmin['createStoreQueues']>> | undefined;
+  const { before, after } = await writeStore(deps.stores, storeId, async (existing) => {
+    if (existing && existing.tenantId !== body.tenantId) {
+      throw new ConflictError(
+        'tenant_mismatch',
+        `store ${storeId} belongs to another tenant and cannot be moved`,
+      );
+    }
+    if (queues === undefined) {
+      queues = await deps.queues.createStoreQueues(storeId, {
+        maxReceiveCount: MAX_RECEIVE_COUNT,
+        tags: { storeId, tenantId: body.tenantId },
+      });
+      await deps.dispatch.ensure(storeId);
+    }
+    const now = deps.clock.now();
+    return {
+      storeId,
+      tenantId: body.tenantId,
+      marketplace: body.marketplace,
+      plan: body.plan,
+      status: body.status ?? existing?.status ?? 'active',
+      ...(body.overrides ? { overrides: body.overrides } : {}),
+      ...queues,
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    };
   });
-  await deps.dispatch.ensure(storeId);
-  const now = deps.clock.now();
-  const record: StoreRecord = {
-    storeId,
-    tenantId: body.tenantId,
-    marketplace: body.marketplace,
-    plan: body.plan,
-    status: body.status ?? existing?.status ?? 'active',
-    ...(body.overrides ? { overrides: body.overrides } : {}),
-    ...queues,
-    createdAt: existing?.createdAt ?? now,
-    updatedAt: now,
-  };
-  let created = false;
-  if (existing) await deps.stores.put(record);
-  else if (await deps.stores.create(record)) created = true;
-  else await deps.stores.put(record); // a concurrent PUT created it first: this one updates it
-  await afterStatusChange(deps, existing, record);
+  await afterStatusChange(deps, before, after);
   deps.telemetry.info('store saved', {
     storeId,
-    tenantId: record.tenantId,
-    plan: record.plan,
-    status: record.status,
+    tenantId: after.tenantId,
+    plan: after.plan,
+    status: after.status,
     caller: request.caller,
   });
-  return json(created ? 201 : 200, await storeView(deps, record));
+  return json(before === undefined ? 201 : 200, await storeView(deps, after));
 };
 
 export const getStore = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> =>
@@ -156,35 +158,37 @@ export const getStore = async (deps: AdminDeps, request: HttpRequest): Promise<H
 export const patchStore = async (deps: AdminDeps, request: HttpRequest): Promise<HttpResponse> => {
   const storeId = storeIdOf(request);
   const body = validate(PatchStoreBody, parseJsonBody(request, 16 * 1024));
-  const existing = await existingStore(deps, storeId);
-  // A store created before task priority gains its high queue here (creating the queues is idempotent).
-  const queues =
-    existing.priorityQueueUrl === undefined
-      ? await deps.queues.createStoreQueues(storeId, {
-          maxReceiveCount: MAX_RECEIVE_COUNT,
-          tags: { storeId, tenantId: existing.tenantId },
-        })
-      : {};
-  const { overrides: _old, ...rest } = existing;
-  const overrides = body.overrides === null ? undefined : (body.overrides ?? existing.overrides);
-  const record: StoreRecord = {
-    ...rest,
-    ...queues,
-    ...(body.status ? { status: body.status } : {}),
-    ...(body.plan ? { plan: body.plan } : {}),
-    ...(overrides ? { overrides } : {}),
-    updatedAt: deps.clock.now(),
-  };
-  await deps.stores.put(record);
-  await afterStatusChange(deps, existing, record);
+  // Built on the record as it is when written: a change made meanwhile by another caller is kept.
+  const { before, after } = await writeStore(deps.stores, storeId, async (current) => {
+    if (!current) throw new NotFoundError('store_not_found', `store ${storeId} does not exist`);
+    // A store created before task priority gains its high queue here (creating the queues is idempotent).
+    const queues =
+      current.priorityQueueUrl === undefined
+        ? await deps.queues.createStoreQueues(storeId, {
+            maxReceiveCount: MAX_RECEIVE_COUNT,
+            tags: { storeId, tenantId: current.tenantId },
+          })
+        : {};
+    const { overrides: _old, ...rest } = current;
+    const overrides = body.overrides === null ? undefined : (body.overrides ?? current.overrides);
+    return {
+      ...rest,
+      ...queues,
+      ...(body.status ? { status: body.status } : {}),
+      ...(body.plan ? { plan: body.plan } : {}),
+      ...(overrides ? { overrides } : {}),
+      updatedAt: deps.clock.now(),
+    };
+  });
+  await afterStatusChange(deps, before, after);
   deps.telemetry.info('store changed', {
     storeId,
-    from: existing.status,
-    to: record.status,
-    plan: record.plan,
+    from: before?.status,
+    to: after.status,
+    plan: after.plan,
     caller: request.caller,
   });
-  return json(200, await storeView(deps, record));
+  return json(200, await storeView(deps, after));
 };
 
 /** StartMessageMoveTask accepts at most 500 messages per second. */

@@ -203,7 +203,11 @@ export interface StoreRegistry {
   get(storeId: string): Promise<StoreRecord | undefined>;
   /** Conditional create; false when the store already exists. */
   create(record: StoreRecord): Promise<boolean>;
-  put(record: StoreRecord): Promise<void>;
+  /**
+   * Writes `record` in place of `seen` only if the stored record is still `seen` (the same `revision`, or none
+   * on both); false when another write came first.
+   */
+  replace(record: StoreRecord, seen: StoreRecord): Promise<boolean>;
   scan(cursor: string | undefined, limit: number): Promise<{ stores: StoreRecord[]; cursor?: string }>;
 }
 

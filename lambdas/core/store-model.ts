@@ -21,6 +21,12 @@ export const StoreRecordSchema = z.object({
   priorityQueueUrl: z.string().optional(),
   createdAt: z.number().int(),
   updatedAt: z.number().int(),
+  /**
+   * Counts the record's writes (1 when created): every admin write is conditional on the revision it read, so
+   * two changes at once cannot undo each other (lambdas/core/store-writes.ts). Absent on records written
+   * before it; their next write makes it 1.
+   */
+  revision: z.number().int().positive().optional(),
 });
 export type StoreRecord = z.infer<typeof StoreRecordSchema>;
 

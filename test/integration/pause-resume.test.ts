@@ -56,4 +56,26 @@ describe('pause and resume', () => {
     );
     expect(t.deliveredCount('shop')).toBe(40);
   });
+
+  it('keeps every change of two operators at once: status, plan and overrides sent together all hold', async () => {
+    await t.createStore('twice', { tenantId: 'acme', marketplace: 'amazon', plan: 'basic' });
+    const start = (await t.storeRecord('twice'))?.revision ?? 0;
+    for (let round = 1; round <= 5; round++) {
+      const status = round % 2 === 1 ? 'paused' : 'active';
+      const plan = round % 2 === 1 ? 'enterprise' : 'pro';
+      const answers = await Promise.all([
+        t.admin('PATCH', '/admin/stores/twice', { status }),
+        t.admin('PATCH', '/admin/stores/twice', { plan }),
+        t.admin('PATCH', '/admin/stores/twice', { overrides: { ratePerSecond: 10 + round } }),
+      ]);
+      const record = await t.storeRecord('twice');
+      expect({
+        answers: answers.map((a) => a.status),
+        status: record?.status,
+        plan: record?.plan,
+        rate: record?.overrides?.ratePerSecond,
+        revision: record?.revision,
+      }).toEqual({ answers: [200, 200, 200], status, plan, rate: 10 + round, revision: start + 3 * round });
+    }
+  });
 });

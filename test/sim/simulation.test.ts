@@ -32,7 +32,7 @@ describe('deterministic simulation', () => {
     expect(first.stats.steps).toBeGreaterThan(100);
   });
 
-  it('injects the faults it claims to (crashes, lost attentions, zombies, hard errors, operator actions, unprocessed settles, upgrades from before f267a90, repeated calls after a timeout or crash)', async () => {
+  it('injects the faults it claims to (crashes, lost attentions, zombies, hard errors, operator actions, two PATCHes of one store at once, unprocessed settles, upgrades from before f267a90, repeated calls after a timeout or crash)', async () => {
     const totals = {
       crashes: 0,
       attentionsLost: 0,
@@ -44,6 +44,7 @@ describe('deterministic simulation', () => {
       hardErrors: 0,
       hardErrorsApplied: 0,
       operatorActions: 0,
+      storeWriteConflicts: 0,
       unprocessedSettles: 0,
       legacyItems: 0,
     };

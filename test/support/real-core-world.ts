@@ -262,7 +262,7 @@ export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<R
   const registry: StoreRegistry = {
     get: async (storeId) => records.get(storeId),
     create: async () => false,
-    put: async () => undefined,
+    replace: async () => true,
     scan: async () => ({ stores: [] }),
   };
   const stores = timed(registry, 'stores', time, count, kindOf);

@@ -220,7 +220,8 @@ export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
     },
     success: [{ status: 200, description: 'the store after the change' }],
     response: { schema: 'Store', example: { ...STORE_EXAMPLE, status: 'paused' } },
-    errors: [...STORE_ERRORS, 413, 415],
+    // 409 concurrent_update: every try lost to another write of the store (lambdas/core/store-writes.ts).
+    errors: [...STORE_ERRORS, 409, 413, 415],
   },
   redriveDeadLetters: {
     tag: 'Operations',

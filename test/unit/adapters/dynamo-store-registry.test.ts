@@ -69,10 +69,40 @@ describe('DynamoStoreRegistry.create', () => {
   });
 });
 
-describe('DynamoStoreRegistry.put', () => {
-  it('overwrites the store unconditionally', async () => {
-    await registry.put(store);
-    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({ TableName: TABLES.stores, Item: store });
+describe('DynamoStoreRegistry.replace', () => {
+  const seen = { ...store, revision: 4 };
+  const next = { ...store, status: 'paused' as const, revision: 5 };
+
+  it('puts the store only if it still has the revision that was read', async () => {
+    await registry.replace(next, seen);
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.stores,
+      Item: next,
+      ConditionExpression: '#revision = :seen',
+      ExpressionAttributeNames: { '#revision': 'revision' },
+      ExpressionAttributeValues: { ':seen': 4 },
+    });
+  });
+
+  it('replaces a record from before revisions only while it still has none', async () => {
+    await registry.replace({ ...next, revision: 1 }, store);
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.stores,
+      Item: { ...next, revision: 1 },
+      ConditionExpression: 'attribute_exists(#key) AND attribute_not_exists(#revision)',
+      ExpressionAttributeNames: { '#key': 'storeId', '#revision': 'revision' },
+    });
+  });
+
+  it('answers true when it wrote, false when another write came first', async () => {
+    await expect(registry.replace(next, seen)).resolves.toBe(true);
+    ddb.on(PutCommand).rejects(conditionFailed({ ...seen, revision: 5 }));
+    await expect(registry.replace(next, seen)).resolves.toBe(false);
+  });
+
+  it('lets other errors through', async () => {
+    ddb.on(PutCommand).rejects(new Error('ProvisionedThroughputExceededException'));
+    await expect(registry.replace(next, seen)).rejects.toThrow('ProvisionedThroughputExceededException');
   });
 });
 
@@ -112,7 +142,7 @@ describe('CachedStoreRegistry', () => {
     const inner = {
       get: vi.fn<StoreRegistry['get']>(async () => store),
       create: vi.fn<StoreRegistry['create']>(async () => true),
-      put: vi.fn<StoreRegistry['put']>(async () => undefined),
+      replace: vi.fn<StoreRegistry['replace']>(async () => true),
       scan: vi.fn<StoreRegistry['scan']>(async () => ({ stores: [store] })),
     };
     return inner;
@@ -173,15 +203,17 @@ describe('CachedStoreRegistry', () => {
     await expect(cached.get('store-1')).resolves.toEqual(store);
   });
 
-  it('passes create, put and scan straight through', async () => {
+  it('passes create, replace and scan straight through', async () => {
     const inner = fakeInner();
+    inner.replace.mockResolvedValueOnce(false);
     const cached = new CachedStoreRegistry(inner, 5_000, clock);
     await cached.create(store);
-    await cached.put(store);
+    const replaced = await cached.replace({ ...store, revision: 2 }, store);
     await cached.scan('c', 3);
-    expect([inner.create.mock.calls, inner.put.mock.calls, inner.scan.mock.calls]).toEqual([
+    expect([inner.create.mock.calls, inner.replace.mock.calls, replaced, inner.scan.mock.calls]).toEqual([
       [[store]],
-      [[store]],
+      [[{ ...store, revision: 2 }, store]],
+      false,
       [['c', 3]],
     ]);
   });

@@ -150,7 +150,7 @@ describe('PUT /admin/stores/{storeId}', () => {
     await call(storeRoute('PUT', body));
     expect(ddb.commandCalls(PutCommand)[0]?.args[0].input).toEqual({
       TableName: TABLES.stores,
-      Item: storeRecord({ createdAt: T0, updatedAt: T0, priorityQueueUrl: HIGH_QUEUE_URL }),
+      Item: storeRecord({ createdAt: T0, updatedAt: T0, priorityQueueUrl: HIGH_QUEUE_URL, revision: 1 }),
       ConditionExpression: 'attribute_not_exists(#key)',
       ExpressionAttributeNames: { '#key': 'storeId' },
     });
@@ -173,19 +173,31 @@ describe('PUT /admin/stores/{storeId}', () => {
     expect({ status: result.status, put: ddb.commandCalls(PutCommand)[0]?.args[0].input }).toEqual({
       status: 200,
       // A store created before task priority gains its high-priority queue on this PUT.
+      // Written only over the record it read (one from before revisions: while it still has none).
       put: {
         TableName: TABLES.stores,
-        Item: storeRecord({ plan: 'pro', updatedAt: T0, priorityQueueUrl: HIGH_QUEUE_URL }),
+        Item: storeRecord({ plan: 'pro', updatedAt: T0, priorityQueueUrl: HIGH_QUEUE_URL, revision: 1 }),
+        ConditionExpression: 'attribute_exists(#key) AND attribute_not_exists(#revision)',
+        ExpressionAttributeNames: { '#key': 'storeId', '#revision': 'revision' },
       },
     });
   });
 
-  it('answers 200 when a concurrent PUT created the store first', async () => {
+  it('answers 200 when a concurrent PUT created the store first, updating what it created', async () => {
+    ddb
+      .on(GetCommand, { TableName: TABLES.stores })
+      .resolvesOnce({})
+      .resolves({ Item: storeRecord({ revision: 1 }) });
     ddb
       .on(PutCommand, { ConditionExpression: 'attribute_not_exists(#key)' })
-      .rejects(conditionFailed(storeRecord()));
+      .rejects(conditionFailed(storeRecord({ revision: 1 })));
     const { call } = setup();
     await expect(call(storeRoute('PUT', body))).resolves.toMatchObject({ status: 200 });
+    expect(ddb.commandCalls(PutCommand)[1]?.args[0].input).toMatchObject({
+      Item: { revision: 2 },
+      ConditionExpression: '#revision = :seen',
+      ExpressionAttributeValues: { ':seen': 1 },
+    });
   });
 
   it('stores and applies policy overrides', async () => {
@@ -343,8 +355,37 @@ describe('PATCH /admin/stores/{storeId}', () => {
         overrides: { ratePerSecond: 2 },
         updatedAt: T0,
         priorityQueueUrl: HIGH_QUEUE_URL,
+        revision: 1,
       }),
+      ConditionExpression: 'attribute_exists(#key) AND attribute_not_exists(#revision)',
+      ExpressionAttributeNames: { '#key': 'storeId', '#revision': 'revision' },
     });
+  });
+
+  it('builds again on the record another write left, so a pause sent with a plan change keeps both', async () => {
+    const read = storeRecord({ revision: 3, priorityQueueUrl: HIGH_QUEUE_URL });
+    const changed = { ...read, plan: 'enterprise' as const, revision: 4 };
+    ddb.on(GetCommand, { TableName: TABLES.stores }).resolvesOnce({ Item: read }).resolves({ Item: changed });
+    ddb.on(PutCommand, { ExpressionAttributeValues: { ':seen': 3 } }).rejects(conditionFailed(changed));
+    const { call } = setup();
+    const result = await call(storeRoute('PATCH', { status: 'paused' }));
+    expect({ status: result.status, plan: result.body['plan'], state: result.body['status'] }).toEqual({
+      status: 200,
+      plan: 'enterprise',
+      state: 'paused',
+    });
+    expect(ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item?.['revision'])).toEqual([4, 5]);
+  });
+
+  it('answers 409 concurrent_update when every try loses to another write', async () => {
+    existing(storeRecord({ revision: 3, priorityQueueUrl: HIGH_QUEUE_URL }));
+    ddb.on(PutCommand, { TableName: TABLES.stores }).rejects(conditionFailed(storeRecord({ revision: 4 })));
+    const { call } = setup();
+    await expect(call(storeRoute('PATCH', { status: 'paused' }))).resolves.toMatchObject({
+      status: 409,
+      body: { error: { code: 'concurrent_update' } },
+    });
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(5);
   });
 
   it('creates no queue for a store that has its high-priority queue already', async () => {

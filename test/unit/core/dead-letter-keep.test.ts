@@ -270,7 +270,7 @@ describe('the sweep keeps dead letters', () => {
       stores: {
         get: async (id) => stores.find((s) => s.storeId === id),
         create: vi.fn(),
-        put: vi.fn(),
+        replace: vi.fn(),
         scan: async () => ({ stores }),
       },
       queues: {

@@ -58,7 +58,7 @@ describe('ingest edges', () => {
       stores: {
         get: async (id) => (id === store.storeId ? store : undefined),
         create: async () => true,
-        put: async () => undefined,
+        replace: async () => true,
         scan: async () => ({ stores: [] }),
       },
       tasks: {

@@ -137,7 +137,7 @@ const ingest = (store: Partial<Parameters<typeof storeRecord>[0]> = {}, queueDow
   const stores: StoreRegistry = {
     get: async (id) => (id === record.storeId ? record : undefined),
     create: async () => true,
-    put: async () => undefined,
+    replace: async () => true,
     scan: async () => ({ stores: [] }),
   };
   return {

@@ -38,7 +38,7 @@ describe('reconcile and the retention pass', () => {
       dispatch,
       marks: dispatch,
       tasks: { receive, resend: vi.fn(async () => undefined) } as unknown as TaskQueues,
-      stores: { get: async (id) => stores.get(id), create: vi.fn(), put: vi.fn(), scan: vi.fn() },
+      stores: { get: async (id) => stores.get(id), create: vi.fn(), replace: vi.fn(), scan: vi.fn() },
       queues: quietQueues(),
       attention: { publish: async (message) => void published.push(message) },
       clock: { now: () => now, sleep: async () => undefined },

@@ -38,7 +38,7 @@ describe('reconcile', () => {
       stores: {
         get: async (id) => stores.get(id),
         create: vi.fn(),
-        put: vi.fn(),
+        replace: vi.fn(),
         scan: async (cursor, limit) => {
           const all = [...stores.values()];
           const start = Number(cursor ?? 0);

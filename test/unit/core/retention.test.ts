@@ -238,7 +238,7 @@ describe('reconcile with the retention pass', () => {
       stores: {
         get: async (id) => (id === 's1' ? store : undefined),
         create: vi.fn(),
-        put: vi.fn(),
+        replace: vi.fn(),
         scan: async () => ({ stores: [] }),
       },
       queues: quietQueues(),

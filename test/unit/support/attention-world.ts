@@ -73,7 +73,7 @@ export const workerWorld = async (
   const telemetry = opts.telemetry ?? new RecordingTelemetry();
   const deps: WorkerDeps = {
     dispatch,
-    stores: { get: async () => world.store, create: vi.fn(), put: vi.fn(), scan: vi.fn() },
+    stores: { get: async () => world.store, create: vi.fn(), replace: vi.fn(), scan: vi.fn() },
     attention: { publish: async (message, delay) => void published.push({ message, delay }) },
     tasks: {
       send: vi.fn(),
