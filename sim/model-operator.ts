@@ -161,6 +161,8 @@ export class Operator implements RegistryWatch {
     this.ctx.sched.log(
       `operator: ${state.spec.storeId} is now ${state.record.status}, cap ${policyOf(state.record).maxConcurrentConsumers}`,
     );
+    // A write may undo an acknowledged change before any acknowledgement follows (a crashed PATCH's write).
+    this.checkAcknowledged();
   }
 
   /** The Stores table as `actor` reads it (a broken variant may wrap a worker's). */
@@ -215,7 +217,8 @@ export class Operator implements RegistryWatch {
 
   /**
    * Invariant 14: `action` was acknowledged. Its field now holds its value (unless the same field has another
-   * action under way), and so does every field an earlier acknowledged PATCH set and nothing has set since.
+   * action under way), and so does every field an earlier acknowledged PATCH set and nothing has set since
+   * (checked again at every write of the table).
    */
   private settled(action: Action): void {
     this.unsettled.delete(action.key);
@@ -224,6 +227,11 @@ export class Operator implements RegistryWatch {
       const value = field === 'status' ? (this.bodyOf(action)['status'] as string) : (action.cap ?? 0);
       this.acknowledged.set(`${action.storeId}|${field}`, { storeId: action.storeId, field, value });
     }
+    this.checkAcknowledged();
+  }
+
+  /** Invariant 14 now: every acknowledged field holds, but for fields with a PATCH under way. */
+  private checkAcknowledged(): void {
     const busy = new Set([...this.unsettled.values()].map((a) => `${a.storeId}|${fieldOf(a.kind)}`));
     for (const [key, { storeId, field: f, value }] of this.acknowledged) {
       if (busy.has(key)) continue;

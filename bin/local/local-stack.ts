@@ -3,6 +3,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { createAwsClients, type AwsClients } from '../../lambdas/adapters/aws-clients.js';
 import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
 import { writeStore } from '../../lambdas/core/store-writes.js';
+import { NotFoundError } from '../../lambdas/core/errors.js';
 import { RecordingTelemetry, type LogRecord } from '../../lambdas/adapters/recording-telemetry.js';
 import { SqsQueueAdmin } from '../../lambdas/adapters/sqs-queue-admin.js';
 import { composeAdmin, createAdminHandler } from '../../lambdas/app/admin-app.js';
@@ -137,7 +138,14 @@ const restoreStoreQueues = async (
         urls.deadLetterQueueUrl !== store.deadLetterQueueUrl ||
         urls.priorityQueueUrl !== store.priorityQueueUrl
       ) {
-        await writeStore(registry, store.storeId, async (current) => ({ ...(current ?? store), ...urls }));
+        // Only over the record as it is now; a store gone since the scan is not brought back.
+        await writeStore(registry, store.storeId, async (current) => {
+          if (current === undefined)
+            throw new NotFoundError('store_not_found', `store ${store.storeId} is gone`);
+          return { ...current, ...urls };
+        }).catch((error: unknown) => {
+          if (!(error instanceof NotFoundError)) throw error;
+        });
       }
       restored++;
     }

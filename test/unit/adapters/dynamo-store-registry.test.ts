@@ -51,6 +51,7 @@ describe('DynamoStoreRegistry.create', () => {
       Item: store,
       ConditionExpression: 'attribute_not_exists(#key)',
       ExpressionAttributeNames: { '#key': 'storeId' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   });
 
@@ -59,8 +60,13 @@ describe('DynamoStoreRegistry.create', () => {
   });
 
   it('answers false when the store already exists', async () => {
-    ddb.on(PutCommand).rejects(conditionFailed(store));
+    ddb.on(PutCommand).rejects(conditionFailed({ ...store, tenantId: 'other' }));
     await expect(registry.create(store)).resolves.toBe(false);
+  });
+
+  it('answers true when the store found is its own create, applied by an attempt whose answer was lost', async () => {
+    ddb.on(PutCommand).rejects(conditionFailed(store));
+    await expect(registry.create(store)).resolves.toBe(true);
   });
 
   it('lets other errors through', async () => {
@@ -81,6 +87,7 @@ describe('DynamoStoreRegistry.replace', () => {
       ConditionExpression: '#revision = :seen',
       ExpressionAttributeNames: { '#revision': 'revision' },
       ExpressionAttributeValues: { ':seen': 4 },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   });
 
@@ -91,12 +98,20 @@ describe('DynamoStoreRegistry.replace', () => {
       Item: { ...next, revision: 1 },
       ConditionExpression: 'attribute_exists(#key) AND attribute_not_exists(#revision)',
       ExpressionAttributeNames: { '#key': 'storeId', '#revision': 'revision' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   });
 
   it('answers true when it wrote, false when another write came first', async () => {
     await expect(registry.replace(next, seen)).resolves.toBe(true);
     ddb.on(PutCommand).rejects(conditionFailed({ ...seen, revision: 5 }));
+    await expect(registry.replace(next, seen)).resolves.toBe(false);
+  });
+
+  it('answers true when the record found is exactly its own write (an SDK retry after a lost answer)', async () => {
+    ddb.on(PutCommand).rejects(conditionFailed(next));
+    await expect(registry.replace(next, seen)).resolves.toBe(true);
+    ddb.on(PutCommand).rejects(conditionFailed({ ...next, updatedAt: next.updatedAt + 1 }));
     await expect(registry.replace(next, seen)).resolves.toBe(false);
   });
 

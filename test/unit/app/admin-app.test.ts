@@ -153,6 +153,7 @@ describe('PUT /admin/stores/{storeId}', () => {
       Item: storeRecord({ createdAt: T0, updatedAt: T0, priorityQueueUrl: HIGH_QUEUE_URL, revision: 1 }),
       ConditionExpression: 'attribute_not_exists(#key)',
       ExpressionAttributeNames: { '#key': 'storeId' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   });
 
@@ -179,6 +180,7 @@ describe('PUT /admin/stores/{storeId}', () => {
         Item: storeRecord({ plan: 'pro', updatedAt: T0, priorityQueueUrl: HIGH_QUEUE_URL, revision: 1 }),
         ConditionExpression: 'attribute_exists(#key) AND attribute_not_exists(#revision)',
         ExpressionAttributeNames: { '#key': 'storeId', '#revision': 'revision' },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     });
   });
@@ -359,6 +361,7 @@ describe('PATCH /admin/stores/{storeId}', () => {
       }),
       ConditionExpression: 'attribute_exists(#key) AND attribute_not_exists(#revision)',
       ExpressionAttributeNames: { '#key': 'storeId', '#revision': 'revision' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   });
 
