@@ -107,21 +107,28 @@ export class DynamoTokenStore implements TokenStore {
   async amend(tokenHash: string, change: TokenChange): Promise<boolean> {
     const sets = Object.entries(change).filter(([, v]) => v !== undefined);
     if (sets.length === 0) return (await this.get(tokenHash)) !== undefined;
+    // A token's end only moves earlier: two rotations at once, or one that read the token from the
+    // (eventually consistent) tenant index before another cut it short, never give it back time.
+    const shortens = change.expiresAt !== undefined;
     const result = await conditional(() =>
       this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [Tables.tokens.partitionKey]: tokenHash },
           UpdateExpression: `SET ${sets.map(([k]) => `#${k} = :${k}`).join(', ')}`,
-          ConditionExpression: 'attribute_exists(#key)',
+          ConditionExpression: shortens
+            ? 'attribute_exists(#key) AND (attribute_not_exists(#expiresAt) OR #expiresAt > :expiresAt)'
+            : 'attribute_exists(#key)',
           ExpressionAttributeNames: {
             '#key': Tables.tokens.partitionKey,
             ...Object.fromEntries(sets.map(([k]) => [`#${k}`, k])),
           },
           ExpressionAttributeValues: Object.fromEntries(sets.map(([k, v]) => [`:${k}`, v])),
+          ...(shortens ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
         }),
       ),
     );
-    return result.ok;
+    // Refused with the token there: it ends no later already, which is what the change asked.
+    return result.ok || (shortens && result.current !== undefined);
   }
 }

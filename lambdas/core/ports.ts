@@ -480,7 +480,10 @@ export interface TokenStore {
   get(tokenHash: string): Promise<TokenRecord | undefined>;
   /** Every token record of one tenant (the byTenant index), in no particular order. */
   listByTenant(tenantId: string): Promise<TokenRecord[]>;
-  /** Sets the given fields on an existing record; false if there is no such record. */
+  /**
+   * Sets the given fields on an existing record; false if there is no such record. An `expiresAt` only ever
+   * moves the token's end earlier: where the record ends no later already, nothing is written (true).
+   */
   amend(tokenHash: string, change: TokenChange): Promise<boolean>;
   /** One page of a scan of every token record: the tenants it names (a tenant may recur across pages). */
   tenantsPage(cursor: string | undefined, limit: number): Promise<{ tenantIds: string[]; cursor?: string }>;

@@ -172,6 +172,23 @@ describe('tenant isolation and credentials', () => {
       ]),
     );
   });
+
+  it('a token cut off by one rotation gets no time back from another sent with it (DynamoDB Local)', async () => {
+    const first = await t.admin<{ token: string; tokenId: string }>('POST', '/admin/tenants/cut/tokens');
+    const before = Date.now();
+    const rotate = (overlapSeconds: number) =>
+      t.admin('POST', `/admin/tenants/cut/tokens/${first.body.tokenId}/rotate`, { overlapSeconds });
+    const answers = await Promise.all([rotate(0), rotate(3_600)]);
+    const tokens = new DynamoTokenStore(t.stack.clients.doc, t.stack.resources.tables.tokens);
+    const old = await tokens.get(hashToken(first.body.token));
+    // Whichever landed second (or was refused because the first had ended the token), the end is the first's.
+    expect(answers.map((a) => a.status)).toContain(201);
+    expect(old?.expiresAt).toBeLessThanOrEqual(Date.now());
+    expect(old?.expiresAt).toBeGreaterThanOrEqual(before);
+    // And the store itself never moves an end later, whatever its caller read.
+    await tokens.amend(hashToken(first.body.token), { expiresAt: Date.now() + 3_600_000 });
+    expect((await tokens.get(hashToken(first.body.token)))?.expiresAt).toBe(old?.expiresAt);
+  });
 });
 
 describe('per-tenant throttling', () => {

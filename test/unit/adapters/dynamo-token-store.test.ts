@@ -120,22 +120,43 @@ describe('DynamoTokenStore', () => {
     ]);
   });
 
-  it('restricts an existing token with a conditional update', async () => {
+  it('moves an existing token’s end only earlier, with a conditional update', async () => {
     ddb.on(UpdateCommand).resolves({});
     await expect(tokens.amend(record.tokenHash, { expiresAt: T0 + 1000 })).resolves.toBe(true);
     expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
       TableName: TABLES.tokens,
       Key: { tokenHash: record.tokenHash },
       UpdateExpression: 'SET #expiresAt = :expiresAt',
-      ConditionExpression: 'attribute_exists(#key)',
+      ConditionExpression:
+        'attribute_exists(#key) AND (attribute_not_exists(#expiresAt) OR #expiresAt > :expiresAt)',
       ExpressionAttributeNames: { '#key': 'tokenHash', '#expiresAt': 'expiresAt' },
       ExpressionAttributeValues: { ':expiresAt': T0 + 1000 },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
+  });
+
+  it('revokes an existing token with a conditional update', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await expect(tokens.amend(record.tokenHash, { revokedAt: T0 })).resolves.toBe(true);
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
+      TableName: TABLES.tokens,
+      Key: { tokenHash: record.tokenHash },
+      UpdateExpression: 'SET #revokedAt = :revokedAt',
+      ConditionExpression: 'attribute_exists(#key)',
+      ExpressionAttributeNames: { '#key': 'tokenHash', '#revokedAt': 'revokedAt' },
+      ExpressionAttributeValues: { ':revokedAt': T0 },
+    });
+  });
+
+  it('answers true, writing nothing, when the token already ends no later', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed({ ...record, expiresAt: T0 }));
+    await expect(tokens.amend(record.tokenHash, { expiresAt: T0 + 3_600_000 })).resolves.toBe(true);
   });
 
   it('answers false when the token does not exist', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed());
     await expect(tokens.amend(record.tokenHash, { revokedAt: T0 })).resolves.toBe(false);
+    await expect(tokens.amend(record.tokenHash, { expiresAt: T0 })).resolves.toBe(false);
   });
 });
 

@@ -252,6 +252,17 @@ describe('PUT /admin/stores/{storeId}', () => {
     await expect(call(storeRoute('PUT', { ...body, colour: 'red' }))).resolves.toMatchObject({ status: 400 });
   });
 
+  it('keeps the stored status when the PUT names none, and sets the one it names', async () => {
+    existing(storeRecord({ status: 'paused' }));
+    const { call } = setup();
+    await call(storeRoute('PUT', body));
+    await call(storeRoute('PUT', { ...body, status: 'maintenance' }));
+    expect(ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item?.['status'])).toEqual([
+      'paused',
+      'maintenance',
+    ]);
+  });
+
   it('logs who saved the store, with the request’s correlation id and route', async () => {
     const { call, logs } = setup();
     await call(storeRoute('PUT', body));
@@ -391,6 +402,41 @@ describe('PATCH /admin/stores/{storeId}', () => {
     expect(ddb.commandCalls(PutCommand)).toHaveLength(5);
   });
 
+  it('creates the missing high-priority queue with the store’s redrive net and tags', async () => {
+    existing(storeRecord({ tenantId: 'tenant-7' }));
+    const { call } = setup();
+    await call(storeRoute('PATCH', { status: 'paused' }));
+    const high = sqs
+      .commandCalls(CreateQueueCommand)
+      .find((c) => c.args[0].input.QueueName === 'aq-h-store-1')?.args[0].input;
+    expect({
+      tags: high?.tags,
+      redrive: JSON.parse(high?.Attributes?.['RedrivePolicy'] ?? '{}'),
+    }).toEqual({
+      tags: { storeId: 'store-1', tenantId: 'tenant-7', [DEPLOYMENT_TAG_KEY]: 'aq' },
+      redrive: { deadLetterTargetArn: DLQ_ARN, maxReceiveCount: 100 },
+    });
+  });
+
+  it('logs the change: who, from which status to which, and the plan', async () => {
+    existing(storeRecord({ priorityQueueUrl: HIGH_QUEUE_URL }));
+    const { call, logs } = setup();
+    await call(storeRoute('PATCH', { status: 'paused', plan: 'pro' }));
+    expect(logs).toContainEqual({
+      level: 'info',
+      message: 'store changed',
+      fields: {
+        correlationId: 'req-9',
+        route: 'patchStore',
+        storeId: 'store-1',
+        from: 'active',
+        to: 'paused',
+        plan: 'pro',
+        caller: OPERATOR,
+      },
+    });
+  });
+
   it('creates no queue for a store that has its high-priority queue already', async () => {
     existing(storeRecord({ priorityQueueUrl: HIGH_QUEUE_URL }));
     const { call } = setup();
@@ -419,7 +465,10 @@ describe('PATCH /admin/stores/{storeId}', () => {
 
   it('answers 404 for an unknown store', async () => {
     const { call } = setup();
-    await expect(call(storeRoute('PATCH', { status: 'paused' }))).resolves.toMatchObject({ status: 404 });
+    await expect(call(storeRoute('PATCH', { status: 'paused' }))).resolves.toEqual({
+      status: 404,
+      body: { error: { code: 'store_not_found', message: 'store store-1 does not exist' } },
+    });
   });
 });
 

@@ -92,7 +92,11 @@ describe('writeStore', () => {
     const { stores, now } = table(storeRecord({ revision }), () => storeRecord({ revision: ++revision }));
     const error = await writeStore(stores, 'store-1', paused).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConflictError);
-    expect(error).toMatchObject({ status: 409, code: 'concurrent_update' });
+    expect(error).toMatchObject({
+      status: 409,
+      code: 'concurrent_update',
+      message: `store store-1 changed meanwhile, ${STORE_WRITE_ATTEMPTS} times: retry`,
+    });
     expect(stores.get).toHaveBeenCalledTimes(STORE_WRITE_ATTEMPTS);
     expect(now()?.status).toBe('active');
   });

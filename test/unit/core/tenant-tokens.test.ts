@@ -41,7 +41,12 @@ class MemoryTokenStore implements TokenStore {
   async amend(tokenHash: string, change: TokenChange): Promise<boolean> {
     const record = this.records.get(tokenHash);
     if (!record) return false;
-    this.records.set(tokenHash, { ...record, ...change });
+    // As the port says: an end only moves earlier.
+    const later =
+      change.expiresAt !== undefined &&
+      record.expiresAt !== undefined &&
+      record.expiresAt <= change.expiresAt;
+    if (!later) this.records.set(tokenHash, { ...record, ...change });
     return true;
   }
 }
