@@ -8,7 +8,7 @@ import {
   type CampaignOwner,
 } from '../core/campaigns.js';
 import { campaignListId, Tables } from '../core/names.js';
-import { conditional } from './dynamo-conditional.js';
+import { conditional, sameAsWritten } from './dynamo-conditional.js';
 
 const KEY = Tables.dispatch.partitionKey;
 const ListItemSchema = z.object({ rev: z.number().int().min(1), campaigns: z.array(CampaignSchema) });
@@ -49,10 +49,14 @@ export class DynamoCampaignBook implements CampaignBook {
             ':next': seenRev + 1,
             ...(seenRev === 0 ? {} : { ':seen': seenRev }),
           },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       ),
     );
-    return result.ok;
+    // Refused on its own result (an SDK retry after a lost answer): written.
+    if (result.ok) return true;
+    const found = result.current;
+    return found?.['rev'] === seenRev + 1 && sameAsWritten(found['campaigns'], campaigns);
   }
 }
 

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 
@@ -22,3 +23,12 @@ export const conditional = async <T>(
     throw error;
   }
 };
+
+/**
+ * Whether a refused conditional write had in fact applied: the SDK retries a write whose answer it lost (a
+ * timeout), and the retry's condition then fails on the write's own result. Only then (or if another caller
+ * wrote the very same value, which is as good) is what the refusal found exactly what was written, revision
+ * and timestamps included.
+ */
+export const sameAsWritten = (found: unknown, written: unknown): boolean =>
+  found !== undefined && isDeepStrictEqual(found, JSON.parse(JSON.stringify(written)));

@@ -1,21 +1,11 @@
-import { isDeepStrictEqual } from 'node:util';
 import { GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Tables } from '../core/names.js';
 import type { StoreRegistry } from '../core/ports.js';
 import { StoreRecordSchema, type StoreRecord } from '../core/store-model.js';
-import { conditional } from './dynamo-conditional.js';
+import { conditional, sameAsWritten } from './dynamo-conditional.js';
 import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
 
 const KEY = Tables.stores.partitionKey;
-
-/**
- * Whether a refused conditional write had in fact applied: the SDK retries a write whose answer it lost (a
- * timeout), and the retry's condition then fails on the write's own result. The item found is exactly the
- * record written — its revision and updatedAt included — only then (or if another caller wrote the very same
- * record, which is as good).
- */
-const ownWrite = (found: Record<string, unknown> | undefined, record: StoreRecord): boolean =>
-  found !== undefined && isDeepStrictEqual(found, JSON.parse(JSON.stringify(record)));
 
 export class DynamoStoreRegistry implements StoreRegistry {
   constructor(
@@ -43,7 +33,7 @@ export class DynamoStoreRegistry implements StoreRegistry {
         }),
       ),
     );
-    return result.ok || ownWrite(result.current, record);
+    return result.ok || sameAsWritten(result.current, record);
   }
 
   async replace(record: StoreRecord, seen: StoreRecord): Promise<boolean> {
@@ -67,7 +57,7 @@ export class DynamoStoreRegistry implements StoreRegistry {
         }),
       ),
     );
-    return result.ok || ownWrite(result.current, record);
+    return result.ok || sameAsWritten(result.current, record);
   }
 
   async scan(cursor: string | undefined, limit: number): Promise<{ stores: StoreRecord[]; cursor?: string }> {

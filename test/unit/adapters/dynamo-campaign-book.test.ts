@@ -1,4 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -49,9 +50,28 @@ describe('DynamoCampaignBook', () => {
       UpdateExpression: 'SET campaigns = :campaigns, rev = :next',
       ConditionExpression: 'attribute_not_exists(rev)',
       ExpressionAttributeValues: { ':campaigns': [campaign], ':next': 1 },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
     expect(second?.ConditionExpression).toBe('rev = :seen');
     expect(second?.ExpressionAttributeValues).toEqual({ ':campaigns': [], ':next': 5, ':seen': 4 });
+  });
+
+  it('answers true when the list found is exactly its own write (an SDK retry after a lost answer)', async () => {
+    const found = (rev: number, campaigns: Campaign[]) =>
+      new ConditionalCheckFailedException({
+        message: 'no',
+        $metadata: {},
+        Item: marshall({ storeId: '#campaigns:store:s1', rev, campaigns }),
+      });
+    ddb.on(UpdateCommand).rejectsOnce(found(2, [campaign]));
+    await expect(book().write({ scope: 'store', id: 's1' }, [campaign], 1)).resolves.toBe(true);
+    // Another writer's list at that revision, or the same list at another: not this write.
+    ddb.reset();
+    ddb.on(UpdateCommand).rejectsOnce(found(2, []));
+    await expect(book().write({ scope: 'store', id: 's1' }, [campaign], 1)).resolves.toBe(false);
+    ddb.reset();
+    ddb.on(UpdateCommand).rejectsOnce(found(3, [campaign]));
+    await expect(book().write({ scope: 'store', id: 's1' }, [campaign], 1)).resolves.toBe(false);
   });
 
   it('answers false when another write came first, and rethrows anything else', async () => {
