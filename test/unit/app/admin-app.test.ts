@@ -185,6 +185,20 @@ describe('PUT /admin/stores/{storeId}', () => {
     });
   });
 
+  it('answers 409 tenant_mismatch, and leaves the record alone, when another tenant’s PUT created the store first', async () => {
+    const theirs = storeRecord({ tenantId: 'tenant-2', revision: 1 });
+    ddb.on(GetCommand, { TableName: TABLES.stores }).resolvesOnce({}).resolves({ Item: theirs });
+    ddb
+      .on(PutCommand, { ConditionExpression: 'attribute_not_exists(#key)' })
+      .rejects(conditionFailed(theirs));
+    const { call } = setup();
+    await expect(call(storeRoute('PUT', body))).resolves.toMatchObject({
+      status: 409,
+      body: { error: { code: 'tenant_mismatch' } },
+    });
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(1);
+  });
+
   it('answers 200 when a concurrent PUT created the store first, updating what it created', async () => {
     ddb
       .on(GetCommand, { TableName: TABLES.stores })
