@@ -1,9 +1,7 @@
 import {
   ADAPTIVE_RULES,
-  afterAnswer,
   effectiveRate,
   FIRST_HOLD_MS,
-  firstHoldUntil,
   resumeWithinSlice,
 } from '../lambdas/core/adaptive-rate.js';
 import { RATE_INVARIANT } from './rate-check.js';
@@ -50,9 +48,7 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
     description:
       'after a marketplace 429 the AIMD recovery is capped at three times the policy rate instead of the policy rate',
     rateRules: {
-      afterAnswer,
-      resumeWithinSlice,
-      firstHoldUntil,
+      ...ADAPTIVE_RULES,
       effectiveRate: (state, policyRate, now) =>
         state === undefined
           ? effectiveRate(state, policyRate, now)
@@ -64,9 +60,7 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
     breaks: RATE_INVARIANT,
     description: 'a lease that should sleep through a short Retry-After inside its slice calls again at once',
     rateRules: {
-      afterAnswer,
-      effectiveRate,
-      firstHoldUntil,
+      ...ADAPTIVE_RULES,
       resumeWithinSlice: (afterSeconds, now, deadline) =>
         resumeWithinSlice(afterSeconds, now, deadline) === undefined ? undefined : now,
     },

@@ -2,8 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { createAwsClients, type AwsClients } from '../../lambdas/adapters/aws-clients.js';
 import { DynamoStoreRegistry } from '../../lambdas/adapters/dynamo-store-registry.js';
-import { writeStore } from '../../lambdas/core/store-writes.js';
-import { NotFoundError } from '../../lambdas/core/errors.js';
 import { RecordingTelemetry, type LogRecord } from '../../lambdas/adapters/recording-telemetry.js';
 import { SqsQueueAdmin } from '../../lambdas/adapters/sqs-queue-admin.js';
 import { composeAdmin, createAdminHandler } from '../../lambdas/app/admin-app.js';
@@ -15,6 +13,7 @@ import { createWorkerHandler } from '../../lambdas/app/worker-app.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
 import { loadConfig, type FunctionName } from '../../lambdas/config/runtime-config.js';
 import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
+import { NotFoundError } from '../../lambdas/core/errors.js';
 import { MAX_RECEIVE_COUNT, STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
 import {
   DEFAULT_PRIORITY_SHARES,
@@ -22,6 +21,7 @@ import {
   type PriorityShares,
 } from '../../lambdas/core/priority-shares.js';
 import type { ReconcileReport } from '../../lambdas/core/reconcile.js';
+import { writeStore } from '../../lambdas/core/store-writes.js';
 import { startApiServer, type ApiServerOptions } from './api-server.js';
 import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators.js';
 import { LocalMonitor } from './monitor.js';

@@ -13,7 +13,7 @@ import {
 import { effectivePolicy, readStoreCampaigns, type CampaignBook } from './campaigns.js';
 import { liveLeases } from './dispatch-model.js';
 import { MAX_RECEIVE_COUNT, OverridesSchema, PLAN_NAMES } from './plans.js';
-import type { QueueAdmin, StoreRegistry, TokenStore } from './ports.js';
+import type { QueueAdmin, StoreQueueUrls, StoreRegistry, TokenStore } from './ports.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import { isConsumable, policyOf, STORE_STATUSES, type StoreRecord } from './store-model.js';
 import { writeStore } from './store-writes.js';
@@ -50,9 +50,12 @@ export const rateView = (state: RateState | undefined, policyRate: number, now: 
   return { ...rate, effective: Math.round(rate.effective * 100) / 100 };
 };
 
+const storeNotFound = (storeId: string): NotFoundError =>
+  new NotFoundError('store_not_found', `store ${storeId} does not exist`);
+
 export const existingStore = async (deps: AdminDeps, storeId: string): Promise<StoreRecord> => {
   const store = await deps.stores.get(storeId);
-  if (!store) throw new NotFoundError('store_not_found', `store ${storeId} does not exist`);
+  if (!store) throw storeNotFound(storeId);
   return store;
 };
 
@@ -113,7 +116,7 @@ export const putStore = async (deps: AdminDeps, request: HttpRequest): Promise<H
   const storeId = storeIdOf(request);
   const body = validate(PutStoreBody, parseJsonBody(request, 16 * 1024));
   // Created once, on the first attempt that passes the tenant check (a write lost to another is built again).
-  let queues: Awaited<ReturnType<QueueAdmin['createStoreQueues']>> | undefined;
+  let queues: StoreQueueUrls | undefined;
   const { before, after } = await writeStore(deps.stores, storeId, async (existing) => {
     if (existing && existing.tenantId !== body.tenantId) {
       throw new ConflictError(
@@ -160,7 +163,7 @@ export const patchStore = async (deps: AdminDeps, request: HttpRequest): Promise
   const body = validate(PatchStoreBody, parseJsonBody(request, 16 * 1024));
   // Built on the record as it is when written: a change made meanwhile by another caller is kept.
   const { before, after } = await writeStore(deps.stores, storeId, async (current) => {
-    if (!current) throw new NotFoundError('store_not_found', `store ${storeId} does not exist`);
+    if (!current) throw storeNotFound(storeId);
     // A store created before task priority gains its high queue here (creating the queues is idempotent).
     const queues =
       current.priorityQueueUrl === undefined

@@ -199,6 +199,13 @@ export interface DispatchState {
   writeCursor(id: string, cursor: string | undefined): Promise<void>;
 }
 
+/** A store's queues as `createStoreQueues` answers them (kept on its record). */
+export interface StoreQueueUrls {
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+  priorityQueueUrl: string;
+}
+
 export interface StoreRegistry {
   get(storeId: string): Promise<StoreRecord | undefined>;
   /** Conditional create; false when the store already exists. */
@@ -310,7 +317,7 @@ export interface QueueAdmin {
   createStoreQueues(
     storeId: string,
     opts: { maxReceiveCount: number; tags: Record<string, string> },
-  ): Promise<{ queueUrl: string; deadLetterQueueUrl: string; priorityQueueUrl: string }>;
+  ): Promise<StoreQueueUrls>;
   /** The counts of the store's work queues (its high queue's added in) and its DLQ. */
   counts(
     store: Pick<StoreRecord, 'queueUrl' | 'deadLetterQueueUrl' | 'priorityQueueUrl'>,
