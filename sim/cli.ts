@@ -66,6 +66,7 @@ const edges = {
   hardErrorsApplied: 0,
   operatorActions: 0,
   storeWriteConflicts: 0,
+  taskScopeThrottles: 0,
   callsWhilePaused: 0,
   redriven: 0,
   stale: 0,

@@ -126,10 +126,18 @@ export class Invariants implements Checks {
 
   taskCallStarted(storeId: string, eventId: string): void {
     this.priority.taskCallStarted(storeId, eventId);
+    this.rate.taskCallStarted(storeId, eventId);
   }
 
-  throttled(actor: Actor, storeId: string, until: number): void {
+  throttled(actor: Actor, storeId: string, eventId: string, until: number): void {
     const state = this.world.store(storeId);
+    this.rate.taskThrottled(storeId, eventId, until);
+    // Under `throttleScope: 'task'` the 429 throttles its task alone: the store's other calls go on (plans.ts).
+    // The scope is the store's own (the simulation's campaigns and operator change only the cap).
+    if (state?.spec.policy.throttleScope === 'task') {
+      this.world.stats.taskScopeThrottles++;
+      return;
+    }
     // One consumer or several: as the throttled slice's lease was taken (a campaign may have changed the cap).
     const cap = this.world.leases().get(actor.id)?.cap ?? state?.spec.policy.maxConcurrentConsumers;
     const lease = this.world.leases().get(actor.id);

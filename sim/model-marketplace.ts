@@ -50,7 +50,12 @@ export class MarketplaceModel {
             if (outcome.kind === 'ok') call.okAt = ctx.now;
             if (outcome.kind === 'throttled') actor.throttled = true;
             if (outcome.kind === 'throttled')
-              ctx.checks.throttled(actor, storeId, ctx.now + (outcome.retryAfterSeconds ?? 0) * 1000);
+              ctx.checks.throttled(
+                actor,
+                storeId,
+                request.body.eventId,
+                ctx.now + (outcome.retryAfterSeconds ?? 0) * 1000,
+              );
             call.state =
               outcome.kind === 'ok'
                 ? 'ok'

@@ -47,11 +47,32 @@ export class RateCheck {
   private readonly holds = new Map<string, Hold[]>();
   /** The end of the latest Retry-After told to a store's schedule, in the schedule's numbers. */
   private readonly floors = new Map<string, number>();
+  /** Per task (store and eventId): the end of the latest Retry-After its own call was answered with (true time). */
+  private readonly taskHolds = new Map<string, number>();
 
   constructor(
     private readonly world: WorldView,
     private readonly fail: (invariant: number, message: string) => void,
   ) {}
+
+  /**
+   * A 429 answered a call of task `eventId` with this Retry-After end (true time), under either throttle scope:
+   * the task itself comes back no sooner (a fresh copy delayed by it, or the same lease sleeping through it).
+   */
+  taskThrottled(storeId: string, eventId: string, until: number): void {
+    const key = `${storeId}/${eventId}`;
+    this.taskHolds.set(key, Math.max(this.taskHolds.get(key) ?? 0, until));
+  }
+
+  /** A call of task `eventId` starts: not before the Retry-After its own last 429 told it. */
+  taskCallStarted(storeId: string, eventId: string): void {
+    const until = this.taskHolds.get(`${storeId}/${eventId}`);
+    if (until !== undefined && this.world.now < until - RETRY_AFTER_TOLERANCE_MS)
+      this.fail(
+        RATE_INVARIANT,
+        `task ${eventId} of ${storeId} was called again ${((until - this.world.now) / 1000).toFixed(1)} s before the Retry-After its own 429 said`,
+      );
+  }
 
   /** A 429 answered `actorId`'s call of `storeId` (under `lease`) now, with this Retry-After end (true time). */
   throttled(

@@ -156,6 +156,13 @@ export const scenarioFor = (seed: number): Scenario => {
   // On a stream of its own, so every other draw of the seed stays as it was: while stores are busy.
   const upgrade = new Rng(seed ^ 0x0b4cf11);
   const upgradeAtMs = upgrade.chance(0.1) ? upgrade.int(2_000, 60_000) : undefined;
+  // Stores whose 429s throttle the task answered alone (`throttleScope: 'task'`, plans.ts), on a stream of their own.
+  const scopes = new Rng(seed ^ 0x7a5c0e);
+  for (const store of stores)
+    if (scopes.chance(0.3)) {
+      store.overrides = { ...store.overrides, throttleScope: 'task' };
+      store.policy = resolvePolicy(store.plan, store.overrides);
+    }
   return {
     seed,
     workers,

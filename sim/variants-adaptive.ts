@@ -5,11 +5,13 @@ import {
   resumeWithinSlice,
 } from '../lambdas/core/adaptive-rate.js';
 import { RATE_INVARIANT } from './rate-check.js';
-import type { Variant } from './protocol-variant.js';
+import type { DeliveryLog } from '../lambdas/core/ports.js';
+import { override, type Variant } from './protocol-variant.js';
 
 /**
- * Broken variants of the adaptive rate (the marketplace's own limits), rejected by the rate invariant: the
- * simulation's marketplaces throttle stores (random 429s, and per-store limits with or without headers).
+ * Broken variants of the adaptive rate and the 429's throttle scope (the marketplace's own limits), rejected by
+ * the rate invariant: the simulation's marketplaces throttle stores (random 429s, and per-store limits with or
+ * without headers), and about one store in three has `throttleScope: 'task'`.
  */
 export const ADAPTIVE_VARIANTS: Variant[] = [
   {
@@ -71,5 +73,15 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
     description:
       "a multi-consumer store's 429 is first held for 1 s only, the full Retry-After written after the rate's writes: a consumer reserving between the two calls where the short hold ends, inside the Retry-After",
     rateRules: { ...ADAPTIVE_RULES, firstHoldUntil: (_retryAfterSeconds, now) => now + FIRST_HOLD_MS },
+  },
+  {
+    name: 'task-retry-at-dropped',
+    breaks: RATE_INVARIANT,
+    description:
+      "a task-scope 429's settle does not write the Retry-After's end on the task's record (`retryAt`): another copy of the task (an SQS duplicate, a client's repeated POST) is claimed and called inside the Retry-After",
+    deliveries: (inner: DeliveryLog) =>
+      override(inner, 'settle', (storeId, eventId, holder, { retryAt: _dropped, ...outcome }) =>
+        inner.settle(storeId, eventId, holder, outcome),
+      ),
   },
 ];

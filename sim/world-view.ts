@@ -124,6 +124,8 @@ export interface SimStats {
   operatorActions: number;
   /** Store writes refused because another write came first (two operators at once: invariant 14). */
   storeWriteConflicts: number;
+  /** 429s answered to stores whose throttle scope is the task (`throttleScope: 'task'`): the task alone waits. */
+  taskScopeThrottles: number;
   /** Marketplace calls of a paused store by a slice whose store read came before the pause landed. */
   callsWhilePaused: number;
   /** Dead letters moved back to their store's queue by a redrive (sim/model-redrive.ts). */
@@ -171,6 +173,7 @@ export const emptyStats = (): SimStats => ({
   hardErrorsApplied: 0,
   operatorActions: 0,
   storeWriteConflicts: 0,
+  taskScopeThrottles: 0,
   callsWhilePaused: 0,
   redriven: 0,
   sweepRescues: 0,
@@ -243,7 +246,7 @@ export interface Checks {
   /** A marketplace call starts for this task of the store. */
   taskCallStarted(storeId: string, eventId: string): void;
   /** A marketplace 429 answered a call of the store; `until`: its Retry-After end, true time. */
-  throttled(actor: Actor, storeId: string, until: number): void;
+  throttled(actor: Actor, storeId: string, eventId: string, until: number): void;
   /** `actor`'s holdTat write landed for the store; `until` in true time. */
   holdLanded(actor: Actor, storeId: string, until: number): void;
   /** A pacer's reservation landed on the store's shared schedule: its first instant, in the schedule's numbers. */

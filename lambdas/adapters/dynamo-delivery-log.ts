@@ -29,6 +29,7 @@ const DeliveryRecordSchema = z.object({
   holder: z.string().optional(),
   claimUntil: z.number().optional(),
   deadMessageId: z.string().optional(),
+  retryAt: z.number().optional(),
   updatedAt: z.number(),
 });
 
@@ -78,11 +79,13 @@ export class DynamoDeliveryLog implements DeliveryLog {
           UpdateExpression:
             'SET storeId = :store, eventId = :event, #status = :processing, holder = :holder, claimUntil = :until, ' +
             'firstAttemptAt = if_not_exists(firstAttemptAt, :now), lastAttemptAt = :now, updatedAt = :now, #ttl = :ttl ' +
-            'REMOVE deadMessageId',
-          // Free: never tried, retrying, dead-lettered and now redriven (another message than the one that was
-          // dead-lettered: that one is an original whose delete was lost), or a crashed attempt's claim expired.
+            'REMOVE deadMessageId, retryAt',
+          // Free: never tried, retrying (once a task-scope 429's Retry-After has ended), dead-lettered and now
+          // redriven (another message than the one that was dead-lettered: that one is an original whose delete
+          // was lost), or a crashed attempt's claim expired.
           ConditionExpression:
-            'attribute_not_exists(#key) OR #status = :pending OR ' +
+            'attribute_not_exists(#key) OR ' +
+            '(#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :now)) OR ' +
             '(#status = :dead AND (attribute_not_exists(deadMessageId) OR deadMessageId <> :message)) OR ' +
             '(#status = :processing AND claimUntil < :now)',
           ExpressionAttributeNames: { '#key': KEY, '#status': 'status', '#ttl': TTL },
@@ -123,6 +126,10 @@ export class DynamoDeliveryLog implements DeliveryLog {
     if (outcome.lastStatus !== undefined) {
       sets.push('lastStatus = :lastStatus');
       values[':lastStatus'] = outcome.lastStatus;
+    }
+    if (outcome.status === 'pending' && outcome.retryAt !== undefined) {
+      sets.push('retryAt = :retryAt');
+      values[':retryAt'] = outcome.retryAt;
     }
     if (outcome.status === 'dead_lettered' && outcome.messageId !== undefined) {
       sets.push('deadMessageId = :message');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ThrottleScope } from './plans.js';
 
 /**
  * The marketplace's own limits (issue #13): a store's effective rate is min(policy rate, what the marketplace
@@ -118,6 +119,13 @@ const meanRecovered = (state: RateState, policyRate: number, now: number): numbe
   area += knee * past + (slow * past ** 2) / 2 + (accel * probing ** 3) / 3;
   return area / seconds;
 };
+
+/**
+ * The state a store's rate follows under its policy's `throttleScope`: under `task` no 429 lowers the rate, and
+ * a backoff learnt before the operator chose it no longer holds (a header rate still does).
+ */
+export const heededState = (state: RateState | undefined, scope: ThrottleScope): RateState | undefined =>
+  scope === 'task' && state?.why === 'backoff' ? undefined : state;
 
 /** The store's rate now: the policy's, or lower where the marketplace said so; never above the policy. */
 export const effectiveRate = (

@@ -1,4 +1,4 @@
-import { effectiveRate, type EffectiveRate, type RateState } from './adaptive-rate.js';
+import { effectiveRate, heededState, type EffectiveRate, type RateState } from './adaptive-rate.js';
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from './errors.js';
 import {
@@ -12,7 +12,7 @@ import {
 } from './http.js';
 import { effectivePolicy, readStoreCampaigns, type CampaignBook } from './campaigns.js';
 import { liveLeases } from './dispatch-model.js';
-import { MAX_RECEIVE_COUNT, OverridesSchema, PLAN_NAMES } from './plans.js';
+import { MAX_RECEIVE_COUNT, OverridesSchema, PLAN_NAMES, type Policy } from './plans.js';
 import type { QueueAdmin, StoreQueueUrls, StoreRegistry, TokenStore } from './ports.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import { isConsumable, policyOf, STORE_STATUSES, type StoreRecord } from './store-model.js';
@@ -45,8 +45,12 @@ export const PatchStoreBody = z
   });
 
 /** The store view's `rate`: configured and effective calls per second (2 decimals) and why they differ. */
-export const rateView = (state: RateState | undefined, policyRate: number, now: number): EffectiveRate => {
-  const rate = effectiveRate(state, policyRate, now);
+export const rateView = (
+  state: RateState | undefined,
+  policy: Pick<Policy, 'ratePerSecond' | 'throttleScope'>,
+  now: number,
+): EffectiveRate => {
+  const rate = effectiveRate(heededState(state, policy.throttleScope), policy.ratePerSecond, now);
   return { ...rate, effective: Math.round(rate.effective * 100) / 100 };
 };
 
@@ -91,7 +95,7 @@ export const readStoreView = async (deps: AdminDeps, store: StoreRecord) => {
     // backs off, down to one look per 15 min, and this says why it is slow. 0 when healthy.
     errorStreak: Math.max(0, ...Object.values(dispatch?.slots ?? {}).map((slot) => slot.e ?? 0)),
     // The adaptive rate: the policy's, or lower where the marketplace said so (headers) or throttled (backoff).
-    rate: rateView(dispatch?.rate, policyOf(store).ratePerSecond, now),
+    rate: rateView(dispatch?.rate, policyOf(store), now),
   };
   return { view, dispatch };
 };

@@ -37,7 +37,12 @@ export type TaskResult =
   | { kind: 'done'; as: 'delivered' | 'duplicate' | 'dead_lettered' | 'stale' }
   /** The rate left no call slot before the slice deadline: the task was not tried (its claim is released). */
   | { kind: 'not_started' }
-  | { kind: 'retry'; afterSeconds: number }
+  /**
+   * Back after `afterSeconds`: by its message's visibility (a transient failure, an attempt counted) or, with
+   * `copy`, as a fresh copy delayed that long (a 429 under `throttleScope: 'task'`: its receive count must not
+   * grow toward the DLQ's limit, as the store-wide throttle's re-sends do not).
+   */
+  | { kind: 'retry'; afterSeconds: number; copy?: true }
   /** `deadLettered`: this task itself was dead-lettered (`expiring`); the store is throttled all the same. */
   | { kind: 'throttled'; afterSeconds: number; deadLettered?: true };
 
@@ -146,7 +151,7 @@ const deadLetter = async (
 export const deliverTask = async (
   deps: DeliverDeps,
   store: StoreRecord,
-  policy: Pick<Policy, 'maxAttempts'>,
+  policy: Pick<Policy, 'maxAttempts'> & Partial<Pick<Policy, 'throttleScope'>>,
   message: ReceivedMessage,
   /** Waits for the store's rate to allow the call; false when no call may start before the slice deadline. */
   pace: () => Promise<boolean> = async () => true,
@@ -171,6 +176,10 @@ export const deliverTask = async (
   });
   if (!claim.ok) {
     const current = claim.record;
+    // A task a 429 sent back under `throttleScope: 'task'`, whose Retry-After has not ended (this copy is another
+    // one: an SQS duplicate, a client's repeated POST): it waits as long, as a fresh copy, without a call.
+    if (current?.status === 'pending' && current.retryAt !== undefined && current.retryAt > now)
+      return { kind: 'retry', afterSeconds: Math.ceil((current.retryAt - now) / 1000), copy: true };
     // A copy of a task this very batch delivered (a client's repeated POST, an SQS duplicate): its settle is
     // on its way, written before either message is deleted.
     const deliveredHere =
@@ -187,7 +196,7 @@ export const deliverTask = async (
   /** Settles this attempt's claim (conditioned on still holding it); false when the claim was lost. */
   const settle = (
     status: 'pending' | 'stale',
-    extra: { lastError?: string; lastStatus?: number; countAttempt: boolean },
+    extra: { lastError?: string; lastStatus?: number; countAttempt: boolean; retryAt?: number },
   ) =>
     deps.deliveries.settle(store.storeId, work.eventId, holder, { status, now: deps.clock.now(), ...extra });
   /** What a dead-letter records of this attempt, but for its count of marketplace calls. */
@@ -257,9 +266,12 @@ export const deliverTask = async (
   });
   deps.telemetry.timing(MetricNames.marketplaceLatency, deps.clock.now() - started);
   // Best effort: the rate's own write failing must never keep this call's outcome from being settled.
+  // A 429 under `throttleScope: 'task'` throttles that task alone: the store's rate and its other consumers do
+  // not hear of it (a rate header on it still counts).
+  const storeThrottled = outcome.kind === 'throttled' && policy.throttleScope !== 'task';
   await observe({
-    throttled: outcome.kind === 'throttled',
-    ...(outcome.kind === 'throttled' ? { retryAfterSeconds: retryAfterOf(outcome.retryAfterSeconds) } : {}),
+    throttled: storeThrottled,
+    ...(storeThrottled ? { retryAfterSeconds: retryAfterOf(outcome.retryAfterSeconds) } : {}),
     startedAt: started,
     ...(outcome.limit === undefined ? {} : { limit: outcome.limit }),
   }).catch((error: unknown) => deps.telemetry.warn('rate not observed', { error: String(error) }));
@@ -310,15 +322,21 @@ export const deliverTask = async (
           { ...claimed, attempts: record.attempts ?? 0 },
           false,
         );
-        return { kind: 'throttled', afterSeconds, deadLettered: true };
+        return storeThrottled
+          ? { kind: 'throttled', afterSeconds, deadLettered: true }
+          : { kind: 'done', as: 'dead_lettered' };
       }
-      // Not an attempt against the task: the store was busy. The claim is released for the retry.
+      // Not an attempt against the task: the store was busy. The claim is released for the retry — under
+      // `throttleScope: 'task'` from the Retry-After's end only, so no other copy of the task is called inside it.
       await settle('pending', {
         lastError: 'throttled (429)',
         lastStatus: outcome.status,
         countAttempt: false,
+        ...(storeThrottled ? {} : { retryAt: deps.clock.now() + afterSeconds * 1000 }),
       });
-      return { kind: 'throttled', afterSeconds };
+      return storeThrottled
+        ? { kind: 'throttled', afterSeconds }
+        : { kind: 'retry', afterSeconds, copy: true };
     }
     case 'transient': {
       const statusClass = outcome.status === undefined ? 'network' : `${Math.floor(outcome.status / 100)}xx`;

@@ -10,6 +10,16 @@ export const SLICE_SECONDS_LIMIT = 60;
 export const STORE_PRIORITIES = ['high', 'normal', 'low'] as const;
 export type StorePriority = (typeof STORE_PRIORITIES)[number];
 
+/**
+ * What a marketplace 429 throttles (contract, "Marketplace delivery" and "The marketplace's own limits"):
+ * `store` — the store as a whole: every consumer waits out the Retry-After, and a bare 429 lowers the store's
+ * effective rate (AIMD); `task` — only the task answered: it comes back after its Retry-After as a fresh copy
+ * while the store's other tasks go on at its rate, and no 429 lowers the rate (rate headers still do). `task` is
+ * an operator's choice for a marketplace whose 429s no rate causes (issue #13's known limitation).
+ */
+export const THROTTLE_SCOPES = ['store', 'task'] as const;
+export type ThrottleScope = (typeof THROTTLE_SCOPES)[number];
+
 export const PolicySchema = z.object({
   maxConcurrentConsumers: z.number().int().min(1).max(50),
   maxMessagesPerSlice: z.number().int().min(1).max(10_000),
@@ -19,6 +29,8 @@ export const PolicySchema = z.object({
   maxAttempts: z.number().int().min(1).max(50),
   /** The store's level when the worker pool is saturated; changes nothing while it is not. */
   priority: z.enum(STORE_PRIORITIES),
+  /** What a marketplace 429 throttles: the whole store (default) or only the task it answered. */
+  throttleScope: z.enum(THROTTLE_SCOPES),
 });
 export type Policy = z.infer<typeof PolicySchema>;
 
@@ -37,6 +49,7 @@ export const PLAN_DEFAULTS: Readonly<Record<PlanName, Policy>> = {
     ratePerSecond: 5,
     maxAttempts: 5,
     priority: 'low',
+    throttleScope: 'store',
   },
   pro: {
     maxConcurrentConsumers: 3,
@@ -45,6 +58,7 @@ export const PLAN_DEFAULTS: Readonly<Record<PlanName, Policy>> = {
     ratePerSecond: 20,
     maxAttempts: 8,
     priority: 'normal',
+    throttleScope: 'store',
   },
   enterprise: {
     maxConcurrentConsumers: 10,
@@ -53,6 +67,7 @@ export const PLAN_DEFAULTS: Readonly<Record<PlanName, Policy>> = {
     ratePerSecond: 50,
     maxAttempts: 10,
     priority: 'high',
+    throttleScope: 'store',
   },
 };
 

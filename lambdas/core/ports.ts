@@ -392,6 +392,11 @@ export interface DeliveryRecord {
    * again is its original whose delete was lost, not a redrive: it must not be called a second time.
    */
   deadMessageId?: string;
+  /**
+   * While `pending` after a 429 under `throttleScope: 'task'`: the Retry-After's end (the settler's clock). No
+   * claim before it, so no copy of the task (an SQS duplicate, a client's repeated POST) is called inside it.
+   */
+  retryAt?: number;
   updatedAt: number;
 }
 
@@ -440,6 +445,8 @@ export interface DeliveryLog {
       lastError?: string;
       lastStatus?: number;
       messageId?: string;
+      /** `pending` only: no claim before this instant (a 429's Retry-After under `throttleScope: 'task'`). */
+      retryAt?: number;
     },
   ): Promise<boolean>;
   /**

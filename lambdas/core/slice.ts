@@ -168,7 +168,7 @@ export const runSlice = async (
   const deadline = lease.startedAt + policy.maxSliceSeconds * 1000;
   const single = policy.maxConcurrentConsumers === 1;
   /** The store's effective rate: the policy's, or lower where the marketplace said so (read before each call). */
-  const rate = new StoreRate(deps, store.storeId, policy.ratePerSecond, lease.rate);
+  const rate = new StoreRate(deps, store.storeId, policy.ratePerSecond, lease.rate, policy.throttleScope);
   const interval = (): number => rate.intervalMs();
   const rules = deps.rateRules ?? ADAPTIVE_RULES;
   /**
@@ -390,16 +390,22 @@ export const runSlice = async (
           );
       };
       /** The messages from `start` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
-      const resendRest = async (start: number, delaySeconds: number, plannedAt: number): Promise<void> => {
-        await flush();
-        const rest = batch.slice(start);
+      const resendCopies = async (
+        messages: SourcedMessage[],
+        delaySeconds: number,
+        plannedAt: number,
+      ): Promise<void> => {
         // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
         // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
-        await deps.dispatch.recordEnqueued(store.storeId, rest.length, deps.clock.now());
-        await hidden({ plannedAt, seconds: delaySeconds, enqueued: rest.length }, async () => {
-          for (const [url, copies] of bySource(rest)) await deps.tasks.resend(url, copies, delaySeconds);
+        await deps.dispatch.recordEnqueued(store.storeId, messages.length, deps.clock.now());
+        await hidden({ plannedAt, seconds: delaySeconds, enqueued: messages.length }, async () => {
+          for (const [url, copies] of bySource(messages)) await deps.tasks.resend(url, copies, delaySeconds);
         });
-        deps.telemetry.count(MetricNames.tasksResent, rest.length);
+        deps.telemetry.count(MetricNames.tasksResent, messages.length);
+      };
+      const resendRest = async (start: number, delaySeconds: number, plannedAt: number): Promise<void> => {
+        await flush();
+        await resendCopies(batch.slice(start), delaySeconds, plannedAt);
       };
       try {
         for (let i = 0; i < batch.length; i++) {
@@ -481,6 +487,11 @@ export const runSlice = async (
           const plannedAt = deps.clock.now();
           const until = plannedAt + outcome.afterSeconds * 1000;
           await guardUntilVisible(deps.dispatch, store.storeId, until);
+          // A 429 under `throttleScope: 'task'`: that task alone comes back after its Retry-After, as a fresh copy.
+          if (outcome.kind === 'retry' && outcome.copy) {
+            await resendCopies([message], outcome.afterSeconds, plannedAt);
+            continue;
+          }
           if (outcome.kind === 'retry') {
             await hidden({ plannedAt, seconds: outcome.afterSeconds }, () =>
               deps.tasks.changeVisibility(message.queueUrl, [

@@ -1,12 +1,14 @@
 import {
   ADAPTIVE_RULES,
   SentCount,
+  heededState,
   type EffectiveRate,
   type RateAnswer,
   type RateRules,
   type RateState,
 } from './adaptive-rate.js';
 import { MetricNames } from './names.js';
+import type { ThrottleScope } from './plans.js';
 import type { Clock, DispatchState, TatReservation, Telemetry } from './ports.js';
 import { intervalMs } from './rate.js';
 
@@ -40,8 +42,10 @@ export class StoreRate {
     private readonly storeId: string,
     private readonly policyRate: number,
     initial: RateState | undefined,
+    /** `task`: no 429 lowers this store's rate, and a backoff learnt before is not followed (plans.ts). */
+    private readonly scope: ThrottleScope = 'store',
   ) {
-    this.state = initial;
+    this.state = heededState(initial, scope);
   }
 
   current(): EffectiveRate {
@@ -81,7 +85,9 @@ export class StoreRate {
 
   /** The state as another consumer left it (returned by a reservation); a newer change replaces ours. */
   adopt(rate: RateState | undefined): void {
-    if (rate !== undefined && (this.state === undefined || rate.at !== this.state.at)) this.state = rate;
+    const heeded = heededState(rate, this.scope);
+    if (heeded !== undefined && (this.state === undefined || heeded.at !== this.state.at))
+      this.state = heeded;
   }
 
   /** A shared-schedule reservation (or restart): the store's learnt rate and its call count as it stands. */
@@ -120,7 +126,8 @@ export class StoreRate {
     try {
       const written = await this.deps.dispatch.noteRate(this.storeId, next, seenAt);
       // Another consumer changed it first: theirs is the store's rate (this answer's news reaches it next time).
-      if (!written.ok && written.current?.rate !== undefined) this.state = written.current.rate;
+      if (!written.ok && written.current?.rate !== undefined)
+        this.state = heededState(written.current.rate, this.scope);
     } catch (error) {
       this.deps.telemetry.warn('marketplace rate not recorded', { error: String(error) });
     }

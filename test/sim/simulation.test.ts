@@ -33,7 +33,7 @@ describe('deterministic simulation', () => {
     expect(first.stats.steps).toBeGreaterThan(100);
   });
 
-  it('injects the faults it claims to (crashes, lost attentions, zombies, hard errors, operator actions, two PATCHes of one store at once, unprocessed settles, upgrades from before f267a90, repeated calls after a timeout or crash)', async () => {
+  it("injects the faults it claims to (crashes, lost attentions, zombies, hard errors, operator actions, two PATCHes of one store at once, unprocessed settles, upgrades from before f267a90, repeated calls after a timeout or crash, 429s under throttleScope 'task')", async () => {
     const totals = {
       crashes: 0,
       attentionsLost: 0,
@@ -46,6 +46,7 @@ describe('deterministic simulation', () => {
       hardErrorsApplied: 0,
       operatorActions: 0,
       storeWriteConflicts: 0,
+      taskScopeThrottles: 0,
       unprocessedSettles: 0,
       legacyItems: 0,
     };
@@ -85,6 +86,15 @@ describe('broken variants rarer than the fixed seeds: rejected by the seeds that
     const broken = await runSeed(seed, variant);
     expect(broken.violation?.invariant).toBe(variant.breaks);
     expect((await runSeed(seed, asBuilt)).ok).toBe(true);
+  });
+});
+
+describe("the 429's throttle scope", () => {
+  // A task sent back alone after its 429 (`throttleScope: 'task'`) had a duplicate copy later in the same slice
+  // (an SQS duplicate), whose claim the 429's pending settle had freed: it was called 5.3 s inside the Retry-After.
+  // The 429 now writes its Retry-After's end on the task's record (`retryAt`): no claim before it, so every copy waits.
+  it('keeps seed 291, where a duplicate copy of a task sent back after its 429 was called inside the Retry-After, clean', async () => {
+    expect((await runSeed(291, asBuilt)).ok).toBe(true);
   });
 });
 

@@ -44,6 +44,48 @@ export const deliveryScenarios: [string, (log: DeliveryLog, storeId: string) => 
       },
     ],
     [
+      "a pending record with a task-scope 429's retryAt refuses claims until then; the claim after it clears it",
+      async (log, s) => {
+        await log.claim(s, 'e', { holder: 'a', now: T, until: T + 5_000, messageId: 'm1' });
+        const settled = await log.settle(s, 'e', 'a', {
+          status: 'pending',
+          now: T + 100,
+          countAttempt: false,
+          lastError: 'throttled (429)',
+          retryAt: T + 3_100,
+        });
+        const early = await log.claim(s, 'e', {
+          holder: 'b',
+          now: T + 3_099,
+          until: T + 9_000,
+          messageId: 'm2',
+        });
+        const onTime = await log.claim(s, 'e', {
+          holder: 'c',
+          now: T + 3_100,
+          until: T + 9_000,
+          messageId: 'm3',
+        });
+        // A settle without one (a 5xx) leaves none: the next claim is free at once.
+        await log.settle(s, 'e', 'c', { status: 'pending', now: T + 3_200, countAttempt: true });
+        const after5xx = (
+          await log.claim(s, 'e', { holder: 'd', now: T + 3_201, until: T + 9_000, messageId: 'm4' })
+        ).ok;
+        return {
+          settled,
+          early: { ok: early.ok, status: early.record?.status, retryAt: early.record?.retryAt },
+          onTime: { ok: onTime.ok, holder: onTime.record?.holder, retryAt: onTime.record?.retryAt },
+          after5xx,
+        };
+      },
+      {
+        settled: true,
+        early: { ok: false, status: 'pending', retryAt: T + 3_100 },
+        onTime: { ok: true, holder: 'c', retryAt: undefined },
+        after5xx: true,
+      },
+    ],
+    [
       'delivered and stale are final; pending and dead-lettered can be claimed again',
       async (log, s) => {
         const out: Record<string, boolean> = {};

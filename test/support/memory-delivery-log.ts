@@ -29,11 +29,11 @@ export class MemoryDeliveryLog implements DeliveryLog {
     const current = this.records.get(key);
     const free =
       !current ||
-      current.status === 'pending' ||
+      (current.status === 'pending' && (current.retryAt ?? 0) <= opts.now) ||
       (current.status === 'dead_lettered' && current.deadMessageId !== opts.messageId) ||
       (current.status === 'processing' && (current.claimUntil ?? 0) < opts.now);
     if (!free) return { ok: false, record: current ? { ...current } : undefined };
-    const { deadMessageId: _dead, ...kept } = current ?? ({} as Partial<DeliveryRecord>);
+    const { deadMessageId: _dead, retryAt: _retryAt, ...kept } = current ?? ({} as Partial<DeliveryRecord>);
     const next: DeliveryRecord = {
       ...kept,
       storeId,
@@ -61,6 +61,7 @@ export class MemoryDeliveryLog implements DeliveryLog {
       ...(outcome.countAttempt ? { attempts: (current.attempts ?? 0) + 1 } : {}),
       ...(outcome.lastError === undefined ? {} : { lastError: outcome.lastError }),
       ...(outcome.lastStatus === undefined ? {} : { lastStatus: outcome.lastStatus }),
+      ...(outcome.status === 'pending' && outcome.retryAt !== undefined ? { retryAt: outcome.retryAt } : {}),
       ...(outcome.status === 'dead_lettered' && outcome.messageId !== undefined
         ? { deadMessageId: outcome.messageId }
         : {}),

@@ -26,6 +26,7 @@ export const STORE_EXAMPLE = {
     ratePerSecond: 20,
     maxAttempts: 8,
     priority: 'normal',
+    throttleScope: 'store',
   },
   effective: {
     plan: 'pro',
@@ -36,6 +37,7 @@ export const STORE_EXAMPLE = {
       ratePerSecond: 20,
       maxAttempts: 8,
       priority: 'normal',
+      throttleScope: 'store',
     },
     source: 'store',
   },

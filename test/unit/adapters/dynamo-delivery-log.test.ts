@@ -27,7 +27,7 @@ beforeEach(() => {
 const TTL = Math.floor(T0 / 1000) + DELIVERY_RECORD_TTL_SECONDS;
 
 describe('DynamoDeliveryLog.claim', () => {
-  it('claims the task with one conditional write: free, retrying, redriven, or a crashed attempt', async () => {
+  it("claims the task with one conditional write: free, retrying (after a task-scope 429's retryAt), redriven, or a crashed attempt", async () => {
     ddb
       .on(UpdateCommand)
       .resolves({ Attributes: { deliveryKey: 'store-1:evt-1', ...delivered, status: 'processing' } });
@@ -38,9 +38,10 @@ describe('DynamoDeliveryLog.claim', () => {
       UpdateExpression:
         'SET storeId = :store, eventId = :event, #status = :processing, holder = :holder, claimUntil = :until, ' +
         'firstAttemptAt = if_not_exists(firstAttemptAt, :now), lastAttemptAt = :now, updatedAt = :now, #ttl = :ttl ' +
-        'REMOVE deadMessageId',
+        'REMOVE deadMessageId, retryAt',
       ConditionExpression:
-        'attribute_not_exists(#key) OR #status = :pending OR ' +
+        'attribute_not_exists(#key) OR ' +
+        '(#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :now)) OR ' +
         '(#status = :dead AND (attribute_not_exists(deadMessageId) OR deadMessageId <> :message)) OR ' +
         '(#status = :processing AND claimUntil < :now)',
       ExpressionAttributeNames: { '#key': 'deliveryKey', '#status': 'status', '#ttl': 'expiresAt' },
@@ -106,6 +107,32 @@ describe('DynamoDeliveryLog.settle', () => {
         ':lastStatus': 503,
       },
     });
+  });
+
+  it("writes a task-scope 429's retryAt with its pending settle, and only with a pending one", async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await log.settle('store-1', 'evt-1', 'h1', {
+      status: 'pending',
+      now: T0,
+      countAttempt: false,
+      lastStatus: 429,
+      retryAt: T0 + 3_000,
+    });
+    await log.settle('store-1', 'evt-1', 'h2', {
+      status: 'stale',
+      now: T0,
+      countAttempt: false,
+      retryAt: T0,
+    });
+    const [pending, stale] = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    expect(pending?.UpdateExpression).toBe(
+      'SET #status = :status, updatedAt = :now, #ttl = :ttl, lastStatus = :lastStatus, retryAt = :retryAt REMOVE holder, claimUntil',
+    );
+    expect(pending?.ExpressionAttributeValues).toMatchObject({ ':retryAt': T0 + 3_000 });
+    expect(stale?.UpdateExpression).toBe(
+      'SET #status = :status, updatedAt = :now, #ttl = :ttl REMOVE holder, claimUntil',
+    );
+    expect(stale?.ExpressionAttributeValues).not.toHaveProperty(':retryAt');
   });
 
   it('does not count a call that was not made', async () => {

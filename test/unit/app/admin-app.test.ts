@@ -111,6 +111,7 @@ describe('PUT /admin/stores/{storeId}', () => {
           ratePerSecond: 5,
           maxAttempts: 5,
           priority: 'low',
+          throttleScope: 'store',
         },
         // No campaign window: the store's own policy is in force.
         effective: {
@@ -122,6 +123,7 @@ describe('PUT /admin/stores/{storeId}', () => {
             ratePerSecond: 5,
             maxAttempts: 5,
             priority: 'low',
+            throttleScope: 'store',
           },
           source: 'store',
         },
@@ -226,6 +228,7 @@ describe('PUT /admin/stores/{storeId}', () => {
       ratePerSecond: 12,
       maxAttempts: 5,
       priority: 'low',
+      throttleScope: 'store',
     });
   });
 

@@ -1,6 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetry.js';
-import { deliverTask, type DeliverDeps, type LaterSettles } from '../../../lambdas/core/deliver-task.js';
+import type { RateAnswer } from '../../../lambdas/core/adaptive-rate.js';
+import {
+  DEFAULT_RETRY_AFTER_SECONDS,
+  deliverTask,
+  type DeliverDeps,
+  type LaterSettles,
+} from '../../../lambdas/core/deliver-task.js';
 import type {
   DeliveredSettle,
   DeliveryOutcome,
@@ -257,5 +263,81 @@ describe('deliverTask: the marketplace call', () => {
       { kind: 'retry', afterSeconds: 2 },
       { kind: 'retry', afterSeconds: 4 },
     ]);
+  });
+});
+
+describe("deliverTask: a 429 under throttleScope 'task' throttles that task alone", () => {
+  const taskScope = { maxAttempts: 3, throttleScope: 'task' as const };
+  const answers = () => {
+    const seen: RateAnswer[] = [];
+    return { seen, observe: async (answer: RateAnswer) => void seen.push(answer) };
+  };
+
+  it('comes back as a fresh copy after its Retry-After, counting no attempt, and the rate hears no 429', async () => {
+    const { deps, deliveries } = setup({ kind: 'throttled', status: 429, retryAfterSeconds: 7 });
+    const { seen, observe } = answers();
+    const result = await deliverTask(
+      deps,
+      storeRecord(),
+      taskScope,
+      message(),
+      undefined,
+      undefined,
+      observe,
+    );
+    expect({ result, record: await deliveries.get('store-1', 'evt-1'), seen }).toMatchObject({
+      result: { kind: 'retry', afterSeconds: 7, copy: true },
+      record: { status: 'pending', lastStatus: 429, lastError: 'throttled (429)' },
+      seen: [{ throttled: false, startedAt: T0 }],
+    });
+    expect((await deliveries.get('store-1', 'evt-1'))?.attempts ?? 0).toBe(0);
+    expect(seen[0]).not.toHaveProperty('retryAfterSeconds');
+  });
+
+  it('still passes on a rate header the 429 carries, and waits the default Retry-After without one', async () => {
+    const limit = { perSecond: 4 };
+    const { deps } = setup({ kind: 'throttled', status: 429, limit });
+    const { seen, observe } = answers();
+    const result = await deliverTask(
+      deps,
+      storeRecord(),
+      taskScope,
+      message(),
+      undefined,
+      undefined,
+      observe,
+    );
+    expect({ result, seen }).toEqual({
+      result: { kind: 'retry', afterSeconds: DEFAULT_RETRY_AFTER_SECONDS, copy: true },
+      seen: [{ throttled: false, startedAt: T0, limit }],
+    });
+  });
+
+  it('is dead-lettered expiring past its expiry age, as a task done: the store is not throttled', async () => {
+    const { deps, deadLetter, at } = setup({ kind: 'throttled', status: 429, retryAfterSeconds: 7 });
+    at(T0 + EXPIRY_MS);
+    const result = await deliverTask(deps, storeRecord(), taskScope, message());
+    expect({ result, letters: deadLetter.mock.calls.length }).toEqual({
+      result: { kind: 'done', as: 'dead_lettered' },
+      letters: 1,
+    });
+  });
+
+  it("under the default scope ('store') the rate hears the 429 with its Retry-After", async () => {
+    const { deps } = setup({ kind: 'throttled', status: 429, retryAfterSeconds: 7 });
+    const { seen, observe } = answers();
+    const result = await deliverTask(
+      deps,
+      storeRecord(),
+      { maxAttempts: 3, throttleScope: 'store' },
+      message(),
+      undefined,
+      undefined,
+      observe,
+    );
+    expect({ result, seen }).toEqual({
+      result: { kind: 'throttled', afterSeconds: 7 },
+      seen: [{ throttled: true, retryAfterSeconds: 7, startedAt: T0 }],
+    });
   });
 });

@@ -11,6 +11,7 @@ describe('plan defaults', () => {
         ratePerSecond: 5,
         maxAttempts: 5,
         priority: 'low',
+        throttleScope: 'store',
       },
       pro: {
         maxConcurrentConsumers: 3,
@@ -19,6 +20,7 @@ describe('plan defaults', () => {
         ratePerSecond: 20,
         maxAttempts: 8,
         priority: 'normal',
+        throttleScope: 'store',
       },
       enterprise: {
         maxConcurrentConsumers: 10,
@@ -27,6 +29,7 @@ describe('plan defaults', () => {
         ratePerSecond: 50,
         maxAttempts: 10,
         priority: 'high',
+        throttleScope: 'store',
       },
     });
   });
@@ -53,6 +56,11 @@ describe('policy bounds', () => {
   it('priority is one of high, normal, low', () => {
     const valid = (priority: string) => PolicySchema.safeParse({ ...base, priority }).success;
     expect(['high', 'normal', 'low', 'urgent', ''].map(valid)).toEqual([true, true, true, false, false]);
+  });
+
+  it('throttleScope is store or task', () => {
+    const valid = (throttleScope: string) => PolicySchema.safeParse({ ...base, throttleScope }).success;
+    expect(['store', 'task', 'Task', 'tenant', ''].map(valid)).toEqual([true, true, false, false, false]);
   });
 
   it('ratePerSecond takes any positive rate up to 1000 per second, fractions included', () => {

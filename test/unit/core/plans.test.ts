@@ -38,6 +38,7 @@ describe('resolvePolicy', () => {
       ratePerSecond: 2,
       maxAttempts: 8,
       priority: 'high',
+      throttleScope: 'store',
     });
   });
 

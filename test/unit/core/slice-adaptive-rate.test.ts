@@ -3,95 +3,10 @@ import { RecordingTelemetry } from '../../../lambdas/adapters/recording-telemetr
 import { BACKOFF_FACTOR } from '../../../lambdas/core/adaptive-rate.js';
 import { rateView } from '../../../lambdas/core/admin.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
-import type { DeliveryOutcome, ReceivedMessage, TaskQueues } from '../../../lambdas/core/ports.js';
-import type { Policy } from '../../../lambdas/core/plans.js';
-import { runSlice, type Lease, type SliceDeps } from '../../../lambdas/core/slice.js';
-import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
-import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
-import { SLICE_T0, sliceStore, work } from '../support/slice-fixtures.js';
+import { runSlice } from '../../../lambdas/core/slice.js';
+import { gaps, leaseOf, policy, setup, store, T0 } from '../support/slice-rate-world.js';
 
 /** The adaptive rate inside a slice: the marketplace's own limit feeds the pacer, shared through the dispatch item. */
-const T0 = SLICE_T0;
-const store = sliceStore({ plan: 'pro' });
-const policy = (consumers: number): Policy => ({
-  maxConcurrentConsumers: consumers,
-  maxMessagesPerSlice: 8,
-  maxSliceSeconds: 20,
-  ratePerSecond: 20,
-  maxAttempts: 5,
-  priority: 'normal',
-});
-
-const setup = (answer: (call: number) => DeliveryOutcome) => {
-  const w = { now: T0, calls: [] as number[], queue: [] as ReceivedMessage[] };
-  const fill = (from: number, count: number) => {
-    for (let i = from; i < from + count; i++) {
-      w.queue.push({
-        messageId: `m${i}`,
-        receiptHandle: `r${i}`,
-        body: work(i),
-        receiveCount: 1,
-        sentAt: T0,
-      });
-    }
-  };
-  const tasks = {
-    receive: async (_url: string, { maxMessages }: { maxMessages: number }) => w.queue.splice(0, maxMessages),
-    deleteBatch: async () => undefined,
-    changeVisibility: async () => undefined,
-    resend: async () => undefined,
-    deadLetter: async () => undefined,
-  } as unknown as TaskQueues;
-  const dispatch = new MemoryDispatchState();
-  const deps: SliceDeps = {
-    dispatch,
-    tasks,
-    attention: { publish: async () => undefined },
-    marketplace: {
-      deliver: async () => {
-        w.calls.push(w.now);
-        return answer(w.calls.length);
-      },
-    },
-    deliveries: new MemoryDeliveryLog(),
-    clock: {
-      now: () => w.now,
-      sleep: async (ms) => {
-        w.now += ms;
-      },
-    },
-    ids: { next: () => `id-${w.calls.length}-${w.now}` },
-    telemetry: new RecordingTelemetry(),
-    random: () => 0.5,
-    settings: { emptyPollSeconds: 1, marketplaceTimeoutMs: 5_000 },
-  };
-  return { w, deps, dispatch, fill };
-};
-
-const leaseOf = async (
-  dispatch: MemoryDispatchState,
-  slotId: string,
-  now: number,
-  max: number,
-): Promise<Lease> => {
-  await dispatch.issueSlot('s1', slotId, now, max, now);
-  const acquired = await dispatch.acquire('s1', slotId, { now, expiresAt: now + 35_000, max });
-  if (!acquired.ok) throw new Error('no lease');
-  const slot = acquired.item.slots[slotId];
-  return {
-    slotId,
-    fence: slot?.s === 'l' ? slot.f : 0,
-    seenSeq: acquired.item.enqSeq,
-    startedAt: now,
-    expiresAt: now + 35_000,
-    nextCallAt: now,
-    slotsAtStart: Object.keys(acquired.item.slots).length,
-    ...(acquired.item.rate === undefined ? {} : { rate: acquired.item.rate }),
-  };
-};
-
-const gaps = (times: number[]): number[] => times.slice(1).map((t, i) => t - (times[i] as number));
-
 describe('adaptive rate in a slice', () => {
   it('after an answer with rate-limit headers, paces at the header rate and records it for the store', async () => {
     const { w, deps, dispatch, fill } = setup(() => ({ kind: 'ok', status: 200, limit: { perSecond: 4 } }));
@@ -101,7 +16,11 @@ describe('adaptive rate in a slice', () => {
     // Policy 20/s would be 50 ms apart; the marketplace said 4/s.
     expect(gaps(w.calls)).toEqual([250, 250, 250]);
     const item = dispatch.items.get('s1');
-    expect(rateView(item?.rate, 20, w.now)).toEqual({ configured: 20, effective: 4, reason: 'header' });
+    expect(rateView(item?.rate, { ratePerSecond: 20, throttleScope: 'store' }, w.now)).toEqual({
+      configured: 20,
+      effective: 4,
+      reason: 'header',
+    });
     // Headers repeat on every answer: one change, none for the repeats.
     expect((deps.telemetry as RecordingTelemetry).total(MetricNames.marketplaceRateAdjusted)).toBe(1);
   });

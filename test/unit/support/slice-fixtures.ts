@@ -37,6 +37,7 @@ export const slicePolicy: Policy = {
   ratePerSecond: 1000,
   maxAttempts: 5,
   priority: 'normal',
+  throttleScope: 'store',
 };
 
 /** Taken at SLICE_T0; expires after the 20 s slice + 5 s call timeout + 10 s margin. */
