@@ -178,8 +178,11 @@ export const deliverTask = async (
     const current = claim.record;
     // A task a 429 sent back under `throttleScope: 'task'`, whose Retry-After has not ended (this copy is another
     // one: an SQS duplicate, a client's repeated POST): it waits as long, as a fresh copy, without a call.
-    if (current?.status === 'pending' && current.retryAt !== undefined && current.retryAt > now)
-      return { kind: 'retry', afterSeconds: Math.ceil((current.retryAt - now) / 1000), copy: true };
+    // (At most SQS's longest delay: `retryAt` is on the settler's clock, which may run ahead of this one.)
+    if (current?.status === 'pending' && current.retryAt !== undefined && current.retryAt > now) {
+      const afterSeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil((current.retryAt - now) / 1000));
+      return { kind: 'retry', afterSeconds, copy: true };
+    }
     // A copy of a task this very batch delivered (a client's repeated POST, an SQS duplicate): its settle is
     // on its way, written before either message is deleted.
     const deliveredHere =

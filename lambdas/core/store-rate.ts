@@ -31,6 +31,9 @@ export interface StoreRateDeps {
  * 429's limit estimate is bounded by the rate the store actually sent.
  */
 export class StoreRate {
+  /** The store's rate state as this lease last saw it stored (the compare-and-set of `noteRate` is on its `at`). */
+  private stored: RateState | undefined;
+  /** The state the rate follows: `stored`, less a backoff under `throttleScope: 'task'` (`heededState`). */
   private state: RateState | undefined;
   private readonly sent = new SentCount();
   /** This lease's own calls, the store's count while no shared reservation has given one. */
@@ -45,6 +48,7 @@ export class StoreRate {
     /** `task`: no 429 lowers this store's rate, and a backoff learnt before is not followed (plans.ts). */
     private readonly scope: ThrottleScope = 'store',
   ) {
+    this.stored = initial;
     this.state = heededState(initial, scope);
   }
 
@@ -85,9 +89,12 @@ export class StoreRate {
 
   /** The state as another consumer left it (returned by a reservation); a newer change replaces ours. */
   adopt(rate: RateState | undefined): void {
-    const heeded = heededState(rate, this.scope);
-    if (heeded !== undefined && (this.state === undefined || heeded.at !== this.state.at))
-      this.state = heeded;
+    if (rate !== undefined && (this.stored === undefined || rate.at !== this.stored.at)) this.remember(rate);
+  }
+
+  private remember(rate: RateState | undefined): void {
+    this.stored = rate;
+    this.state = heededState(rate, this.scope);
   }
 
   /** A shared-schedule reservation (or restart): the store's learnt rate and its call count as it stands. */
@@ -110,9 +117,11 @@ export class StoreRate {
       now,
     );
     if (next === undefined) return;
-    const seenAt = this.state?.at;
+    // Compared with what is stored: under `throttleScope: 'task'` a backoff left from before is stored but not
+    // followed, and a header rate must still replace it (conditioned on the state this lease saw stored).
+    const seenAt = this.stored?.at;
     // Followed at once by this lease whatever the write does: its own next call must already respect it.
-    this.state = next;
+    this.remember(next);
     const { effective, reason } = this.current();
     this.deps.telemetry.count(MetricNames.marketplaceRateAdjusted, 1, { reason: next.why });
     this.deps.telemetry.info('marketplace rate adjusted', {
@@ -126,8 +135,7 @@ export class StoreRate {
     try {
       const written = await this.deps.dispatch.noteRate(this.storeId, next, seenAt);
       // Another consumer changed it first: theirs is the store's rate (this answer's news reaches it next time).
-      if (!written.ok && written.current?.rate !== undefined)
-        this.state = heededState(written.current.rate, this.scope);
+      if (!written.ok && written.current?.rate !== undefined) this.remember(written.current.rate);
     } catch (error) {
       this.deps.telemetry.warn('marketplace rate not recorded', { error: String(error) });
     }

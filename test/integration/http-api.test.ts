@@ -42,6 +42,7 @@ describe('HTTP API', () => {
         ratePerSecond: 20,
         maxAttempts: 8,
         priority: 'normal',
+        throttleScope: 'store',
       },
       effective: {
         plan: 'pro',
@@ -52,6 +53,7 @@ describe('HTTP API', () => {
           ratePerSecond: 20,
           maxAttempts: 8,
           priority: 'normal',
+          throttleScope: 'store',
         },
         source: 'store',
       },

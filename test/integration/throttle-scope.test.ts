@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDispatchState } from '../../lambdas/adapters/dynamo-dispatch-state.js';
 import { inventoryTasks, startTestStack, waitFor, type TestStack } from '../support/harness.js';
 
 /**
@@ -67,6 +68,9 @@ describe('a marketplace whose 429s no rate causes, and a store whose 429s thrott
     expect(inside.length).toBeGreaterThan(refusals.length / 2);
     const view = await t.admin('GET', '/admin/stores/per-task');
     expect(view.body['rate']).toEqual({ configured: 20, effective: 20, reason: 'policy' });
+    // Not only shown as the policy: no 429 wrote a backoff to the store's dispatch item.
+    const dispatch = new DynamoDispatchState(t.stack.clients.doc, t.stack.resources.tables.dispatch);
+    expect((await dispatch.read('per-task'))?.rate).toBeUndefined();
     expect((view.body['policy'] as Record<string, unknown>)['throttleScope']).toBe('task');
     // Each task answered 429 once and delivered once: its record says so, with no attempt counted for the 429.
     const status = await t.request('GET', '/v1/stores/per-task/tasks/t-0', { token });

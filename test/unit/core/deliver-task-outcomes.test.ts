@@ -287,7 +287,7 @@ describe("deliverTask: a 429 under throttleScope 'task' throttles that task alon
     );
     expect({ result, record: await deliveries.get('store-1', 'evt-1'), seen }).toMatchObject({
       result: { kind: 'retry', afterSeconds: 7, copy: true },
-      record: { status: 'pending', lastStatus: 429, lastError: 'throttled (429)' },
+      record: { status: 'pending', lastStatus: 429, lastError: 'throttled (429)', retryAt: T0 + 7_000 },
       seen: [{ throttled: false, startedAt: T0 }],
     });
     expect((await deliveries.get('store-1', 'evt-1'))?.attempts ?? 0).toBe(0);
@@ -310,6 +310,42 @@ describe("deliverTask: a 429 under throttleScope 'task' throttles that task alon
     expect({ result, seen }).toEqual({
       result: { kind: 'retry', afterSeconds: DEFAULT_RETRY_AFTER_SECONDS, copy: true },
       seen: [{ throttled: false, startedAt: T0, limit }],
+    });
+  });
+
+  it.each([
+    { case: 'inside its Retry-After', left: 2_500, after: 3 },
+    { case: 'whose end another clock puts past SQS’s longest delay', left: 901_500, after: 900 },
+  ])('sends another copy claimed $case back as a fresh copy, without a call', async ({ left, after }) => {
+    const { deps, deliver, deliveries } = setup();
+    await deliveries.claim('store-1', 'evt-1', { holder: 'x', now: T0, until: T0 + 5_000, messageId: 'm0' });
+    await deliveries.settle('store-1', 'evt-1', 'x', {
+      status: 'pending',
+      now: T0,
+      countAttempt: false,
+      retryAt: T0 + left,
+    });
+    const result = await deliverTask(deps, storeRecord(), taskScope, message());
+    expect({ result, calls: deliver.mock.calls.length }).toEqual({
+      result: { kind: 'retry', afterSeconds: after, copy: true },
+      calls: 0,
+    });
+  });
+
+  it('is claimed and called once its Retry-After has ended', async () => {
+    const { deps, deliver, deliveries, at } = setup();
+    await deliveries.claim('store-1', 'evt-1', { holder: 'x', now: T0, until: T0 + 5_000, messageId: 'm0' });
+    await deliveries.settle('store-1', 'evt-1', 'x', {
+      status: 'pending',
+      now: T0,
+      countAttempt: false,
+      retryAt: T0 + 3_000,
+    });
+    at(T0 + 3_000);
+    const result = await deliverTask(deps, storeRecord(), taskScope, message());
+    expect({ result, calls: deliver.mock.calls.length }).toEqual({
+      result: { kind: 'done', as: 'delivered' },
+      calls: 1,
     });
   });
 

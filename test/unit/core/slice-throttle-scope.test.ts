@@ -122,7 +122,7 @@ describe("a slice under throttleScope 'task'", () => {
     expect(result.end).not.toBe('throttled');
   });
 
-  it('follows no backoff learnt before (the store view says policy), and still follows a header rate', async () => {
+  it('follows no backoff learnt before: the store view says policy, and the slice runs at the policy rate', async () => {
     const { w, deps, dispatch, fill } = world([]);
     await dispatch.recordEnqueued('s1', 3, T0);
     // A backoff the store learnt under 'store' scope: 2/s, estimate 4/s.
@@ -140,8 +140,21 @@ describe("a slice under throttleScope 'task'", () => {
     await runSlice(deps, store, taskScope(1), await leaseOf(dispatch, 'a', T0, 1));
     // At the policy's 20/s (50 ms apart), not the backoff's 2/s.
     expect((w.calls[2] as number) - (w.calls[0] as number)).toBeLessThan(500);
-    const header = { why: 'header' as const, r: 4, at: T0 };
-    expect(rateView(header, { ratePerSecond: 20, throttleScope: 'task' }, T0)).toEqual({
+  });
+
+  it('still follows a rate header, which replaces a backoff learnt before', async () => {
+    const { w, deps, dispatch, fill } = setup(() => ({ kind: 'ok', status: 200, limit: { perSecond: 4 } }));
+    await dispatch.recordEnqueued('s1', 4, T0);
+    await dispatch.noteRate('s1', { why: 'backoff', r: 2, c: 4, at: T0 - 1_000 }, undefined);
+    fill(0, 4);
+    await runSlice(deps, store, taskScope(1), await leaseOf(dispatch, 'a', T0, 1));
+    // From the first answer on, 4/s: 250 ms apart.
+    for (const gap of w.calls.slice(1).map((t, i) => t - (w.calls[i] as number)))
+      expect(gap).toBeGreaterThanOrEqual(250);
+    expect(dispatch.items.get('s1')?.rate).toMatchObject({ why: 'header', r: 4 });
+    expect(
+      rateView(dispatch.items.get('s1')?.rate, { ratePerSecond: 20, throttleScope: 'task' }, w.now),
+    ).toEqual({
       configured: 20,
       effective: 4,
       reason: 'header',
