@@ -80,6 +80,8 @@ export const readStoreView = async (deps: AdminDeps, store: StoreRecord) => {
   const since = dispatch?.headSentAt ?? dispatch?.activeSince;
   const oldestAgeSeconds =
     pending > 0 && since !== undefined ? Math.max(0, Math.round((now - since) / 1000)) : 0;
+  // The policy in force now: the store's own, or a campaign's between its from and until.
+  const effective = effectivePolicy(store, campaigns, now);
   const view = {
     storeId: store.storeId,
     tenantId: store.tenantId,
@@ -87,15 +89,15 @@ export const readStoreView = async (deps: AdminDeps, store: StoreRecord) => {
     plan: store.plan,
     status: store.status,
     policy: policyOf(store),
-    // The policy in force now: the store's own, or a campaign's between its from and until.
-    effective: effectivePolicy(store, campaigns, now),
+    effective,
     queue: { ...counts, oldestAgeSeconds },
     activeConsumers: dispatch ? liveLeases(dispatch, now) : 0,
     // Slices in a row that ended on an operational error (a deleted queue, denied receives): the store
     // backs off, down to one look per 15 min, and this says why it is slow. 0 when healthy.
     errorStreak: Math.max(0, ...Object.values(dispatch?.slots ?? {}).map((slot) => slot.e ?? 0)),
-    // The adaptive rate: the policy's, or lower where the marketplace said so (headers) or throttled (backoff).
-    rate: rateView(dispatch?.rate, policyOf(store), now),
+    // The adaptive rate: the policy's in force (a campaign's rate and throttle scope included, as the workers run
+    // it), or lower where the marketplace said so (headers) or throttled (backoff).
+    rate: rateView(dispatch?.rate, effective.policy, now),
   };
   return { view, dispatch };
 };

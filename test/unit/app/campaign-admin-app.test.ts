@@ -236,7 +236,11 @@ describe('the store view under a campaign', () => {
             requestContext: { requestId: 'r', identity: { userArn: OPERATOR } } as never,
           }),
         )
-      ).body as { policy: { maxConcurrentConsumers: number }; effective: Record<string, unknown> };
+      ).body as {
+        policy: { maxConcurrentConsumers: number };
+        effective: Record<string, unknown>;
+        rate: Record<string, unknown>;
+      };
     expect((await view()).effective).toMatchObject({ source: 'store', plan: 'basic' });
     await call(
       routeFor('tenant', 'PUT', 'tenant-wide', {
@@ -257,6 +261,8 @@ describe('the store view under a campaign', () => {
     );
     const under = await view();
     expect(under.policy.maxConcurrentConsumers).toBe(1);
+    // The rate shown is the one the workers run under the campaign (enterprise: 50/s), not the store's own (5/s).
+    expect(under.rate).toEqual({ configured: 50, effective: 50, reason: 'policy' });
     expect(under.effective).toMatchObject({
       source: 'campaign',
       campaignId: 'own',
