@@ -28,6 +28,10 @@ import { rng } from './sim/engine.js';
  * random, and no limit but the policy's; the throughput is then against the policy rate. The model's queue drops
  * what a slice re-sends (its backlog is endless), so a task held past its slice is not called again: under `first`
  * most 429s are new tasks' first calls, and the 429 share reads high. What it shows is the rate's collapse.
+ *
+ * `MODEL_SCOPE=store` or `=task` runs the store under that `throttleScope` (plans.ts) and gives re-sent copies back
+ * to the receives once their delay has passed (before new tasks), so a task sent back after its 429 is called
+ * again: the two scopes compared on the same marketplace.
  */
 const PHASE_MS = 40_000;
 const WARMUP_MS = 10_000;
@@ -37,6 +41,8 @@ const T0 = SLICE_T0;
 const MARKET = (process.env['MODEL_MARKET'] ?? 'bucket') as 'bucket' | 'first' | 'random';
 /** The share of calls a `random` marketplace answers 429. */
 const RANDOM_429_SHARE = 0.04;
+/** The store's throttle scope; set, re-sent copies come back to the receives (see above). */
+const SCOPE = process.env['MODEL_SCOPE'] as 'store' | 'task' | undefined;
 
 /** Virtual time: sleepers wake in time order; each wake runs until every chain sleeps again. */
 class VirtualClock implements Clock {
@@ -86,7 +92,12 @@ export const runModel = async (seed: number): Promise<ModelResult> => {
   const random = rng(seed);
   const between = (lo: number, hi: number) => () => lo + random() * (hi - lo);
   const clock = new VirtualClock();
-  const policy: Policy = { ...PLAN_DEFAULTS.pro, ratePerSecond: 20, maxConcurrentConsumers: 3 };
+  const policy: Policy = {
+    ...PLAN_DEFAULTS.pro,
+    ratePerSecond: 20,
+    maxConcurrentConsumers: 3,
+    ...(SCOPE === undefined ? {} : { throttleScope: SCOPE }),
+  };
   const store = sliceStore({ plan: 'pro' });
   const memory = new MemoryDispatchState();
   await memory.recordEnqueued('s1', 1, T0);
@@ -97,15 +108,32 @@ export const runModel = async (seed: number): Promise<ModelResult> => {
     const i = n++;
     return { messageId: `m${i}`, receiptHandle: `r${i}`, body: work(i), receiveCount: 1, sentAt: T0 };
   };
-  // A deep backlog: every receive answers as many as asked.
+  /** Copies re-sent (MODEL_SCOPE set): each comes back once its delay has passed. */
+  const copies: { message: ReceivedMessage; visibleAt: number }[] = [];
+  const returned = (maxMessages: number): ReceivedMessage[] => {
+    const due = copies.filter((c) => c.visibleAt <= clock.now()).slice(0, maxMessages);
+    for (const c of due) copies.splice(copies.indexOf(c), 1);
+    return due.map((c) => c.message);
+  };
+  // A deep backlog: every receive answers as many as asked (copies due back first).
   const backlog: TaskQueues = {
     send: async () => undefined,
     sendBatch: async () => ({ failed: [] }),
-    receive: async (_url, { maxMessages }) => Array.from({ length: maxMessages }, message),
+    receive: async (_url, { maxMessages }) => {
+      const back = SCOPE === undefined ? [] : returned(maxMessages);
+      return [...back, ...Array.from({ length: maxMessages - back.length }, message)];
+    },
     deleteBatch: async () => undefined,
     changeVisibility: async () => undefined,
     deadLetter: async () => undefined,
-    resend: async () => undefined,
+    resend: async (_url, messages, delaySeconds) => {
+      if (SCOPE === undefined) return;
+      for (const m of messages)
+        copies.push({
+          message: { ...(m as ReceivedMessage), messageId: `c${n++}`, receiptHandle: `rc${n}` },
+          visibleAt: clock.now() + delaySeconds * 1000,
+        });
+    },
   };
   const tasks = slowed(backlog, clock, between(5, 15));
   const limitAt = (t: number) =>
