@@ -310,7 +310,9 @@ export const deliverTask = async (
       const accepted = work.acceptedAt;
       const expiryAgeMs = deps.settings.expiryAgeMs ?? EXPIRY_AGE_MS;
       const afterSeconds = retryAfterOf(outcome.retryAfterSeconds);
-      deps.telemetry.count(MetricNames.marketplaceThrottled);
+      deps.telemetry.count(
+        storeThrottled ? MetricNames.marketplaceThrottled : MetricNames.marketplaceTaskThrottled,
+      );
       if (deps.clock.now() - accepted >= expiryAgeMs) {
         deps.telemetry.count(MetricNames.tasksExpiring);
         await deadLetter(

@@ -135,7 +135,14 @@ export const MetricNames = {
   marketplaceLatency: 'MarketplaceLatency',
   timeToDrain: 'TimeToDrain',
   oldestTaskAge: 'OldestTaskAge',
+  /** Marketplace 429s that throttled the store (`throttleScope: 'store'`, the default): the alarm's measure. */
   marketplaceThrottled: 'MarketplaceThrottled',
+  /**
+   * Marketplace 429s under `throttleScope: 'task'`: each sent its task back alone. Apart from MarketplaceThrottled,
+   * so a store an operator set to `task` (its marketplace's 429s are about tasks) does not keep the
+   * MarketplaceThrottling alarm firing.
+   */
+  marketplaceTaskThrottled: 'MarketplaceTaskThrottled',
   /**
    * Adaptive rate: a store's effective rate changed because of the marketplace; dimension `reason`: header (its
    * rate-limit headers) or backoff (a bare 429). The store's id, rates and reason go in the log line's fields.

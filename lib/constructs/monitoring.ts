@@ -311,6 +311,7 @@ export class Monitoring extends Construct {
         [
           metric(MetricNames.tasksDelivered, 'worker'),
           metric(MetricNames.marketplaceThrottled, 'worker'),
+          metric(MetricNames.marketplaceTaskThrottled, 'worker'),
           metric(MetricNames.tasksDuplicate, 'worker'),
           metric(MetricNames.tasksStale, 'worker'),
           metric(MetricNames.tasksResent, 'worker'),

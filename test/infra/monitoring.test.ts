@@ -92,6 +92,7 @@ describe('monitoring: dashboard', () => {
     expect(series('Deliveries and failures')).toEqual([
       own(MetricNames.tasksDelivered, worker),
       own(MetricNames.marketplaceThrottled, worker),
+      own(MetricNames.marketplaceTaskThrottled, worker),
       own(MetricNames.tasksDuplicate, worker),
       own(MetricNames.tasksStale, worker),
       own(MetricNames.tasksResent, worker),

@@ -7,6 +7,7 @@ import {
   type DeliverDeps,
   type LaterSettles,
 } from '../../../lambdas/core/deliver-task.js';
+import { MetricNames } from '../../../lambdas/core/names.js';
 import type {
   DeliveredSettle,
   DeliveryOutcome,
@@ -291,6 +292,12 @@ describe("deliverTask: a 429 under throttleScope 'task' throttles that task alon
       seen: [{ throttled: false, startedAt: T0 }],
     });
     expect((await deliveries.get('store-1', 'evt-1'))?.attempts ?? 0).toBe(0);
+    // Counted apart from the store-wide 429s, which the MarketplaceThrottling alarm watches.
+    const telemetry = deps.telemetry as RecordingTelemetry;
+    expect([
+      telemetry.total(MetricNames.marketplaceTaskThrottled),
+      telemetry.total(MetricNames.marketplaceThrottled),
+    ]).toEqual([1, 0]);
     expect(seen[0]).not.toHaveProperty('retryAfterSeconds');
   });
 
