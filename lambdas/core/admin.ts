@@ -12,7 +12,14 @@ import {
 } from './http.js';
 import { effectivePolicy, readStoreCampaigns, type CampaignBook } from './campaigns.js';
 import { liveLeases } from './dispatch-model.js';
-import { MAX_RECEIVE_COUNT, OverridesSchema, PLAN_NAMES, type Policy } from './plans.js';
+import {
+  MAX_RECEIVE_COUNT,
+  OverridesSchema,
+  PLAN_NAMES,
+  PolicySchema,
+  type Overrides,
+  type Policy,
+} from './plans.js';
 import type { QueueAdmin, StoreQueueUrls, StoreRegistry, TokenStore } from './ports.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import { isConsumable, policyOf, STORE_STATUSES, type StoreRecord } from './store-model.js';
@@ -34,15 +41,50 @@ export const PutStoreBody = z.strictObject({
   overrides: OverridesSchema.optional(),
 });
 
+/**
+ * `setOverrides` on PATCH: the named override fields set (a value) or removed (null), the store's other overrides
+ * kept — where `overrides` replaces them all. Merged on the record as written (`writeStore`), so two operators
+ * each setting one field at once both hold.
+ */
+export const SetOverridesSchema = z.strictObject(
+  Object.fromEntries(
+    Object.entries(PolicySchema.shape).map(([field, schema]) => [field, schema.nullable().optional()]),
+  ) as { [K in keyof Policy]: z.ZodOptional<z.ZodNullable<(typeof PolicySchema.shape)[K]>> },
+);
+
 export const PatchStoreBody = z
   .strictObject({
     status: z.enum(STORE_STATUSES).optional(),
     plan: z.enum(PLAN_NAMES).optional(),
     overrides: OverridesSchema.nullable().optional(),
+    setOverrides: SetOverridesSchema.optional(),
   })
-  .refine((b) => b.status !== undefined || b.plan !== undefined || b.overrides !== undefined, {
-    message: 'give at least one of status, plan, overrides',
+  .refine(
+    (b) =>
+      b.status !== undefined ||
+      b.plan !== undefined ||
+      b.overrides !== undefined ||
+      b.setOverrides !== undefined,
+    { message: 'give at least one of status, plan, overrides, setOverrides' },
+  )
+  .refine((b) => b.overrides === undefined || b.setOverrides === undefined, {
+    message: 'give overrides (all of them) or setOverrides (some), not both',
   });
+
+/** The store's overrides after a PATCH: replaced (`overrides`, null for none), merged (`setOverrides`), or kept. */
+const patchedOverrides = (
+  current: Overrides | undefined,
+  body: z.infer<typeof PatchStoreBody>,
+): Overrides | undefined => {
+  if (body.overrides !== undefined) return body.overrides ?? undefined;
+  if (body.setOverrides === undefined) return current;
+  const merged: Record<string, unknown> = { ...current };
+  for (const [field, value] of Object.entries(body.setOverrides)) {
+    if (value === null) delete merged[field];
+    else if (value !== undefined) merged[field] = value;
+  }
+  return Object.keys(merged).length === 0 ? undefined : (merged as Overrides);
+};
 
 /** The store view's `rate`: configured and effective calls per second (2 decimals) and why they differ. */
 export const rateView = (
@@ -179,7 +221,7 @@ export const patchStore = async (deps: AdminDeps, request: HttpRequest): Promise
           })
         : {};
     const { overrides: _old, ...rest } = current;
-    const overrides = body.overrides === null ? undefined : (body.overrides ?? current.overrides);
+    const overrides = patchedOverrides(current.overrides, body);
     return {
       ...rest,
       ...queues,

@@ -89,6 +89,17 @@ describe('aq against local mode', () => {
     expect(r.json()['tokens']).toEqual([expect.objectContaining({ tokenId, status: 'active' })]);
   });
 
+  it("stores set changes one override at a time and keeps the store's others", async () => {
+    await aq(['--json', 'stores', 'set', STORE, 'ratePerSecond=40']);
+    const r = await aq(['--json', 'stores', 'set', STORE, 'throttleScope=task']);
+    expect({ code: r.code, policy: r.json()['policy'] }).toMatchObject({
+      code: 0,
+      policy: { ratePerSecond: 40, throttleScope: 'task', maxConcurrentConsumers: 3 },
+    });
+    const back = await aq(['--json', 'stores', 'set', STORE, 'throttleScope=null', 'ratePerSecond=null']);
+    expect(back.json()['policy']).toMatchObject({ ratePerSecond: 20, throttleScope: 'store' });
+  });
+
   it('stores pause pauses the store', async () => {
     const r = await aq(['--json', 'stores', 'pause', STORE]);
     expect(r.json()['status']).toBe('paused');

@@ -28,6 +28,16 @@ const importSummary = (r: ImportReport): string =>
     ...r.failed.map((f) => `  line ${f.line}${f.storeId ? ` (${f.storeId})` : ''}: ${f.error}`),
   ].join('\n');
 
+/** `field=value` of `stores set`: a number where it reads as one, null for `null`, else the text. */
+const overridePair = (pair: string): [string, unknown] => {
+  const at = pair.indexOf('=');
+  if (at <= 0) throw new CliError(`expected field=value, got "${pair}"`);
+  const field = pair.slice(0, at);
+  const text = pair.slice(at + 1);
+  if (text === 'null') return [field, null];
+  return [field, text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text];
+};
+
 export const registerStores = (program: Command, ctx: () => CliContext): void => {
   const stores = program.command('stores').description('create, inspect, pause, drain and onboard stores');
 
@@ -119,6 +129,21 @@ export const registerStores = (program: Command, ctx: () => CliContext): void =>
         print(c, await (await c.client()).call('PATCH', storePath(storeId), 'admin', { status }), storeLine);
       });
   }
+
+  stores
+    .command('set <storeId> <field=value...>')
+    .description(
+      "set policy overrides, keeping the store's others; `field=null` removes one, e.g. `throttleScope=task ratePerSecond=40` (PATCH setOverrides)",
+    )
+    .action(async (storeId: string, pairs: string[]) => {
+      const c = ctx();
+      const setOverrides = Object.fromEntries(pairs.map(overridePair));
+      print(
+        c,
+        await (await c.client()).call('PATCH', storePath(storeId), 'admin', { setOverrides }),
+        storeLine,
+      );
+    });
 
   stores
     .command('redrive <storeId>')

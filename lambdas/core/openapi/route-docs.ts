@@ -208,13 +208,21 @@ export const ROUTE_DOCS: Record<RouteId, RouteDoc> = {
   patchStore: {
     tag: 'Stores',
     summary: "Change a store's status, plan or overrides",
-    description: 'Resuming a store with backlog makes it consumed again without any new task.',
+    description:
+      'Resuming a store with backlog makes it consumed again without any new task. `overrides` replaces all the ' +
+      "store's overrides (null: none); `setOverrides` sets the fields it names and keeps the others (null removes " +
+      'one); not both in one request.',
     body: {
       schema: 'PatchStoreRequest',
       required: true,
       examples: {
         pause: { summary: 'Pause', value: { status: 'paused' }, status: 200 },
         resume: { summary: 'Resume', value: { status: 'active' }, status: 200 },
+        setOverride: {
+          summary: "Set one override, keep the store's others (null removes one)",
+          value: { setOverrides: { throttleScope: 'task' } },
+          status: 200,
+        },
         empty: { summary: 'Nothing to change: refused', value: {}, status: 400 },
       },
     },

@@ -393,6 +393,64 @@ describe('PATCH /admin/stores/{storeId}', () => {
     });
   });
 
+  it.each([
+    {
+      case: 'sets the fields it names and keeps the others',
+      set: { throttleScope: 'task' },
+      overrides: { ratePerSecond: 2, throttleScope: 'task' },
+    },
+    {
+      case: 'removes a field set to null',
+      set: { ratePerSecond: null, maxAttempts: 3 },
+      overrides: { maxAttempts: 3 },
+    },
+    {
+      case: 'leaves no overrides when the last is removed',
+      set: { ratePerSecond: null },
+      overrides: undefined,
+    },
+  ])('setOverrides $case', async ({ set, overrides }) => {
+    existing(storeRecord({ overrides: { ratePerSecond: 2 }, priorityQueueUrl: HIGH_QUEUE_URL }));
+    const { call } = setup();
+    const result = await call(storeRoute('PATCH', { setOverrides: set }));
+    expect(result.status).toBe(200);
+    const item = ddb.commandCalls(PutCommand)[0]?.args[0].input.Item;
+    expect(item?.['overrides']).toEqual(overrides);
+    if (overrides === undefined) expect(item).not.toHaveProperty('overrides');
+  });
+
+  it('builds setOverrides on the record another write left: a field another operator set meanwhile holds', async () => {
+    const read = storeRecord({
+      revision: 3,
+      priorityQueueUrl: HIGH_QUEUE_URL,
+      overrides: { ratePerSecond: 2 },
+    });
+    const changed = { ...read, overrides: { ratePerSecond: 2, maxAttempts: 4 }, revision: 4 };
+    ddb.on(GetCommand, { TableName: TABLES.stores }).resolvesOnce({ Item: read }).resolves({ Item: changed });
+    ddb.on(PutCommand, { ExpressionAttributeValues: { ':seen': 3 } }).rejects(conditionFailed(changed));
+    const { call } = setup();
+    await call(storeRoute('PATCH', { setOverrides: { throttleScope: 'task' } }));
+    expect(ddb.commandCalls(PutCommand).at(-1)?.args[0].input.Item?.['overrides']).toEqual({
+      ratePerSecond: 2,
+      maxAttempts: 4,
+      throttleScope: 'task',
+    });
+  });
+
+  it.each([
+    [{ overrides: { ratePerSecond: 2 }, setOverrides: { maxAttempts: 3 } }, 'not both'],
+    [{ setOverrides: { throttleScope: 'tenant' } }, 'setOverrides.throttleScope'],
+    [{ setOverrides: { ratePerSecond: 0 } }, 'setOverrides.ratePerSecond'],
+    [{ setOverrides: { colour: 'red' } }, 'setOverrides'],
+  ])('refuses %j with 400, writing nothing', async (body, mentions) => {
+    existing(storeRecord({ priorityQueueUrl: HIGH_QUEUE_URL }));
+    const { call } = setup();
+    const result = await call(storeRoute('PATCH', body));
+    expect(result.status).toBe(400);
+    expect(JSON.stringify(result.body)).toContain(mentions);
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
   it('builds again on the record another write left, so a pause sent with a plan change keeps both', async () => {
     const read = storeRecord({ revision: 3, priorityQueueUrl: HIGH_QUEUE_URL });
     const changed = { ...read, plan: 'enterprise' as const, revision: 4 };
@@ -476,7 +534,7 @@ describe('PATCH /admin/stores/{storeId}', () => {
     const { call } = setup();
     await expect(call(storeRoute('PATCH', {}))).resolves.toMatchObject({
       status: 400,
-      body: { error: { message: 'body: give at least one of status, plan, overrides' } },
+      body: { error: { message: 'body: give at least one of status, plan, overrides, setOverrides' } },
     });
   });
 

@@ -173,6 +173,27 @@ describe('aq argument parsing', () => {
     expect(sent[0]).toMatchObject({ method: 'PATCH', body: { status: 'paused' } });
   });
 
+  it('maps stores set to PATCH setOverrides: numbers as numbers, null to remove, text as text', async () => {
+    const { sent } = await run([
+      'stores',
+      'set',
+      's1',
+      'throttleScope=task',
+      'ratePerSecond=40',
+      'maxAttempts=null',
+    ]);
+    expect(sent[0]).toMatchObject({
+      method: 'PATCH',
+      url: 'http://localhost:3000/admin/stores/s1',
+      body: { setOverrides: { throttleScope: 'task', ratePerSecond: 40, maxAttempts: null } },
+    });
+  });
+
+  it('refuses a stores set pair without a field and a value, sending nothing', async () => {
+    const { sent, code } = await run(['stores', 'set', 's1', '=task']);
+    expect({ sent: sent.length, code }).toEqual({ sent: 0, code: 1 });
+  });
+
   it('maps stores purge --confirm to the purge body', async () => {
     const { sent } = await run(['stores', 'purge', 's1', '--confirm', 's1'], undefined, {
       status: 202,
