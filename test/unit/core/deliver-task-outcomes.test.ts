@@ -269,23 +269,17 @@ describe('deliverTask: the marketplace call', () => {
 
 describe("deliverTask: a 429 under throttleScope 'task' throttles that task alone", () => {
   const taskScope = { maxAttempts: 3, throttleScope: 'task' as const };
-  const answers = () => {
+  /** deliverTask with a rate observer: its result and the answers the rate was told. */
+  const observed = async (deps: DeliverDeps, policy: Parameters<typeof deliverTask>[2] = taskScope) => {
     const seen: RateAnswer[] = [];
-    return { seen, observe: async (answer: RateAnswer) => void seen.push(answer) };
+    const observe = async (answer: RateAnswer) => void seen.push(answer);
+    const result = await deliverTask(deps, storeRecord(), policy, message(), undefined, undefined, observe);
+    return { result, seen };
   };
 
   it('comes back as a fresh copy after its Retry-After, counting no attempt, and the rate hears no 429', async () => {
     const { deps, deliveries } = setup({ kind: 'throttled', status: 429, retryAfterSeconds: 7 });
-    const { seen, observe } = answers();
-    const result = await deliverTask(
-      deps,
-      storeRecord(),
-      taskScope,
-      message(),
-      undefined,
-      undefined,
-      observe,
-    );
+    const { result, seen } = await observed(deps);
     expect({ result, record: await deliveries.get('store-1', 'evt-1'), seen }).toMatchObject({
       result: { kind: 'retry', afterSeconds: 7, copy: true },
       record: { status: 'pending', lastStatus: 429, lastError: 'throttled (429)', retryAt: T0 + 7_000 },
@@ -304,16 +298,7 @@ describe("deliverTask: a 429 under throttleScope 'task' throttles that task alon
   it('still passes on a rate header the 429 carries, and waits the default Retry-After without one', async () => {
     const limit = { perSecond: 4 };
     const { deps } = setup({ kind: 'throttled', status: 429, limit });
-    const { seen, observe } = answers();
-    const result = await deliverTask(
-      deps,
-      storeRecord(),
-      taskScope,
-      message(),
-      undefined,
-      undefined,
-      observe,
-    );
+    const { result, seen } = await observed(deps);
     expect({ result, seen }).toEqual({
       result: { kind: 'retry', afterSeconds: DEFAULT_RETRY_AFTER_SECONDS, copy: true },
       seen: [{ throttled: false, startedAt: T0, limit }],
@@ -368,16 +353,7 @@ describe("deliverTask: a 429 under throttleScope 'task' throttles that task alon
 
   it("under the default scope ('store') the rate hears the 429 with its Retry-After", async () => {
     const { deps } = setup({ kind: 'throttled', status: 429, retryAfterSeconds: 7 });
-    const { seen, observe } = answers();
-    const result = await deliverTask(
-      deps,
-      storeRecord(),
-      { maxAttempts: 3, throttleScope: 'store' },
-      message(),
-      undefined,
-      undefined,
-      observe,
-    );
+    const { result, seen } = await observed(deps, { maxAttempts: 3, throttleScope: 'store' });
     expect({ result, seen }).toEqual({
       result: { kind: 'throttled', afterSeconds: 7 },
       seen: [{ throttled: true, retryAfterSeconds: 7, startedAt: T0 }],
