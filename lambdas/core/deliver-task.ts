@@ -177,9 +177,10 @@ export const deliverTask = async (
   if (!claim.ok) {
     const current = claim.record;
     // A task a 429 sent back under `throttleScope: 'task'`, whose Retry-After has not ended (this copy is another
-    // one: an SQS duplicate, a client's repeated POST): it waits as long, as a fresh copy, without a call.
+    // one: an SQS duplicate, a client's repeated POST): it waits as long, as a fresh copy, without a call. Only a
+    // `pending` record carries `retryAt` (every claim removes it), and only one refused for it has it ahead.
     // (At most SQS's longest delay: `retryAt` is on the settler's clock, which may run ahead of this one.)
-    if (current?.status === 'pending' && current.retryAt !== undefined && current.retryAt > now) {
+    if (current?.retryAt !== undefined && current.retryAt > now) {
       const afterSeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil((current.retryAt - now) / 1000));
       return { kind: 'retry', afterSeconds, copy: true };
     }

@@ -135,6 +135,19 @@ describe('DynamoDeliveryLog.settle', () => {
     expect(stale?.ExpressionAttributeValues).not.toHaveProperty(':retryAt');
   });
 
+  it('records the dead-lettered message only with a dead letter, never with another settle', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await log.settle('store-1', 'evt-1', 'h1', {
+      status: 'pending',
+      now: T0,
+      countAttempt: false,
+      messageId: 'm9',
+    });
+    await log.settle('store-1', 'evt-1', 'h2', { status: 'dead_lettered', now: T0, countAttempt: false });
+    for (const call of ddb.commandCalls(UpdateCommand))
+      expect(call.args[0].input.UpdateExpression).not.toContain('deadMessageId');
+  });
+
   it('does not count a call that was not made', async () => {
     ddb.on(UpdateCommand).resolves({});
     await log.settle('store-1', 'evt-1', 'h1', { status: 'stale', now: T0, countAttempt: false });

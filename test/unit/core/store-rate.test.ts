@@ -145,3 +145,44 @@ describe('StoreRate: the rate change in the logs', () => {
     );
   });
 });
+
+describe("StoreRate: a write another consumer's came before", () => {
+  it('takes the rate another consumer wrote first for the store’s (its own news reaches it next time)', async () => {
+    const { w, dispatch, rate } = await setup();
+    // Another consumer learnt a header rate after this lease last saw the state.
+    await dispatch.noteRate('s1', { why: 'header', r: 3, at: T + 10 }, undefined);
+    w.now = T + 20;
+    await rate.observe({ throttled: true, startedAt: T + 15 });
+    expect(dispatch.items.get('s1')?.rate).toEqual({ why: 'header', r: 3, at: T + 10 });
+    expect(rate.current()).toEqual({ configured: POLICY, effective: 3, reason: 'header' });
+  });
+
+  it('keeps its own view when a reservation hands back no rate', async () => {
+    const { rate } = await setup();
+    rate.reserved({ rate: { why: 'header', r: 5, at: T }, calls: 1 });
+    rate.reserved({ calls: 2 });
+    rate.adopt(undefined);
+    expect(rate.current()).toEqual({ configured: POLICY, effective: 5, reason: 'header' });
+  });
+
+  it('warns, and keeps following its own answer, when the write fails', async () => {
+    const records: LogRecord[] = [];
+    const dispatch = new MemoryDispatchState();
+    await dispatch.recordEnqueued('s1', 1, T);
+    vi.spyOn(dispatch, 'noteRate').mockRejectedValueOnce(new Error('DynamoDB unavailable'));
+    const deps = {
+      dispatch,
+      clock: { now: () => T, sleep: async () => undefined },
+      telemetry: new RecordingTelemetry((r) => records.push(r), 'info'),
+    };
+    const rate = new StoreRate(deps, 's1', POLICY, undefined);
+    await rate.observe({ throttled: false, startedAt: T - 30, limit: { perSecond: 4 } });
+    expect(rate.current().effective).toBe(4);
+    expect(records.filter((r) => r.level === 'warn')).toEqual([
+      expect.objectContaining({
+        message: 'marketplace rate not recorded',
+        fields: expect.objectContaining({ error: 'Error: DynamoDB unavailable' }),
+      }),
+    ]);
+  });
+});
