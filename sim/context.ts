@@ -16,6 +16,12 @@ export class SimContext {
   readonly stats: SimStats = emptyStats();
   /** Faults are injected until the scenario's faultsEndMs; then the run must drain. */
   faultsOn = true;
+  /**
+   * When the reconciler last reclaimed an expired lease (true time): its guard (`ZOMBIE_HIDE_MS`, ~17 min past the
+   * lease) may start after every task settled — a surplus attention's lease whose worker stalled — so invariant
+   * 8's bound counts from the later of the two.
+   */
+  lastReclaimAt: number | undefined;
   /** Hard SQS/DynamoDB errors (sim/model-errors.ts), set by the world; a model wraps a port with it. */
   errors: { wrap<T extends object>(actor: Actor, prefix: string, port: T): T } = {
     wrap: (_actor, _prefix, port) => port,

@@ -3,10 +3,14 @@ import { deliveryKey } from '../lambdas/core/names.js';
 import type { DeliveredSettle, DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
 import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
+import { T0 } from './constants.js';
 import type { SimContext } from './context.js';
 import { deliveredKeys, injectUnprocessed, stillHeld } from './model-delivered-settle.js';
 import type { Actor } from './scheduler.js';
 import type { LeaseTrack, StoreState } from './world-view.js';
+
+/** A lease taken before the faults ended expires and is reclaimed within this much after (a lease, two runs). */
+const RECLAIM_AFTER_FAULTS_MS = 150_000;
 
 /**
  * DynamoDB as the protocol sees it: the dispatch state and the delivery log (test/support's in-memory
@@ -83,6 +87,14 @@ export class DispatchModel {
       this.store(storeId)?.untracked.delete(actor.id);
     }
     if (name === 'holdTat') this.ctx.checks.holdLanded(actor, storeId, (args[1] as number) - actor.skewMs);
+    // Only the reclaim of a lease the faults made expire: one taken before they ended, reclaimed within a lease
+    // and a reconciler period or two after (a later one is a broken protocol's, which must not move the bound).
+    if (
+      name === 'reclaim' &&
+      (value as { ok: boolean }).ok &&
+      this.ctx.now <= T0 + this.ctx.scenario.faultsEndMs + RECLAIM_AFTER_FAULTS_MS
+    )
+      this.ctx.lastReclaimAt = this.ctx.now;
     // The first instant a reservation of instants hands out: a restart's `now`, an advance's tat less its span
     // (a widening, count 0, only moves the block it follows, seq-checked).
     if (name === 'restartTat' && value !== undefined)
