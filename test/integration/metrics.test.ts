@@ -67,6 +67,14 @@ describe('metrics emitted by a workload (local mode, GET /metrics)', () => {
     await t.submitMany('m', token, inventoryTasks('fail', 2));
     await t.submitMany('m', token, inventoryTasks('reject', 1));
     await t.submitMany('m', token, inventoryTasks('throttle', 1));
+    // A store whose 429s throttle the task alone (`throttleScope: 'task'`): counted apart.
+    await t.createStore('ts', {
+      tenantId: 'acme',
+      marketplace: 'amazon',
+      plan: 'pro',
+      overrides: { ratePerSecond: 1000, throttleScope: 'task' },
+    });
+    await t.submitMany('ts', token, inventoryTasks('throttle-task', 1));
     // One invalid task in a batch: rejected, the other accepted.
     await t.request('POST', '/v1/stores/m/tasks/batch', {
       token,

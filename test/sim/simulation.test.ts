@@ -113,6 +113,13 @@ describe('the wake-up races the simulation found (fixed in lambdas/core)', () =>
   });
 
   // Surplus attentions of one slot circulated (9 in flight) until attentions said which due time they announce.
+  // Not a protocol bug: a surplus attention's lease taken 170 s after the drain stalled, and its reclaim's guard
+  // (~17 min past the lease, as designed) put the store's idle 1 s past invariant 8's bound counted from the drain;
+  // the bound now counts from the later of the drain and such a reclaim (sim/world.ts).
+  it('keeps seed 574866, idle 17 min after a late zombie lease, clean', async () => {
+    expect((await runSeed(574866, asBuilt)).ok).toBe(true);
+  });
+
   it('keeps seed 156704, where surplus attentions of one slot circulated, clean', async () => {
     expect((await runSeed(156704, asBuilt)).ok).toBe(true);
   });
