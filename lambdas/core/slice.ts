@@ -487,17 +487,16 @@ export const runSlice = async (
           const plannedAt = deps.clock.now();
           const until = plannedAt + outcome.afterSeconds * 1000;
           await guardUntilVisible(deps.dispatch, store.storeId, until);
-          // A 429 under `throttleScope: 'task'`: that task alone comes back after its Retry-After, as a fresh copy.
-          if (outcome.kind === 'retry' && outcome.copy) {
-            await resendCopies([message], outcome.afterSeconds, plannedAt);
-            continue;
-          }
           if (outcome.kind === 'retry') {
-            await hidden({ plannedAt, seconds: outcome.afterSeconds }, () =>
-              deps.tasks.changeVisibility(message.queueUrl, [
-                { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
-              ]),
-            );
+            // A 429 under `throttleScope: 'task'`: that task alone comes back after its Retry-After, as a fresh
+            // copy; a transient failure, by its message's visibility.
+            if (outcome.copy) await resendCopies([message], outcome.afterSeconds, plannedAt);
+            else
+              await hidden({ plannedAt, seconds: outcome.afterSeconds }, () =>
+                deps.tasks.changeVisibility(message.queueUrl, [
+                  { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
+                ]),
+              );
             continue;
           }
           // Throttled: the store stops until Retry-After — all its consumers, not only this one: holding the
