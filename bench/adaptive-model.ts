@@ -1,4 +1,5 @@
 import { RecordingTelemetry } from '../lambdas/adapters/recording-telemetry.js';
+import { ADAPTIVE_RULES, afterAnswer, effectiveRate } from '../lambdas/core/adaptive-rate.js';
 import { PLAN_DEFAULTS, type Policy } from '../lambdas/core/plans.js';
 import type {
   Clock,
@@ -32,6 +33,9 @@ import { rng } from './sim/engine.js';
  * `MODEL_SCOPE=store` or `=task` runs the store under that `throttleScope` (plans.ts) and gives re-sent copies back
  * to the receives once their delay has passed (before new tasks), so a task sent back after its 429 is called
  * again: the two scopes compared on the same marketplace.
+ *
+ * `MODEL_TRACE=1` prints each change of the store's rate as it happens: the rate at the 429, the sent-rate bound the
+ * lease measured, the old and new limit estimates, and what the marketplace actually saw in the 10 s before.
  */
 const PHASE_MS = 40_000;
 const WARMUP_MS = 10_000;
@@ -177,6 +181,25 @@ export const runModel = async (seed: number): Promise<ModelResult> => {
     telemetry: new RecordingTelemetry(),
     random,
     settings: { emptyPollSeconds: 1, marketplaceTimeoutMs: 5_000 },
+    ...(process.env['MODEL_TRACE'] === undefined
+      ? {}
+      : {
+          rateRules: {
+            ...ADAPTIVE_RULES,
+            afterAnswer: (state, answer, policyRate, now) => {
+              const next = afterAnswer(state, answer, policyRate, now);
+              if (next !== undefined) {
+                const t = (now - T0) / 1000;
+                // What the marketplace saw: the calls of the last 10 s (the sent-rate bound's window), per second.
+                const truth = calls.filter((c) => c.at > now - 10_000 && c.at <= now).length / 10;
+                process.stdout.write(
+                  `  ${t.toFixed(1)}s limit ${limitAt(now)} current ${effectiveRate(state, policyRate, now).effective.toFixed(2)} sent ${answer.sentPerSecond?.toFixed(2)} c_old ${state?.c?.toFixed(2)} calls10s ${truth.toFixed(2)} -> r ${next.r.toFixed(2)} c ${next.c?.toFixed(2)}\n`,
+                );
+              }
+              return next;
+            },
+          },
+        }),
   };
   const end = T0 + PHASE_MS * SHARES.length;
   const consumer = async (slotId: string) => {
