@@ -23,7 +23,7 @@ export interface OperatorVariant extends Variant {
   workerStores?: (inner: StoreRegistry, run: object) => StoreRegistry;
 }
 
-type ActionKind = 'pause' | 'resume' | 'lower' | 'raise' | 'redrive';
+type ActionKind = 'pause' | 'resume' | 'lower' | 'raise' | 'slice' | 'redrive';
 
 /**
  * The status a seed's pause sets: every state that holds the backlog (`isConsumable` false) — paused,
@@ -40,16 +40,28 @@ interface Action {
   kind: ActionKind;
   /** The cap a plan change sets (lower, raise). */
   cap?: number;
+  /**
+   * A plan change sent as `setOverrides` (that one field, the store's other overrides kept), not as `overrides`
+   * (all of them); its follow-up (raise) likewise.
+   */
+  merge?: boolean;
+  /** The messages per slice a `slice` action sets (with `setOverrides`). */
+  perSlice?: number;
   /** A redrive: looks for dead letters this many more times (its store is chosen when it fires). */
   tries?: number;
-  /** A second operator's action on the same store, sent at the same moment (its retries go alone). */
-  partner?: Action;
+  /** Other operators' actions on the same store, sent at the same moment (their retries go alone). */
+  partners?: Action[];
 }
 
-/** The record field an action sets, and what the operator expects it to hold once acknowledged. */
-type Field = 'status' | 'cap';
-const fieldOf = (kind: ActionKind): Field | undefined =>
-  kind === 'pause' || kind === 'resume' ? 'status' : kind === 'lower' || kind === 'raise' ? 'cap' : undefined;
+/** A record field an action sets: the status, or one of the policy fields the operator changes. */
+type Field = 'status' | 'cap' | 'perSlice';
+/** The fields an action sets: a plan change sent as `overrides` sets every override field, one as `setOverrides` its own. */
+const fieldsOf = (action: Action): Field[] => {
+  if (action.kind === 'pause' || action.kind === 'resume') return ['status'];
+  if (action.kind === 'slice') return ['perSlice'];
+  if (action.kind === 'lower' || action.kind === 'raise') return action.merge ? ['cap'] : ['cap', 'perSlice'];
+  return [];
+};
 
 /** What a worker saw in the store record it read before its acquire. */
 interface Read {
@@ -76,9 +88,12 @@ const NO_TOKENS: TokenStore = {
  * the store with the most dead letters (the real `redriveDeadLetters`; the move: sim/model-redrive.ts). One action
  * at a time, each retried until it is acknowledged (a 200) — except that on some seeds a second operator pauses
  * the store whose cap is lowered at the same moment: two PATCHes of one record at once, each of which reads the
- * whole record and writes it back. Invariant 14 (`OPERATOR_INVARIANT`): an acknowledged change holds — once a
- * PATCH is acknowledged, the field it set keeps its value until another PATCH of that field, so neither of the
- * two undoes the other (lambdas/core/store-writes.ts; broken variant `store-write-unconditional`).
+ * whole record and writes it back. On some seeds (a stream of their own) the plan change names its one field
+ * (`setOverrides`) instead of sending all the overrides, and on some of those a third operator lowers the same
+ * store's messages per slice at that moment, also with `setOverrides`: two merges of one record's overrides at
+ * once. Invariant 14 (`OPERATOR_INVARIANT`): an acknowledged change holds — once a PATCH is acknowledged, each
+ * field it set keeps its value until another PATCH of that field, so none of them undoes another
+ * (lambdas/core/store-writes.ts; broken variants `store-write-unconditional`, `set-overrides-merged-once`).
  *
  * It also watches the Stores table: what each worker read of its store (status and cap), which is the
  * policy the real worker slices with — the checks hold each lease to that, not to the record as it is now.
@@ -143,7 +158,25 @@ export class Operator implements RegistryWatch {
     // Two operators at once, on a stream of its own: a pause of the store whose cap is lowered, sent with it.
     const lower = this.pending.find((action) => action.kind === 'lower');
     if (lower && new Rng(ctx.scenario.seed ^ 0xc0c0a).chance(0.4))
-      lower.partner = { key: ++this.keys, at: lower.at, storeId: lower.storeId, kind: 'pause' };
+      lower.partners = [{ key: ++this.keys, at: lower.at, storeId: lower.storeId, kind: 'pause' }];
+    // `setOverrides`, on a stream of its own: the plan change names its field, and another operator lowers the
+    // store's messages per slice at that moment (only lower: a slice never takes more than its plan allows).
+    const merges = new Rng(ctx.scenario.seed ^ 0x5e70e);
+    if (lower && merges.chance(0.5)) {
+      lower.merge = true;
+      const own = (specs.find((s) => s.storeId === lower.storeId) as StoreSpec).policy.maxMessagesPerSlice;
+      if (own >= 2 && merges.chance(0.6))
+        lower.partners = [
+          ...(lower.partners ?? []),
+          {
+            key: ++this.keys,
+            at: lower.at,
+            storeId: lower.storeId,
+            kind: 'slice',
+            perSlice: merges.int(1, own - 1),
+          },
+        ];
+    }
   }
 
   /* ---------------------------------------------------------------- what the checks read */
@@ -159,7 +192,7 @@ export class Operator implements RegistryWatch {
 
   written(state: StoreState): void {
     this.ctx.sched.log(
-      `operator: ${state.spec.storeId} is now ${state.record.status}, cap ${policyOf(state.record).maxConcurrentConsumers}`,
+      `operator: ${state.spec.storeId} is now ${state.record.status}, cap ${policyOf(state.record).maxConcurrentConsumers}, ${policyOf(state.record).maxMessagesPerSlice} a slice`,
     );
     // A write may undo an acknowledged change before any acknowledgement follows (a crashed PATCH's write).
     this.checkAcknowledged();
@@ -205,7 +238,7 @@ export class Operator implements RegistryWatch {
       next.storeId = storeId;
     }
     this.spawn(next);
-    if (next.partner) this.spawn(next.partner);
+    for (const partner of next.partners ?? []) this.spawn(partner);
   }
 
   private mostDeadLetters(): string | undefined {
@@ -216,27 +249,44 @@ export class Operator implements RegistryWatch {
   }
 
   /**
-   * Invariant 14: `action` was acknowledged. Its field now holds its value (unless the same field has another
-   * action under way), and so does every field an earlier acknowledged PATCH set and nothing has set since
-   * (checked again at every write of the table).
+   * Invariant 14: `action` was acknowledged. Each field it set now holds its value (unless the same field has
+   * another action under way), and so does every field an earlier acknowledged PATCH set and nothing has set
+   * since (checked again at every write of the table).
    */
   private settled(action: Action): void {
     this.unsettled.delete(action.key);
-    const field = fieldOf(action.kind);
-    if (field !== undefined) {
-      const value = field === 'status' ? (this.bodyOf(action)['status'] as string) : (action.cap ?? 0);
-      this.acknowledged.set(`${action.storeId}|${field}`, { storeId: action.storeId, field, value });
-    }
+    for (const field of fieldsOf(action))
+      this.acknowledged.set(`${action.storeId}|${field}`, {
+        storeId: action.storeId,
+        field,
+        value: this.valueOf(action, field),
+      });
     this.checkAcknowledged();
+  }
+
+  /** What `field` holds once `action` is applied. */
+  private valueOf(action: Action, field: Field): string | number {
+    if (field === 'status') return this.bodyOf(action)['status'] as string;
+    if (field === 'cap') return action.cap ?? 0;
+    // A `slice` action's own value; a plan change sent with all the overrides puts back the spec's.
+    return action.perSlice ?? (this.stores.get(action.storeId) as StoreState).spec.policy.maxMessagesPerSlice;
   }
 
   /** Invariant 14 now: every acknowledged field holds, but for fields with a PATCH under way. */
   private checkAcknowledged(): void {
-    const busy = new Set([...this.unsettled.values()].map((a) => `${a.storeId}|${fieldOf(a.kind)}`));
+    const busy = new Set(
+      [...this.unsettled.values()].flatMap((a) => fieldsOf(a).map((f) => `${a.storeId}|${f}`)),
+    );
     for (const [key, { storeId, field: f, value }] of this.acknowledged) {
       if (busy.has(key)) continue;
       const record = (this.stores.get(storeId) as StoreState).record;
-      const holds = f === 'status' ? record.status : policyOf(record).maxConcurrentConsumers;
+      const policy = policyOf(record);
+      const holds =
+        f === 'status'
+          ? record.status
+          : f === 'cap'
+            ? policy.maxConcurrentConsumers
+            : policy.maxMessagesPerSlice;
       if (holds !== value)
         this.ctx.checks.changeLost(
           `the operator's acknowledged ${f} ${value} of ${storeId} was undone: the record has ${holds}`,
@@ -249,6 +299,8 @@ export class Operator implements RegistryWatch {
     if (action.kind === 'redrive') return {};
     if (action.kind === 'pause') return { status: HOLDING[this.ctx.scenario.seed % HOLDING.length] };
     if (action.kind === 'resume') return { status: 'active' };
+    if (action.kind === 'slice') return { setOverrides: { maxMessagesPerSlice: action.perSlice } };
+    if (action.merge) return { setOverrides: { maxConcurrentConsumers: action.cap } };
     return { overrides: { ...state.spec.overrides, maxConcurrentConsumers: action.cap } };
   }
 
@@ -280,7 +332,7 @@ export class Operator implements RegistryWatch {
       over = true;
       this.running--;
       ctx.sched.log(`${actor.name} ${why}`);
-      const { partner: _sent, ...alone } = action;
+      const { partners: _sent, ...alone } = action;
       if (!acknowledged) {
         // The operator tries again (the same PATCH), until it is acknowledged.
         this.pending.push({ ...alone, at: ctx.now + rng.int(1_000, 3_000) });

@@ -1,4 +1,4 @@
-import { redriveDeadLetters } from '../lambdas/core/admin.js';
+import { patchStore, redriveDeadLetters } from '../lambdas/core/admin.js';
 import { reconcile } from '../lambdas/core/reconcile.js';
 import type { StoreRegistry, TaskQueues } from '../lambdas/core/ports.js';
 import type { StoreRecord } from '../lambdas/core/store-model.js';
@@ -135,6 +135,23 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
             const current = await inner.get(record.storeId);
             return current !== undefined && inner.replace(record, current);
           }),
+  },
+  {
+    name: 'set-overrides-merged-once',
+    breaks: 14,
+    description:
+      "a PATCH's setOverrides is merged into the overrides it read first and sent as all of them: when another operator's field lands between that read and the write, the conditional write's retry puts the stale overrides back over it",
+    patchStore: async (deps, request) => {
+      const body = JSON.parse(request.body ?? '{}') as { setOverrides?: Record<string, unknown> };
+      const current = await deps.stores.get(request.pathParameters?.['storeId'] ?? '');
+      if (body.setOverrides === undefined || current === undefined) return patchStore(deps, request);
+      const merged: Record<string, unknown> = { ...current.overrides };
+      for (const [field, value] of Object.entries(body.setOverrides))
+        if (value === null) delete merged[field];
+        else merged[field] = value;
+      const { setOverrides: _named, ...rest } = body;
+      return patchStore(deps, { ...request, body: JSON.stringify({ ...rest, overrides: merged }) });
+    },
   },
 ];
 
