@@ -65,6 +65,7 @@ const edges = {
   hardErrors: 0,
   hardErrorsApplied: 0,
   operatorActions: 0,
+  overrideMerges: 0,
   storeWriteConflicts: 0,
   taskScopeThrottles: 0,
   callsWhilePaused: 0,

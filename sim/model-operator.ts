@@ -339,6 +339,7 @@ export class Operator implements RegistryWatch {
         return;
       }
       ctx.stats.operatorActions++;
+      if (action.merge || action.kind === 'slice') ctx.stats.overrideMerges++;
       this.settled(action);
       const own = (this.stores.get(action.storeId) as StoreState).spec.policy.maxConcurrentConsumers;
       if (action.kind === 'pause')

@@ -122,6 +122,8 @@ export interface SimStats {
   hardErrorsApplied: number;
   /** Operator actions acknowledged (pause, resume, cap lowered, cap raised: sim/model-operator.ts). */
   operatorActions: number;
+  /** …of which PATCHes with `setOverrides` (a plan change naming its field, messages per slice lowered). */
+  overrideMerges: number;
   /** Store writes refused because another write came first (two operators at once: invariant 14). */
   storeWriteConflicts: number;
   /** 429s answered to stores whose throttle scope is the task (`throttleScope: 'task'`): the task alone waits. */
@@ -172,6 +174,7 @@ export const emptyStats = (): SimStats => ({
   hardErrors: 0,
   hardErrorsApplied: 0,
   operatorActions: 0,
+  overrideMerges: 0,
   storeWriteConflicts: 0,
   taskScopeThrottles: 0,
   callsWhilePaused: 0,
