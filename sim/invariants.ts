@@ -291,12 +291,11 @@ export class Invariants implements Checks {
       this.fail(1, `ingest accepted ${storeId}:${eventId} (202) but never enqueued it`);
   }
 
+  /** Against the messages per slice of the record its worker read (an operator's `setOverrides` may lower it). */
   received(state: StoreState, lease: LeaseTrack): void {
-    if (lease.received > state.spec.policy.maxMessagesPerSlice)
-      this.fail(
-        4,
-        `one slice of ${lease.storeId} received ${lease.received} messages (max ${state.spec.policy.maxMessagesPerSlice})`,
-      );
+    const max = lease.perSlice ?? state.spec.policy.maxMessagesPerSlice;
+    if (lease.received > max)
+      this.fail(4, `one slice of ${lease.storeId} received ${lease.received} messages (max ${max})`);
   }
 
   /**
@@ -373,6 +372,9 @@ export class Invariants implements Checks {
       this.world.capRead(actor.id, lease.storeId) ?? this.world.ownCap(lease.storeId),
     );
     lease.cap = cap;
+    lease.perSlice =
+      this.world.perSliceRead(actor.id, lease.storeId) ??
+      this.world.store(lease.storeId)?.spec.policy.maxMessagesPerSlice;
     const own = this.world.store(lease.storeId)?.spec.policy.maxConcurrentConsumers;
     if (cap !== own) this.world.stats.campaignLeases++;
     if (cap !== this.capAt(lease.storeId, lease.startedAt + ttl)) this.world.stats.leasesAcrossBoundary++;

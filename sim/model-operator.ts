@@ -68,6 +68,7 @@ interface Read {
   storeId: string;
   active: boolean;
   cap: number;
+  perSlice: number;
 }
 
 const notSimulated = () => Promise.reject(new Error('not simulated'));
@@ -187,6 +188,7 @@ export class Operator implements RegistryWatch {
       storeId: state.spec.storeId,
       active: isConsumable(state.record.status),
       cap: policyOf(state.record).maxConcurrentConsumers,
+      perSlice: policyOf(state.record).maxMessagesPerSlice,
     });
   }
 

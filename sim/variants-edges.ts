@@ -13,6 +13,8 @@ const swallowing =
 
 /** First record each worker read of a store in one run (per deployment), by store. */
 const planCaches = new WeakMap<object, Map<string, StoreRecord>>();
+/** The messages-per-slice override of each worker's first read of a store in one run, by store. */
+const sliceCaches = new WeakMap<object, Map<string, number | undefined>>();
 
 /**
  * Broken variants of the edges the simulation models since issue #10: hard SQS/DynamoDB errors
@@ -135,6 +137,28 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
             const current = await inner.get(record.storeId);
             return current !== undefined && inner.replace(record, current);
           }),
+  },
+  {
+    name: 'slice-size-cached',
+    breaks: 4,
+    description:
+      "the worker keeps each store's messages per slice from its first read (a container cache the operator's setOverrides does not invalidate): a slice after the operator lowered it receives more than the store now allows",
+    workerStores: (inner: StoreRegistry, run: object) => ({
+      ...inner,
+      get: async (storeId) => {
+        const record = await inner.get(storeId);
+        if (!record) return record;
+        const cache = sliceCaches.get(run) ?? new Map<string, number | undefined>();
+        sliceCaches.set(run, cache);
+        if (!cache.has(storeId)) cache.set(storeId, record.overrides?.maxMessagesPerSlice);
+        const first = cache.get(storeId);
+        const { maxMessagesPerSlice: _now, ...overrides } = record.overrides ?? {};
+        return {
+          ...record,
+          overrides: first === undefined ? overrides : { ...overrides, maxMessagesPerSlice: first },
+        };
+      },
+    }),
   },
   {
     name: 'set-overrides-merged-once',

@@ -30,6 +30,8 @@ export interface LeaseTrack {
   calls: number;
   /** The cap in force when it was taken (campaign windows included), set by the lease check. */
   cap?: number;
+  /** The messages per slice of the store record its worker read before taking it, set by the lease check. */
+  perSlice?: number;
   /** True time of this lease's latest pacing reservation (restartTat/advanceTat), several consumers only. */
   reservedAt?: number;
 }
@@ -221,6 +223,8 @@ export interface WorldView {
   ownCap(storeId: string): number;
   /** The store's own cap in the record this worker last read of the store (its policy for the lease). */
   capRead(actorId: number, storeId: string): number | undefined;
+  /** The messages per slice in the record this worker last read of the store (an operator may lower it). */
+  perSliceRead(actorId: number, storeId: string): number | undefined;
   /** The store's record is not consumable now (paused by an operator). */
   paused(storeId: string): boolean;
   /** Whether the record this worker last read of the store was consumable (undefined: never read). */

@@ -169,6 +169,9 @@ export class World implements WorldView {
   capRead(actorId: number, storeId: string): number | undefined {
     return this.operator.readOf(actorId, storeId)?.cap;
   }
+  perSliceRead(actorId: number, storeId: string): number | undefined {
+    return this.operator.readOf(actorId, storeId)?.perSlice;
+  }
   paused(storeId: string): boolean {
     const state = this.sqs.stores.get(storeId);
     return state !== undefined && !isConsumable(state.record.status);
