@@ -11,7 +11,9 @@ import {
 /** Local mode's environment (contract: PORT, ADMIN_TOKEN, MARKETPLACE_BASE_URL, DATA_DIR; the rest are ours). */
 const LocalEnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
-  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  // Any token the operator chooses (the contract sets no form); one shorter than ADMIN_TOKEN_ADVISED_LENGTH is
+  // taken with a warning at start-up, not refused: local mode is a developer's machine.
+  ADMIN_TOKEN: z.string().min(1, 'must not be empty (unset it to have one generated)').optional(),
   MARKETPLACE_BASE_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.local'),
   AQ_WORKER_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(4),
@@ -46,6 +48,9 @@ const LocalEnvSchema = z.object({
   SIM_MARKETPLACE_RATE_HEADERS: z.enum(LIMIT_HEADER_MODES).default('none'),
 });
 export type LocalEnv = z.infer<typeof LocalEnvSchema>;
+
+/** An admin token shorter than this is guessable: local mode warns at start-up (it still takes it). */
+export const ADMIN_TOKEN_ADVISED_LENGTH = 16;
 
 export const loadLocalEnv = (env: Record<string, string | undefined> = process.env): LocalEnv => {
   const result = LocalEnvSchema.safeParse(env);
