@@ -51,4 +51,29 @@ describe('redrive', () => {
       marked: true,
     });
   });
+
+  it('moves the dead letters there were: a task the marketplace refuses again is called once more and stays', async () => {
+    await t.createStore('rd-again', { tenantId: 'acme', marketplace: 'amazon', plan: 'basic' });
+    t.marketplace.setResponder((call) => (call.storeId === 'rd-again' ? { status: 400 } : undefined));
+    await t.submitMany('rd-again', token, inventoryTasks('rd-again', 1));
+    const deadLetters = async () =>
+      (await t.admin<{ queue: { deadLetters: number } }>('GET', '/admin/stores/rd-again')).body.queue
+        .deadLetters;
+    const refused = () =>
+      t.marketplace.calls.filter((c) => c.storeId === 'rd-again' && c.status === 400).length;
+    await waitFor('the task is dead-lettered', async () => (await deadLetters()) === 1, 30_000);
+    const first = await t.admin('POST', '/admin/stores/rd-again/dead-letters/redrive');
+    await waitFor('the redriven task is refused again', () => refused() === 2, 30_000);
+    await waitFor('and is back in the DLQ', async () => (await deadLetters()) === 1, 30_000);
+    // The move of the one letter there was has ended: a second redrive is taken (a move until the DLQ is empty
+    // would still be running, sending the task round again, and answer 409), and now the task is delivered.
+    t.marketplace.setResponder(undefined);
+    await waitFor(
+      'a second redrive is taken',
+      async () => (await t.admin('POST', '/admin/stores/rd-again/dead-letters/redrive')).status === 202,
+      30_000,
+    );
+    await waitFor('the task is delivered', () => t.deliveredCount('rd-again') === 1, 30_000);
+    expect({ first: first.status, refused: refused() }).toEqual({ first: 202, refused: 2 });
+  });
 });

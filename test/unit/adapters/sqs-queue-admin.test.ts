@@ -289,6 +289,11 @@ describe('SqsQueueAdmin.redrive', () => {
   });
 
   describe('manual mode (emulator)', () => {
+    /** Starts a redrive of 2 dead letters and waits until its move has ended. */
+    const moved = async (admin: SqsQueueAdmin): Promise<void> => {
+      await expect(admin.redrive(store, 1000)).resolves.toEqual({ moving: 2 });
+      await vi.waitFor(async () => expect(await admin.redriveRunning(store)).toBe(false));
+    };
     beforeEach(() => {
       attributes({ deadLetters: 2 });
       sqs
@@ -305,14 +310,12 @@ describe('SqsQueueAdmin.redrive', () => {
     });
 
     it('does not start a move task', async () => {
-      await new SqsQueueAdmin(client(), 'aq', 'manual').redrive(store, 1000);
-      await vi.waitFor(() => expect(sqs.commandCalls(ReceiveMessageCommand)).toHaveLength(2));
+      await moved(new SqsQueueAdmin(client(), 'aq', 'manual'));
       expect(sqs.commandCalls(StartMessageMoveTaskCommand)).toHaveLength(0);
     });
 
     it('sends the dead letters back to the work queue', async () => {
-      await new SqsQueueAdmin(client(), 'aq', 'manual').redrive(store, 1000);
-      await vi.waitFor(() => expect(sqs.commandCalls(ReceiveMessageCommand)).toHaveLength(2));
+      await moved(new SqsQueueAdmin(client(), 'aq', 'manual'));
       expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input).toEqual({
         QueueUrl: QUEUE_URL,
         Entries: [
@@ -323,8 +326,7 @@ describe('SqsQueueAdmin.redrive', () => {
     });
 
     it('deletes them from the DLQ only after sending them', async () => {
-      await new SqsQueueAdmin(client(), 'aq', 'manual').redrive(store, 1000);
-      await vi.waitFor(() => expect(sqs.commandCalls(ReceiveMessageCommand)).toHaveLength(2));
+      await moved(new SqsQueueAdmin(client(), 'aq', 'manual'));
       const order = sqs.calls().map((c) => c.args[0].constructor.name);
       expect({
         delete: sqs.commandCalls(DeleteMessageBatchCommand)[0]?.args[0].input,
@@ -339,6 +341,40 @@ describe('SqsQueueAdmin.redrive', () => {
         },
         sentFirst: true,
       });
+    });
+
+    it('moves the dead letters counted when it started, not until the DLQ is empty: one refused again stays', async () => {
+      // Every receive finds a dead letter: the marketplace refuses each moved task again at once.
+      let n = 0;
+      sqs.on(ReceiveMessageCommand).callsFake(() => {
+        n++;
+        return { Messages: [{ MessageId: `m${n}`, ReceiptHandle: `rh-${n}`, Body: `task-${n}` }] };
+      });
+      await moved(new SqsQueueAdmin(client(), 'aq', 'manual'));
+      const sent = sqs.commandCalls(SendMessageBatchCommand).flatMap((c) => c.args[0].input.Entries ?? []);
+      expect({ receives: n, sent: sent.map((e) => e.MessageBody) }).toEqual({
+        receives: 2,
+        sent: ['task-1', 'task-2'],
+      });
+    });
+
+    it('asks each receive for no more than it still has to move', async () => {
+      await moved(new SqsQueueAdmin(client(), 'aq', 'manual'));
+      expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input.MaxNumberOfMessages).toBe(2);
+    });
+
+    it('gives up once it received three times the count when its sends keep failing', async () => {
+      sqs
+        .on(ReceiveMessageCommand)
+        .resolves({ Messages: [{ MessageId: 'a', ReceiptHandle: 'rh-a', Body: 'task-a' }] });
+      sqs
+        .on(SendMessageBatchCommand)
+        .resolves({ Failed: [{ Id: '0', SenderFault: false, Code: 'InternalError' }] });
+      await moved(new SqsQueueAdmin(client(), 'aq', 'manual'));
+      expect({
+        receives: sqs.commandCalls(ReceiveMessageCommand).length,
+        deletes: sqs.commandCalls(DeleteMessageBatchCommand).length,
+      }).toEqual({ receives: 6, deletes: 0 });
     });
   });
 });
