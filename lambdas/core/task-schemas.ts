@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ISO_4217_CODES } from './currencies.js';
 import { unpairedSurrogatePath } from './sqs-text.js';
 
 /** Contract: 1–128 of [A-Za-z0-9._:-], chosen by the integrator and stable across retries. */
@@ -20,7 +21,7 @@ export const PayloadSchemas = {
   'price.update': z.strictObject({
     sku,
     amount: z.number().positive().finite(),
-    currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO-4217 code such as "BRL"'),
+    currency: z.enum(ISO_4217_CODES, { error: 'must be an ISO-4217 code such as "BRL"' }),
   }),
   'catalog.update': z.strictObject({
     sku,

@@ -170,3 +170,18 @@ describe('BatchBodySchema', () => {
     expect(MAX_BATCH_TASKS).toBe(100);
   });
 });
+
+describe('price.update: the currency is an ISO 4217 code', () => {
+  const price = (currency: unknown) => task('price.update', { sku: 'SKU-1', amount: 1, currency });
+
+  it.each(['BRL', 'USD', 'EUR', 'JPY', 'MXN', 'CLF', 'XAU', 'XXX'])('accepts %s', (currency) => {
+    expect(problemAt(price(currency))).toBeUndefined();
+  });
+
+  it.each(['XYZ', 'AAA', 'QQQ', 'brl', 'BR', 'BRLX', 7])('rejects %j, naming the field', (currency) => {
+    const result = TaskSchema.safeParse(price(currency));
+    expect(
+      result.success ? undefined : result.error.issues.map((i) => [i.path.join('.'), i.message]),
+    ).toEqual([['payload.currency', 'must be an ISO-4217 code such as "BRL"']]);
+  });
+});
