@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { PrerequisiteError } from './local/emulators.js';
-import { ADMIN_TOKEN_ADVISED_LENGTH, loadLocalEnv } from './local/local-config.js';
+import { adminTokenWarning, loadLocalEnv } from './local/local-config.js';
 import { startLocalStack, type LocalStack } from './local/local-stack.js';
 import { MetricNames } from '../lambdas/core/names.js';
 
@@ -46,11 +46,7 @@ const main = async (): Promise<void> => {
       `Attention Queue running at ${u}  (GET ${u}/health)`,
       `Dashboard: ${u}/dashboard  (metrics as JSON: ${u}/metrics)`,
       `Admin token: ${stack.adminToken}${env.ADMIN_TOKEN ? ' (from ADMIN_TOKEN)' : ' (generated; set ADMIN_TOKEN to choose one)'}`,
-      ...(env.ADMIN_TOKEN !== undefined && env.ADMIN_TOKEN.length < ADMIN_TOKEN_ADVISED_LENGTH
-        ? [
-            `Warning: ADMIN_TOKEN is shorter than ${ADMIN_TOKEN_ADVISED_LENGTH} characters; anyone who can reach ${u} could guess it.`,
-          ]
-        : []),
+      ...[adminTokenWarning(env.ADMIN_TOKEN, u)].filter((line) => line !== undefined),
       `Marketplace: ${env.MARKETPLACE_BASE_URL ?? `simulated at ${stack.marketplace?.url} (latency ${env.SIM_MARKETPLACE_LATENCY_MS} ms)`}`,
       `Data: ${env.DATA_DIR} (DynamoDB tables survive restarts; SQS messages do not)`,
       '',

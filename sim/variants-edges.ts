@@ -164,7 +164,7 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
     name: 'set-overrides-merged-once',
     breaks: 14,
     description:
-      "a PATCH's setOverrides is merged into the overrides it read first and sent as all of them: when another operator's field lands between that read and the write, the conditional write's retry puts the stale overrides back over it",
+      "a PATCH's setOverrides is merged into the overrides of a read of its own, before the write's, and sent as all of them: when another operator's field lands after that read, the write (or its conditional retry) puts the stale overrides back over it",
     patchStore: async (deps, request) => {
       const body = JSON.parse(request.body ?? '{}') as { setOverrides?: Record<string, unknown> };
       const current = await deps.stores.get(request.pathParameters?.['storeId'] ?? '');

@@ -11,9 +11,14 @@ import {
 /** Local mode's environment (contract: PORT, ADMIN_TOKEN, MARKETPLACE_BASE_URL, DATA_DIR; the rest are ours). */
 const LocalEnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
-  // Any token the operator chooses (the contract sets no form); one shorter than ADMIN_TOKEN_ADVISED_LENGTH is
-  // taken with a warning at start-up, not refused: local mode is a developer's machine.
-  ADMIN_TOKEN: z.string().min(1, 'must not be empty (unset it to have one generated)').optional(),
+  // Any token the operator chooses (the contract sets no form) that a bearer header can carry: one word. One
+  // shorter than ADMIN_TOKEN_ADVISED_LENGTH is taken with a warning at start-up (adminTokenWarning), not refused:
+  // local mode is a developer's machine.
+  ADMIN_TOKEN: z
+    .string()
+    .min(1, 'must not be empty (unset it to have one generated)')
+    .regex(/^\S+$/, 'must be one word: "Authorization: Bearer <token>" cannot carry spaces')
+    .optional(),
   MARKETPLACE_BASE_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.local'),
   AQ_WORKER_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(4),
@@ -51,6 +56,12 @@ export type LocalEnv = z.infer<typeof LocalEnvSchema>;
 
 /** An admin token shorter than this is guessable: local mode warns at start-up (it still takes it). */
 export const ADMIN_TOKEN_ADVISED_LENGTH = 16;
+
+/** The start-up warning for a chosen admin token that is short enough to guess, if it is. */
+export const adminTokenWarning = (token: string | undefined, url: string): string | undefined =>
+  token !== undefined && token.length < ADMIN_TOKEN_ADVISED_LENGTH
+    ? `Warning: ADMIN_TOKEN is shorter than ${ADMIN_TOKEN_ADVISED_LENGTH} characters; anyone who can reach ${url} could guess it.`
+    : undefined;
 
 export const loadLocalEnv = (env: Record<string, string | undefined> = process.env): LocalEnv => {
   const result = LocalEnvSchema.safeParse(env);

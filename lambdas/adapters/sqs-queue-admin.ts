@@ -236,8 +236,11 @@ export class SqsQueueAdmin implements QueueAdmin {
    * Emulator stand-in for StartMessageMoveTask: same observable effect, same rate cap, at-least-once. Like the move
    * task, it moves the dead letters counted when it started (`toMove`), not until the DLQ is empty: a task the
    * marketplace refuses again is back in the DLQ within a second, and a move until empty sent it round and round
-   * (a black-box check of local mode: 414 calls for one store's three tasks after one redrive). A move whose sends
-   * keep failing gives up once it has received MOVE_RECEIVE_FACTOR times that many.
+   * (a black-box check of local mode: 414 calls for one store's three tasks after one redrive). It counts, it does
+   * not track which letters it took (the emulator answers oldest first, so the originals come before letters that
+   * arrive meanwhile). It ends at the first empty receive: a letter whose send failed stays hidden for its 30 s
+   * visibility and is left for a later redrive. A move that ends short of its count says so (a warning), and one
+   * that keeps finding letters it cannot send gives up once it has received MOVE_RECEIVE_FACTOR times its count.
    */
   private async moveManually(store: QueuePair, ratePerSecond: number, toMove: number): Promise<void> {
     let moved = 0;
@@ -251,7 +254,7 @@ export class SqsQueueAdmin implements QueueAdmin {
         }),
       );
       const messages = out.Messages ?? [];
-      if (messages.length === 0) return;
+      if (messages.length === 0) break;
       received += messages.length;
       const started = Date.now();
       const sent = await this.sqs.send(
@@ -260,7 +263,7 @@ export class SqsQueueAdmin implements QueueAdmin {
           Entries: messages.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })),
         }),
       );
-      // Only what reached the store queue leaves the DLQ; the rest is tried again when it reappears.
+      // Only what reached the store queue leaves the DLQ; the rest reappears after its visibility.
       const failed = new Set((sent.Failed ?? []).map((f) => f.Id));
       const back = messages.map((m, i) => ({ m, id: String(i) })).filter(({ id }) => !failed.has(id));
       if (back.length === 0) continue;
@@ -275,5 +278,9 @@ export class SqsQueueAdmin implements QueueAdmin {
       const elapsed = Date.now() - started;
       if (elapsed < minMs) await new Promise((r) => setTimeout(r, minMs - elapsed));
     }
+    if (moved < toMove)
+      process.emitWarning(
+        `manual redrive of ${store.deadLetterQueueUrl} moved ${moved} of the ${toMove} dead letters it counted; redrive again for the rest`,
+      );
   }
 }

@@ -363,6 +363,29 @@ describe('SqsQueueAdmin.redrive', () => {
       expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input.MaxNumberOfMessages).toBe(2);
     });
 
+    it('says so when it ends short of its count (a letter hidden or gone meanwhile)', async () => {
+      const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+      sqs
+        .on(ReceiveMessageCommand)
+        .callsFake((input: { MaxNumberOfMessages?: number }) =>
+          input.MaxNumberOfMessages === 2
+            ? { Messages: [{ MessageId: 'a', ReceiptHandle: 'rh-a', Body: 'task-a' }] }
+            : {},
+        );
+      await moved(new SqsQueueAdmin(client(), 'aq', 'manual'));
+      expect(warn.mock.calls).toEqual([
+        [`manual redrive of ${DLQ_URL} moved 1 of the 2 dead letters it counted; redrive again for the rest`],
+      ]);
+      warn.mockRestore();
+    });
+
+    it('says nothing when it moved them all', async () => {
+      const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+      await moved(new SqsQueueAdmin(client(), 'aq', 'manual'));
+      expect(warn).not.toHaveBeenCalled();
+      warn.mockRestore();
+    });
+
     it('gives up once it received three times the count when its sends keep failing', async () => {
       sqs
         .on(ReceiveMessageCommand)
