@@ -352,10 +352,11 @@ describe('SqsQueueAdmin.redrive', () => {
       });
       await moved(new SqsQueueAdmin(client(), 'aq', 'manual'));
       const sent = sqs.commandCalls(SendMessageBatchCommand).flatMap((c) => c.args[0].input.Entries ?? []);
-      expect({ receives: n, sent: sent.map((e) => e.MessageBody) }).toEqual({
-        receives: 2,
-        sent: ['task-1', 'task-2'],
-      });
+      expect({
+        receives: n,
+        asked: sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.MaxNumberOfMessages),
+        sent: sent.map((e) => e.MessageBody),
+      }).toEqual({ receives: 2, asked: [2, 1], sent: ['task-1', 'task-2'] });
     });
 
     it('asks each receive for no more than it still has to move', async () => {
