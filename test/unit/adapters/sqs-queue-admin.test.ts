@@ -380,6 +380,30 @@ describe('SqsQueueAdmin.redrive', () => {
       warn.mockRestore();
     });
 
+    it("keeps to the store's rate: the next receive waits until the batch's messages are a rate's worth apart", async () => {
+      attributes({ deadLetters: 4 });
+      const receivedAt: number[] = [];
+      let n = 0;
+      sqs.on(ReceiveMessageCommand).callsFake(() => {
+        receivedAt.push(Date.now());
+        n += 2;
+        return {
+          Messages: [n - 1, n].map((i) => ({ MessageId: `m${i}`, ReceiptHandle: `rh-${i}`, Body: `t${i}` })),
+        };
+      });
+      const admin = new SqsQueueAdmin(client(), 'aq', 'manual');
+      await expect(admin.redrive(store, 10)).resolves.toEqual({ moving: 4 });
+      await vi.waitFor(async () => expect(await admin.redriveRunning(store)).toBe(false));
+      // Two messages at 10/s: 200 ms from the first batch's send to the second receive (a lower bound only).
+      expect({
+        receives: receivedAt.length,
+        apart: (receivedAt[1] ?? 0) - (receivedAt[0] ?? 0) >= 190,
+      }).toEqual({
+        receives: 2,
+        apart: true,
+      });
+    });
+
     it('says nothing when it moved them all', async () => {
       const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
       await moved(new SqsQueueAdmin(client(), 'aq', 'manual'));
