@@ -133,7 +133,7 @@ export class Invariants implements Checks {
     const state = this.world.store(storeId);
     this.rate.taskThrottled(storeId, eventId, until);
     // Under `throttleScope: 'task'` the 429 throttles its task alone: the store's other calls go on (plans.ts).
-    // The scope is the store's own (the simulation's campaigns and operator change only the cap).
+    // The scope is the store's own (the simulation's campaigns and operators never change it).
     if (state?.spec.policy.throttleScope === 'task') {
       this.world.stats.taskScopeThrottles++;
       return;

@@ -1,4 +1,4 @@
-import { patchStore, redriveDeadLetters } from '../lambdas/core/admin.js';
+import { mergeOverrides, patchStore, redriveDeadLetters } from '../lambdas/core/admin.js';
 import { reconcile } from '../lambdas/core/reconcile.js';
 import type { StoreRegistry, TaskQueues } from '../lambdas/core/ports.js';
 import type { StoreRecord } from '../lambdas/core/store-model.js';
@@ -169,10 +169,7 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
       const body = JSON.parse(request.body ?? '{}') as { setOverrides?: Record<string, unknown> };
       const current = await deps.stores.get(request.pathParameters?.['storeId'] ?? '');
       if (body.setOverrides === undefined || current === undefined) return patchStore(deps, request);
-      const merged: Record<string, unknown> = { ...current.overrides };
-      for (const [field, value] of Object.entries(body.setOverrides))
-        if (value === null) delete merged[field];
-        else merged[field] = value;
+      const merged = mergeOverrides(current.overrides, body.setOverrides);
       const { setOverrides: _named, ...rest } = body;
       return patchStore(deps, { ...request, body: JSON.stringify({ ...rest, overrides: merged }) });
     },

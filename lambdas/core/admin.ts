@@ -71,6 +71,19 @@ export const PatchStoreBody = z
     message: 'give overrides (all of them) or setOverrides (some), not both',
   });
 
+/** `current` with `setOverrides` applied: each named field set to its value, or removed where it is null. */
+export const mergeOverrides = (
+  current: Overrides | undefined,
+  setOverrides: Record<string, unknown>,
+): Record<string, unknown> => {
+  const merged: Record<string, unknown> = { ...current };
+  for (const [field, value] of Object.entries(setOverrides)) {
+    if (value === null) delete merged[field];
+    else if (value !== undefined) merged[field] = value;
+  }
+  return merged;
+};
+
 /** The store's overrides after a PATCH: replaced (`overrides`, null for none), merged (`setOverrides`), or kept. */
 const patchedOverrides = (
   current: Overrides | undefined,
@@ -78,11 +91,7 @@ const patchedOverrides = (
 ): Overrides | undefined => {
   if (body.overrides !== undefined) return body.overrides ?? undefined;
   if (body.setOverrides === undefined) return current;
-  const merged: Record<string, unknown> = { ...current };
-  for (const [field, value] of Object.entries(body.setOverrides)) {
-    if (value === null) delete merged[field];
-    else if (value !== undefined) merged[field] = value;
-  }
+  const merged = mergeOverrides(current, body.setOverrides);
   return Object.keys(merged).length === 0 ? undefined : (merged as Overrides);
 };
 
