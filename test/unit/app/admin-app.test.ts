@@ -419,6 +419,17 @@ describe('PATCH /admin/stores/{storeId}', () => {
     if (overrides === undefined) expect(item).not.toHaveProperty('overrides');
   });
 
+  it.each([
+    { case: 'replaces them all', body: { overrides: { maxAttempts: 3 } }, overrides: { maxAttempts: 3 } },
+    { case: 'null removes them all', body: { overrides: null }, overrides: undefined },
+    { case: 'absent keeps them', body: { status: 'paused' }, overrides: { ratePerSecond: 2 } },
+  ])('overrides $case', async ({ body, overrides }) => {
+    existing(storeRecord({ overrides: { ratePerSecond: 2 }, priorityQueueUrl: HIGH_QUEUE_URL }));
+    const { call } = setup();
+    expect((await call(storeRoute('PATCH', body))).status).toBe(200);
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item?.['overrides']).toEqual(overrides);
+  });
+
   it('builds setOverrides on the record another write left: a field another operator set meanwhile holds', async () => {
     const read = storeRecord({
       revision: 3,
