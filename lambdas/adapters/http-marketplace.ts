@@ -116,7 +116,15 @@ export class HttpMarketplace implements Marketplace {
       );
       const outcome = classify(response.status, response.headers.get('retry-after'), Date.now());
       const limit = parseMarketLimit(response.headers);
-      return limit === undefined ? outcome : { ...outcome, limit };
+      if (limit === undefined) return outcome;
+      // A 429 without Retry-After waits for the quota window's reset when the answer gives one.
+      if (
+        outcome.kind === 'throttled' &&
+        outcome.retryAfterSeconds === undefined &&
+        limit.resetSeconds !== undefined
+      )
+        return { ...outcome, retryAfterSeconds: limit.resetSeconds, limit };
+      return { ...outcome, limit };
     } catch (error) {
       const name = (error as Error).name;
       const reason =

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ThrottleScope } from './plans.js';
+import { MAX_DELAY_SECONDS } from './timing.js';
 
 /**
  * The marketplace's own limits (issue #13): a store's effective rate is min(policy rate, what the marketplace
@@ -273,6 +274,22 @@ export const resumeWithinSlice = (
 };
 
 /**
+ * The marketplace's quota for the window spent (IETF draft `RateLimit-Remaining: 0`, on any answer): no call of
+ * the store may start before `RateLimit-Reset` seconds from now, when the window resets — whatever the rate says
+ * (a `RateLimit-Limit` without a quota policy is read as per second, where the marketplace may mean a longer
+ * window; and a store paced at its limit may still spend a window's quota early). Undefined when the answer says
+ * no such thing (calls left, or no reset). At most SQS's longest delay, as a Retry-After: a Reset that is really
+ * an epoch time (another API's convention) holds the store 15 minutes, not decades.
+ */
+export const quotaSpentUntil = (limit: MarketLimit | undefined, now: number): number | undefined =>
+  limit?.remaining !== undefined &&
+  limit.remaining <= 0 &&
+  limit.resetSeconds !== undefined &&
+  limit.resetSeconds > 0
+    ? now + Math.ceil(Math.min(MAX_DELAY_SECONDS, limit.resetSeconds) * 1000)
+    : undefined;
+
+/**
  * The rules as one value, so the deterministic simulation can run a deliberately broken variant of them
  * (sim/variants-adaptive.ts); the worker always runs ADAPTIVE_RULES.
  */
@@ -281,5 +298,12 @@ export interface RateRules {
   afterAnswer: typeof afterAnswer;
   resumeWithinSlice: typeof resumeWithinSlice;
   firstHoldUntil: typeof firstHoldUntil;
+  quotaSpentUntil: typeof quotaSpentUntil;
 }
-export const ADAPTIVE_RULES: RateRules = { effectiveRate, afterAnswer, resumeWithinSlice, firstHoldUntil };
+export const ADAPTIVE_RULES: RateRules = {
+  effectiveRate,
+  afterAnswer,
+  resumeWithinSlice,
+  firstHoldUntil,
+  quotaSpentUntil,
+};

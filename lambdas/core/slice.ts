@@ -10,6 +10,7 @@ import { UnsettledError, writeDelivered } from './delivered-settle.js';
 import { MetricNames } from './names.js';
 import type { DeliveredSettle, DispatchState } from './ports.js';
 import type { Policy } from './plans.js';
+import { quotaPacer } from './quota-pacer.js';
 import { localPacer, maxPaceWaitMs, sharedPacer, type BlockRules, type Pacer } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import { bySource, receiveBatch, type SourcedMessage } from './slice-receive.js';
@@ -177,7 +178,9 @@ export const runSlice = async (
    */
   const maxWaitMs = (): number =>
     maxPaceWaitMs(interval(), policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
-  const pacer: Pacer = single
+  /** Until when the marketplace said this store's window quota is spent (`quotaSpentUntil`; 0: never). */
+  let quotaUntil = 0;
+  const ratePacer: Pacer = single
     ? localPacer(interval, lease.nextCallAt, deps.clock)
     : sharedPacer(
         deps.dispatch,
@@ -189,18 +192,31 @@ export const runSlice = async (
         deps.blockRules,
         { wanted: () => rate.peekWanted(), read: () => rate.peek() },
       );
+  const pacer = quotaPacer(ratePacer, deps.clock, () => quotaUntil, rules.resumeWithinSlice);
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = (): number => interval() * policy.maxConcurrentConsumers;
   /** Each marketplace answer feeds the rate; a lowered rate also stretches the shared schedule at once. */
   const observe = async (answer: RateAnswer): Promise<void> => {
     if (answer.retryAfterSeconds !== undefined)
       throttledUntil = Math.max(throttledUntil, deps.clock.now() + answer.retryAfterSeconds * 1000);
+    // The window's quota spent: no call of the store before the window resets — this lease's (`quotaPacer`), a
+    // single-consumer store's next lease (the carried pace) and the other consumers' (the hold below).
+    const spent = rules.quotaSpentUntil(answer.limit, deps.clock.now());
+    if (spent !== undefined) {
+      quotaUntil = Math.max(quotaUntil, spent);
+      throttledUntil = Math.max(throttledUntil, spent);
+    }
     // A 429 first holds the other consumers for its whole Retry-After (firstHoldUntil), before the rate's own
     // writes and the settle: their next reservations, which would otherwise go out at the old spacing into an
-    // empty bucket while those writes run, then wait.
-    if (!single && answer.throttled)
+    // empty bucket while those writes run, then wait. A spent quota holds them likewise, one write for both;
+    // written for a single-consumer store too (a consumer a raised cap adds paces on the shared schedule).
+    const holdUntil = Math.max(
+      !single && answer.throttled ? rules.firstHoldUntil(answer.retryAfterSeconds, deps.clock.now()) : 0,
+      spent ?? 0,
+    );
+    if (holdUntil > 0)
       await deps.dispatch
-        .holdTat(store.storeId, rules.firstHoldUntil(answer.retryAfterSeconds, deps.clock.now()))
+        .holdTat(store.storeId, holdUntil)
         .catch((error: unknown) => deps.telemetry.warn('store not held', { error: String(error) }));
     const before = interval();
     await rate.observe(answer);
@@ -436,7 +452,8 @@ export const runSlice = async (
           if (outcome.kind === 'not_started') {
             const at = deps.clock.now();
             if (pacer.held) {
-              // Another consumer's 429 holds the store (holdTat): the messages in hand come back when the hold
+              // Another consumer's 429 holds the store (holdTat), or the marketplace's window quota is spent
+              // (quotaPacer) for longer than a sleep-through: the messages in hand come back when the hold
               // ends, as fresh copies — handing them back would spend one receive per hold, and a long
               // throttle would push them into the DLQ. Write-ahead: no idling before they are visible again.
               const delaySeconds = Math.min(

@@ -263,6 +263,31 @@ describe('parseMarketLimit (adaptive rate)', () => {
       limit: { perSecond: 2 },
     });
   });
+
+  it.each([
+    ['without Retry-After, waits for the window’s reset', {}, 7],
+    ['with Retry-After, keeps it', { 'Retry-After': '3' }, 3],
+  ])('a 429 with RateLimit-Reset %s', async (_name, extra, seconds) => {
+    const quota = { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '7' };
+    const outcome = await new HttpMarketplace(
+      'https://mp.example.com',
+      5_000,
+      answering(429, { ...quota, ...extra }),
+    ).deliver(request);
+    expect(outcome).toEqual({
+      kind: 'throttled',
+      status: 429,
+      retryAfterSeconds: seconds,
+      limit: { perSecond: 5, remaining: 0, resetSeconds: 7 },
+    });
+  });
+
+  it('a 2xx with RateLimit-Reset carries no Retry-After', async () => {
+    const quota = { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '7' };
+    await expect(
+      new HttpMarketplace('https://mp.example.com', 5_000, answering(200, quota)).deliver(request),
+    ).resolves.toEqual({ kind: 'ok', status: 200, limit: { perSecond: 5, remaining: 0, resetSeconds: 7 } });
+  });
 });
 
 describe('HttpMarketplace.deliver: one task’s trace (issue #12)', () => {

@@ -11,6 +11,7 @@ import {
   MIN_RATE_PER_SECOND,
   PROBE_ACCELERATION_SHARE,
   PROBE_AFTER_SECONDS,
+  quotaSpentUntil,
   RECOVERY_KNEE,
   resumeWithinSlice,
   RATE_REASONS,
@@ -492,5 +493,30 @@ describe('firstHoldUntil', () => {
     expect(firstHoldUntil(undefined, T)).toBe(T + FIRST_HOLD_MS);
     expect(firstHoldUntil(0.5, T)).toBe(T + FIRST_HOLD_MS);
     expect(firstHoldUntil(1.5, T)).toBe(T + 1_500);
+  });
+});
+
+describe('quotaSpentUntil (RateLimit-Remaining: 0 until RateLimit-Reset)', () => {
+  it('holds until the reset when no call is left in the window', () => {
+    expect(quotaSpentUntil({ perSecond: 5, remaining: 0, resetSeconds: 4 }, T)).toBe(T + 4_000);
+    // A fractional reset, rounded up to a whole millisecond (never before it).
+    expect(quotaSpentUntil({ perSecond: 5, remaining: 0, resetSeconds: 0.0015 }, T)).toBe(T + 2);
+    // A count gone below zero (a marketplace counting calls over the quota) is spent as well.
+    expect(quotaSpentUntil({ perSecond: 5, remaining: -1, resetSeconds: 1 }, T)).toBe(T + 1_000);
+  });
+
+  it('at most SQS’s longest delay: a Reset that is an epoch time does not hold for decades', () => {
+    expect(quotaSpentUntil({ perSecond: 5, remaining: 0, resetSeconds: 900 }, T)).toBe(T + 900_000);
+    expect(quotaSpentUntil({ perSecond: 5, remaining: 0, resetSeconds: 1_800_000_000 }, T)).toBe(T + 900_000);
+  });
+
+  it.each([
+    ['no limit', undefined],
+    ['calls left', { perSecond: 5, remaining: 1, resetSeconds: 4 }],
+    ['no Remaining', { perSecond: 5, resetSeconds: 4 }],
+    ['no Reset', { perSecond: 5, remaining: 0 }],
+    ['a Reset of 0', { perSecond: 5, remaining: 0, resetSeconds: 0 }],
+  ])('no hold with %s', (_name, limit) => {
+    expect(quotaSpentUntil(limit, T)).toBeUndefined();
   });
 });

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import type { DeliveryOutcome } from '../../../lambdas/core/ports.js';
+import { runSlice } from '../../../lambdas/core/slice.js';
+import { leaseOf, policy, setup, store, T0 } from '../support/slice-rate-world.js';
+
+/**
+ * A marketplace that counts a fixed window of `quota` calls per `windowS` seconds down in `RateLimit-Remaining`
+ * and gives the window's end in `RateLimit-Reset`, with a `RateLimit-Limit` the adapter reads as per second (no
+ * quota policy): the rate alone would spend the window early and meet 429s (the black-box finding of session 18).
+ */
+const windowed = (w: { now: number }, quota: number, windowS: number) => {
+  let start = T0;
+  let used = 0;
+  return (): DeliveryOutcome => {
+    while (w.now >= start + windowS * 1000) {
+      start += windowS * 1000;
+      used = 0;
+    }
+    const resetSeconds = Math.ceil((start + windowS * 1000 - w.now) / 1000);
+    if (used >= quota)
+      return { kind: 'throttled', status: 429, limit: { perSecond: quota, remaining: 0, resetSeconds } };
+    used++;
+    return { kind: 'ok', status: 200, limit: { perSecond: quota, remaining: quota - used, resetSeconds } };
+  };
+};
+
+describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 until RateLimit-Reset)', () => {
+  it('a short reset is slept through: the next call when the window resets, no 429, no copies', async () => {
+    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
+    const { w, deps, dispatch, fill } = setup(() => box.answer());
+    box.answer = windowed(w, 3, 2);
+    let resent = 0;
+    deps.tasks = { ...deps.tasks, resend: async () => void resent++ };
+    await dispatch.recordEnqueued('s1', 6, T0);
+    fill(0, 6);
+    const result = await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    expect(result).toMatchObject({ delivered: 6, handled: 6 });
+    expect(resent).toBe(0);
+    // Three calls in the first window (paced at the header's "3/s"); the third's answer (at T0 + 668 ms) says
+    // the window resets in 2 s (whole seconds, rounded up): the fourth call then, and none before.
+    expect(w.calls.slice(0, 3)).toEqual([T0, T0 + 334, T0 + 668]);
+    expect(w.calls[3]).toBe(T0 + 668 + 2_000);
+  });
+
+  it('a long reset ends the slice: the rest come back as copies delayed to the reset, the store held until then', async () => {
+    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
+    const { w, deps, dispatch, fill } = setup(() => box.answer());
+    box.answer = windowed(w, 2, 10);
+    const copies: { count: number; delay: number }[] = [];
+    deps.tasks = {
+      ...deps.tasks,
+      resend: async (_url: string, batch: unknown[], delay: number) =>
+        void copies.push({ count: batch.length, delay }),
+    } as typeof deps.tasks;
+    await dispatch.recordEnqueued('s1', 5, T0);
+    fill(0, 5);
+    const result = await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    expect(w.calls).toHaveLength(2);
+    expect(result).toMatchObject({ end: 'throttled', delivered: 2 });
+    const spentAt = w.calls[1] as number;
+    const reset = T0 + 10_000;
+    // The window's reset, as the answer said it (whole seconds from the answer, so never before the reset).
+    expect(copies).toEqual([{ count: 3, delay: Math.ceil((reset - spentAt) / 1000) }]);
+    expect(result.nextCallAt).toBeGreaterThanOrEqual(reset);
+    expect(result.resumeAt).toBeGreaterThanOrEqual(reset);
+    // On the shared schedule too: a consumer a raised cap adds waits for the reset.
+    expect(dispatch.items.get('s1')?.tat).toBeGreaterThanOrEqual(reset);
+  });
+
+  it('another consumer of the store does not call before the reset once the hold landed', async () => {
+    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
+    const { w, deps, dispatch, fill } = setup(() => box.answer());
+    box.answer = windowed(w, 2, 10);
+    await dispatch.recordEnqueued('s1', 4, T0);
+    const a = await leaseOf(dispatch, 'a', T0, 2);
+    fill(0, 2);
+    await runSlice(deps, store, { ...policy(2), maxMessagesPerSlice: 2 }, a);
+    const b = await leaseOf(dispatch, 'b', w.now, 2);
+    fill(2, 2);
+    expect(w.calls).toHaveLength(2);
+    // Its reservation lands after the hold, past a normal wait: it ends its slice until the reset.
+    const result = await runSlice(deps, store, policy(2), b);
+    expect(w.calls).toHaveLength(2);
+    expect(result).toMatchObject({ end: 'throttled' });
+    expect(result.resumeAt).toBeGreaterThanOrEqual(T0 + 10_000);
+  });
+
+  it.each([
+    ['calls left', { remaining: 1, resetSeconds: 5 }],
+    ['no reset', { remaining: 0 }],
+    ['a reset of 0', { remaining: 0, resetSeconds: 0 }],
+  ])('%s: no hold, the calls go at the rate', async (_name, quota) => {
+    const { w, deps, dispatch, fill } = setup(() => ({
+      kind: 'ok',
+      status: 200,
+      limit: { perSecond: 10, ...quota },
+    }));
+    await dispatch.recordEnqueued('s1', 3, T0);
+    fill(0, 3);
+    const result = await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    expect(result.delivered).toBe(3);
+    expect(w.calls).toEqual([T0, T0 + 100, T0 + 200]);
+  });
+});
