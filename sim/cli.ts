@@ -68,6 +68,7 @@ const edges = {
   overrideMerges: 0,
   storeWriteConflicts: 0,
   taskScopeThrottles: 0,
+  quotaHolds: 0,
   callsWhilePaused: 0,
   redriven: 0,
   stale: 0,

@@ -138,6 +138,21 @@ export class Invariants implements Checks {
       this.world.stats.taskScopeThrottles++;
       return;
     }
+    this.storeHeld(actor, storeId, until);
+  }
+
+  /**
+   * An answer to `actor`'s call of `storeId` said the marketplace's window quota is spent until `until`
+   * (`RateLimit-Remaining: 0`, `-Reset`): held as a 429's Retry-After is, under either throttle scope (the header
+   * speaks for the store; a task-scope 429 carries no such header).
+   */
+  quotaSpent(actor: Actor, storeId: string, until: number): void {
+    this.world.stats.quotaHolds++;
+    this.storeHeld(actor, storeId, until);
+  }
+
+  private storeHeld(actor: Actor, storeId: string, until: number): void {
+    const state = this.world.store(storeId);
     // One consumer or several: as the throttled slice's lease was taken (a campaign may have changed the cap).
     const cap = this.world.leases().get(actor.id)?.cap ?? state?.spec.policy.maxConcurrentConsumers;
     const lease = this.world.leases().get(actor.id);

@@ -56,6 +56,10 @@ export class MarketplaceModel {
                 request.body.eventId,
                 ctx.now + (outcome.retryAfterSeconds ?? 0) * 1000,
               );
+            // The window's quota spent (`RateLimit-Remaining: 0`): no call of the store until its reset.
+            const quota = outcome.limit;
+            if (quota?.remaining === 0 && quota.resetSeconds !== undefined)
+              ctx.checks.quotaSpent(actor, storeId, ctx.now + quota.resetSeconds * 1000);
             call.state =
               outcome.kind === 'ok'
                 ? 'ok'

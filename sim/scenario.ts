@@ -163,6 +163,12 @@ export const scenarioFor = (seed: number): Scenario => {
       store.overrides = { ...store.overrides, throttleScope: 'task' };
       store.policy = resolvePolicy(store.plan, store.overrides);
     }
+  // Some marketplace limits are a fixed window's quota said with `RateLimit-Remaining`/`-Reset` (sometimes with a
+  // limit read as per second that is really per window), on a stream of their own.
+  const windows = new Rng(seed ^ 0x9e5e7);
+  for (const store of stores)
+    if (store.marketLimit && windows.chance(0.35))
+      store.marketLimit.window = { seconds: windows.pick([1, 2, 5]), misread: windows.chance(0.5) };
   return {
     seed,
     workers,

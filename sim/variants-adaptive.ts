@@ -75,6 +75,13 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
     rateRules: { ...ADAPTIVE_RULES, firstHoldUntil: (_retryAfterSeconds, now) => now + FIRST_HOLD_MS },
   },
   {
+    name: 'quota-ignored',
+    breaks: RATE_INVARIANT,
+    description:
+      "an answer's `RateLimit-Remaining: 0` is ignored (no hold until `RateLimit-Reset`): a store paced at a limit the adapter reads per second, where the marketplace means per window, calls on inside a spent window",
+    rateRules: { ...ADAPTIVE_RULES, quotaSpentUntil: () => undefined },
+  },
+  {
     name: 'task-retry-at-dropped',
     breaks: RATE_INVARIANT,
     description:

@@ -130,6 +130,8 @@ export interface SimStats {
   storeWriteConflicts: number;
   /** 429s answered to stores whose throttle scope is the task (`throttleScope: 'task'`): the task alone waits. */
   taskScopeThrottles: number;
+  /** Answers that said the store's window quota is spent (`RateLimit-Remaining: 0`): the store holds to its reset. */
+  quotaHolds: number;
   /** Marketplace calls of a paused store by a slice whose store read came before the pause landed. */
   callsWhilePaused: number;
   /** Dead letters moved back to their store's queue by a redrive (sim/model-redrive.ts). */
@@ -179,6 +181,7 @@ export const emptyStats = (): SimStats => ({
   overrideMerges: 0,
   storeWriteConflicts: 0,
   taskScopeThrottles: 0,
+  quotaHolds: 0,
   callsWhilePaused: 0,
   redriven: 0,
   sweepRescues: 0,
@@ -254,6 +257,8 @@ export interface Checks {
   taskCallStarted(storeId: string, eventId: string): void;
   /** A marketplace 429 answered a call of the store; `until`: its Retry-After end, true time. */
   throttled(actor: Actor, storeId: string, eventId: string, until: number): void;
+  /** An answer said the store's window quota is spent until `until` (its Reset's end, true time). */
+  quotaSpent(actor: Actor, storeId: string, until: number): void;
   /** `actor`'s holdTat write landed for the store; `until` in true time. */
   holdLanded(actor: Actor, storeId: string, until: number): void;
   /** A pacer's reservation landed on the store's shared schedule: its first instant, in the schedule's numbers. */

@@ -180,6 +180,8 @@ export const runSlice = async (
     maxPaceWaitMs(interval(), policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
   /** Until when the marketplace said this store's window quota is spent (`quotaSpentUntil`; 0: never). */
   let quotaUntil = 0;
+  /** How far the holds this slice wrote on the shared schedule are known to reach (0: none landed). */
+  let heldUntil = 0;
   const ratePacer: Pacer = single
     ? localPacer(interval, lease.nextCallAt, deps.clock)
     : sharedPacer(
@@ -217,6 +219,9 @@ export const runSlice = async (
     if (holdUntil > 0)
       await deps.dispatch
         .holdTat(store.storeId, holdUntil)
+        .then(() => {
+          heldUntil = Math.max(heldUntil, holdUntil);
+        })
         .catch((error: unknown) => deps.telemetry.warn('store not held', { error: String(error) }));
     const before = interval();
     await rate.observe(answer);
@@ -461,6 +466,11 @@ export const runSlice = async (
                 Math.max(1, Math.ceil((pacer.blockedUntil - at) / 1000)),
               );
               const visibleAt = at + delaySeconds * 1000;
+              // A spent quota whose hold did not land: written again, and a failure now ends the slice as an
+              // error, whose end holds the store until then (`throttledUntil`) — the other consumers, and this
+              // worker's next lease of the store, must not call inside the window.
+              if (quotaUntil > at && quotaUntil > heldUntil)
+                await deps.dispatch.holdTat(store.storeId, quotaUntil);
               await guardUntilVisible(deps.dispatch, store.storeId, visibleAt);
               await resendRest(i, delaySeconds, at);
               return result('throttled', { resumeAt: visibleAt });

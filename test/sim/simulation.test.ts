@@ -33,7 +33,7 @@ describe('deterministic simulation', () => {
     expect(first.stats.steps).toBeGreaterThan(100);
   });
 
-  it("injects the faults it claims to (crashes, lost attentions, zombies, hard errors, operator actions, two PATCHes of one store at once, setOverrides merges, unprocessed settles, upgrades from before f267a90, repeated calls after a timeout or crash, 429s under throttleScope 'task')", async () => {
+  it("injects the faults it claims to (crashes, lost attentions, zombies, hard errors, operator actions, two PATCHes of one store at once, setOverrides merges, unprocessed settles, upgrades from before f267a90, repeated calls after a timeout or crash, 429s under throttleScope 'task', spent window quotas)", async () => {
     const totals = {
       crashes: 0,
       attentionsLost: 0,
@@ -48,6 +48,7 @@ describe('deterministic simulation', () => {
       storeWriteConflicts: 0,
       overrideMerges: 0,
       taskScopeThrottles: 0,
+      quotaHolds: 0,
       unprocessedSettles: 0,
       legacyItems: 0,
     };

@@ -85,6 +85,31 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
     expect(result.resumeAt).toBeGreaterThanOrEqual(T0 + 10_000);
   });
 
+  it('a hold that did not land is written again as the slice ends; failing again, the slice ends as an error held to the reset', async () => {
+    for (const failures of [1, 2]) {
+      const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
+      const { w, deps, dispatch, fill } = setup(() => box.answer());
+      box.answer = windowed(w, 2, 10);
+      let failed = 0;
+      const holdTat = dispatch.holdTat.bind(dispatch);
+      dispatch.holdTat = async (storeId, until) => {
+        if (failed++ < failures) throw new Error('throttled by DynamoDB');
+        return holdTat(storeId, until);
+      };
+      await dispatch.recordEnqueued('s1', 4, T0);
+      fill(0, 4);
+      const result = await runSlice(deps, store, policy(2), await leaseOf(dispatch, 'a', T0, 2));
+      const reset = (w.calls[1] as number) + Math.ceil((T0 + 10_000 - (w.calls[1] as number)) / 1000) * 1000;
+      expect(w.calls).toHaveLength(2);
+      if (failures === 1) {
+        expect(result.end).toBe('throttled');
+        expect(dispatch.items.get('s1')?.tat).toBe(reset);
+      } else {
+        expect(result).toMatchObject({ end: 'error', throttledUntil: reset });
+      }
+    }
+  });
+
   it.each([
     ['calls left', { remaining: 1, resetSeconds: 5 }],
     ['no reset', { remaining: 0 }],
