@@ -2,9 +2,12 @@
  * The simulated marketplace's own per-store rate limit (adaptive rate, issue #13): a token bucket per store
  * refilled at `perSecond` (one second of burst), answering 429 when empty — with rate-limit headers on every
  * answer (`ietf`: RateLimit-Limit with a 10 s quota window, -Remaining, -Reset; `amzn`: x-amzn-RateLimit-Limit)
- * or bare (`none`: only Retry-After on a 429). `setPerSecond` changes the limit mid-run (the benchmark does).
+ * or bare (`none`: only Retry-After on a 429). Or (`window`) a fixed window of `perSecond × 5 s` calls per 5 s
+ * counted down in `RateLimit-Remaining`, its end in `RateLimit-Reset`, and a `RateLimit-Limit` that names no
+ * window (so it reads as per second: five times the real rate), a 429 over the quota without Retry-After — the
+ * marketplace of session 18's black-box finding. `setPerSecond` changes the limit mid-run (the benchmark does).
  */
-export const LIMIT_HEADER_MODES = ['none', 'ietf', 'amzn'] as const;
+export const LIMIT_HEADER_MODES = ['none', 'ietf', 'amzn', 'window'] as const;
 export type LimitHeaderMode = (typeof LIMIT_HEADER_MODES)[number];
 
 export interface MarketplaceLimitOptions {
@@ -21,9 +24,12 @@ export interface LimitDecision {
 
 /** The quota window the `ietf` headers state: 10 s, so a fractional per-second limit is still a whole count. */
 const IETF_WINDOW_SECONDS = 10;
+/** The `window` mode's fixed window. */
+export const FIXED_WINDOW_SECONDS = 5;
 
 export class MarketplaceLimit {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly windows = new Map<string, { index: number; used: number }>();
   private perSecond: number;
 
   constructor(private readonly options: MarketplaceLimitOptions) {
@@ -40,6 +46,7 @@ export class MarketplaceLimit {
 
   /** Takes one token of the store's bucket if there is one; the headers to answer with either way. */
   take(storeId: string, now: number): LimitDecision {
+    if (this.options.headers === 'window') return this.takeFromWindow(storeId, now);
     const capacity = Math.max(1, this.perSecond * (this.options.burstSeconds ?? 1));
     const bucket = this.buckets.get(storeId) ?? { tokens: capacity, at: now };
     bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
@@ -58,5 +65,24 @@ export class MarketplaceLimit {
       headers['ratelimit-reset'] = String(Math.max(1, Math.ceil(untilToken)));
     }
     return { allowed, headers };
+  }
+
+  private takeFromWindow(storeId: string, now: number): LimitDecision {
+    const length = FIXED_WINDOW_SECONDS * 1000;
+    const quota = Math.max(1, Math.round(this.perSecond * FIXED_WINDOW_SECONDS));
+    const index = Math.floor(now / length);
+    const seen = this.windows.get(storeId);
+    const window = seen?.index === index ? seen : { index, used: 0 };
+    this.windows.set(storeId, window);
+    const allowed = window.used < quota;
+    if (allowed) window.used++;
+    return {
+      allowed,
+      headers: {
+        'ratelimit-limit': String(quota),
+        'ratelimit-remaining': String(quota - window.used),
+        'ratelimit-reset': String(Math.ceil(((index + 1) * length - now) / 1000)),
+      },
+    };
   }
 }
