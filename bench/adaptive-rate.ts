@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDynamoDbLocal, startFauxqs } from '../bin/local/emulators.js';
 import { startLocalStack } from '../bin/local/local-stack.js';
-import type { LimitHeaderMode } from '../bin/local/marketplace-limit.js';
+import { LIMIT_HEADER_MODES, type LimitHeaderMode } from '../bin/local/marketplace-limit.js';
 import type { MarketplaceCall } from '../bin/local/marketplace-sim.js';
 import { machine } from './pipeline/report.js';
 import { round } from './pipeline/stats.js';
@@ -151,6 +151,13 @@ const runMode = async (
   }
 };
 
+const MODE_LABELS: Record<LimitHeaderMode, string> = {
+  none: 'bare 429s (AIMD)',
+  ietf: 'RateLimit-* headers',
+  amzn: 'x-amzn-RateLimit-Limit',
+  window: 'RateLimit-Remaining/-Reset, 5 s window',
+};
+
 const pct = (part: number, whole: number) => `${round((100 * part) / Math.max(1, whole), 1)} %`;
 
 const report = (results: ModeResult[], seconds: number): string => {
@@ -163,13 +170,15 @@ const report = (results: ModeResult[], seconds: number): string => {
     'DynamoDB Local and fauxqs, the simulated marketplace (20 ms latency) enforcing its own per-store limit: a',
     `token bucket of one second's burst at ${SHARES.map((s) => `${s * 100} %`).join(' → ')} of the policy rate, changed every`,
     `${PHASE_MS / 1000} s. Counted from ${WARMUP_MS / 1000} s on (the acceptance window): calls the store made, those answered 429,`,
-    'and deliveries against what the real limit allowed over the same time.',
+    'and deliveries against what the real limit allowed over the same time. The `window` row: a fixed 5 s window of',
+    "the same share's calls instead of the bucket, counted down in `RateLimit-Remaining` with `RateLimit-Reset`, its",
+    '`RateLimit-Limit` naming no window (so read as per second: five times the real rate), 429s without Retry-After.',
     '',
     '| marketplace says | calls | 429s | 429 share | delivered | real limit allowed | throughput / real limit | 429s after the first header answer |',
     '|---|---|---|---|---|---|---|---|',
     ...results.map(
       (r) =>
-        `| ${r.mode === 'none' ? 'bare 429s (AIMD)' : r.mode === 'ietf' ? 'RateLimit-* headers' : 'x-amzn-RateLimit-Limit'} | ${r.calls} | ${r.throttled} | ${pct(r.throttled, r.calls)} | ${r.ok} | ${round(r.allowed, 0)} | ${pct(r.ok, r.allowed)} | ${Number.isNaN(r.throttledAfterHeaders) ? '—' : r.throttledAfterHeaders} |`,
+        `| ${MODE_LABELS[r.mode]} | ${r.calls} | ${r.throttled} | ${pct(r.throttled, r.calls)} | ${r.ok} | ${round(r.allowed, 0)} | ${pct(r.ok, r.allowed)} | ${Number.isNaN(r.throttledAfterHeaders) ? '—' : r.throttledAfterHeaders} |`,
     ),
     '',
     'Per phase (share of the policy rate the marketplace allowed):',
@@ -199,8 +208,7 @@ const main = async (): Promise<void> => {
   const results: ModeResult[] = [];
   try {
     const only = process.argv.indexOf('--mode');
-    const modes =
-      only >= 0 ? [process.argv[only + 1] as LimitHeaderMode] : (['none', 'ietf', 'amzn'] as const);
+    const modes = only >= 0 ? [process.argv[only + 1] as LimitHeaderMode] : LIMIT_HEADER_MODES;
     for (const mode of modes) {
       log(`marketplace limit with ${mode === 'none' ? 'bare 429s' : `${mode} headers`}`);
       const result = await runMode(endpoints, mode);
