@@ -9,7 +9,8 @@ import type { DeliveryOutcome } from '../lambdas/core/ports.js';
  * least one) per window of true time, every answer carrying what is left (`remaining`) and the whole seconds to
  * the window's end (`resetSeconds`, rounded up); a call over the quota is answered 429 until then. The limit the
  * answers state is the quota per second — or, `misread`, the quota itself, as the adapter reads a
- * `RateLimit-Limit` that names no window: a rate that spends the window early (session 18's black-box finding).
+ * `RateLimit-Limit` that names no window (`perWindow`: the store learns the window from the Resets; until then a
+ * rate that spends the window early, session 18's black-box finding).
  */
 export interface MarketLimitSpec {
   perSecond: number;
@@ -52,15 +53,18 @@ export class MarketLimitModel {
     const current = seen?.index === index ? seen : { index, used: 0 };
     this.windows.set(storeId, current);
     const resetSeconds = Math.ceil(((index + 1) * length - now) / 1000);
-    const stated = window.misread ? quota : quota / window.seconds;
+    // Misread: a bare count, which the adapter reads per second and keeps to learn the window (`perWindow`).
+    const stated = window.misread
+      ? { perSecond: quota, perWindow: quota }
+      : { perSecond: quota / window.seconds };
     if (current.used >= quota)
       return {
         kind: 'throttled',
         status: 429,
         retryAfterSeconds: resetSeconds,
-        limit: { perSecond: stated, remaining: 0, resetSeconds },
+        limit: { ...stated, remaining: 0, resetSeconds },
       };
     current.used++;
-    return { ...planned, limit: { perSecond: stated, remaining: quota - current.used, resetSeconds } };
+    return { ...planned, limit: { ...stated, remaining: quota - current.used, resetSeconds } };
   }
 }

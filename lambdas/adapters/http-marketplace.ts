@@ -39,8 +39,8 @@ const policyRate = (value: string | null): number | undefined => {
 /**
  * The marketplace's own limit for the store, from its answer's headers: `x-amzn-RateLimit-Limit` (requests per
  * second), or the IETF draft's `RateLimit-Limit` (requests per window; the window from its quota policies
- * `N;w=S` or `RateLimit-Policy`, else taken as one second) with `RateLimit-Remaining` and `RateLimit-Reset`.
- * Undefined when the answer carries none (or none that parses).
+ * `N;w=S` or `RateLimit-Policy`; else taken as one second, and the count kept as `perWindow` so the store can
+ * learn the window from `RateLimit-Reset`) with `RateLimit-Remaining` and `RateLimit-Reset`. Undefined when the answer carries none (or none that parses).
  */
 export const parseMarketLimit = (headers: { get(name: string): string | null }): MarketLimit | undefined => {
   const amazon = number(headers.get('x-amzn-ratelimit-limit'));
@@ -48,11 +48,13 @@ export const parseMarketLimit = (headers: { get(name: string): string | null }):
   const limitHeader = headers.get('ratelimit-limit');
   const limit = number(limitHeader?.split(',')[0]?.split(';')[0]);
   if (limit === undefined || limit <= 0) return undefined;
-  const perSecond = policyRate(limitHeader) ?? policyRate(headers.get('ratelimit-policy')) ?? limit;
+  const named = policyRate(limitHeader) ?? policyRate(headers.get('ratelimit-policy'));
+  const perSecond = named ?? limit;
   const remaining = number(headers.get('ratelimit-remaining'));
   const resetSeconds = number(headers.get('ratelimit-reset'));
   return {
     perSecond,
+    ...(named === undefined ? { perWindow: limit } : {}),
     ...(remaining === undefined ? {} : { remaining }),
     ...(resetSeconds === undefined ? {} : { resetSeconds }),
   };

@@ -24,6 +24,11 @@ export interface MarketLimit {
   remaining?: number;
   /** Seconds until the window resets (IETF draft `RateLimit-Reset`). */
   resetSeconds?: number;
+  /**
+   * The `RateLimit-Limit` count when the answer named no window (no quota policy): `perSecond` is then that count
+   * read per second, a guess. The store learns the window from the longest `RateLimit-Reset` it saw (`learnWindow`).
+   */
+  perWindow?: number;
 }
 
 /**
@@ -37,6 +42,8 @@ export const RateStateSchema = z.object({
   r: z.number().positive(),
   at: z.number(),
   c: z.number().positive().optional(),
+  /** For a header rate whose limit named no window: the window learnt (seconds, the longest Reset seen). */
+  w: z.number().positive().optional(),
 });
 export type RateState = z.infer<typeof RateStateSchema>;
 
@@ -237,6 +244,26 @@ export class SentCount {
     return ((last.count - base.count) * 1000) / (last.at - base.at);
   }
 }
+
+/** The longest window `learnWindow` assumes: a day (a longer Reset is taken for a day's quota). */
+export const MAX_WINDOW_SECONDS = 86_400;
+
+/**
+ * A limit that named no window (`perWindow`) is a count per some window; read as per second it may be that
+ * window's length times too fast (a 5 s quota of 30 read as 30/s). The window is at least as long as any
+ * `RateLimit-Reset` the store has seen, so the rate is taken as the count over the longest one (`known`: the
+ * window learnt so far, from the store's rate state or this lease's answers): exact once an answer early in a
+ * window was seen, and only ever lower than the per-second reading. Answers the limit to apply and the window
+ * learnt; a limit that named its window, or none, passes unchanged.
+ */
+export const learnWindow = (
+  limit: MarketLimit | undefined,
+  known: number | undefined,
+): { limit: MarketLimit | undefined; window: number | undefined } => {
+  if (limit?.perWindow === undefined) return { limit, window: known };
+  const window = Math.min(MAX_WINDOW_SECONDS, Math.max(known ?? 1, limit.resetSeconds ?? 1));
+  return { limit: { ...limit, perSecond: Math.min(limit.perSecond, limit.perWindow / window) }, window };
+};
 
 /** The least a 429 holds a store: the least a Retry-After means. */
 export const FIRST_HOLD_MS = 1_000;

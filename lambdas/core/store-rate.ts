@@ -2,6 +2,7 @@ import {
   ADAPTIVE_RULES,
   SentCount,
   heededState,
+  learnWindow,
   type EffectiveRate,
   type RateAnswer,
   type RateRules,
@@ -36,6 +37,8 @@ export class StoreRate {
   /** The state the rate follows: `stored`, less a backoff under `throttleScope: 'task'` (`heededState`). */
   private state: RateState | undefined;
   private readonly sent = new SentCount();
+  /** The window this lease learnt for a limit that named none (`learnWindow`), in seconds. */
+  private window: number | undefined;
   /** This lease's own calls, the store's count while no shared reservation has given one. */
   private ownCalls = 0;
   private shared = false;
@@ -110,13 +113,21 @@ export class StoreRate {
     const now = this.deps.clock.now();
     if (!this.shared) this.sent.add(answer.startedAt, ++this.ownCalls);
     const sentPerSecond = answer.throttled ? this.sent.perSecond(this.state?.at, now) : undefined;
-    const next = (this.deps.rateRules ?? ADAPTIVE_RULES).afterAnswer(
+    // A limit that named no window: its rate over the longest window seen (this lease's answers, or the store's).
+    const learnt = learnWindow(answer.limit, Math.max(this.window ?? 0, this.stored?.w ?? 0) || undefined);
+    this.window = learnt.window;
+    const { limit: _asRead, ...rest } = answer;
+    const heard: RateAnswer = learnt.limit === undefined ? rest : { ...rest, limit: learnt.limit };
+    const decided = (this.deps.rateRules ?? ADAPTIVE_RULES).afterAnswer(
       this.state,
-      sentPerSecond === undefined ? answer : { ...answer, sentPerSecond },
+      sentPerSecond === undefined ? heard : { ...heard, sentPerSecond },
       this.policyRate,
       now,
     );
-    if (next === undefined) return;
+    if (decided === undefined) return;
+    // The window learnt goes with a header rate, so the store's other and later leases start from it.
+    const next =
+      decided.why === 'header' && learnt.window !== undefined ? { ...decided, w: learnt.window } : decided;
     // Compared with what is stored: under `throttleScope: 'task'` a backoff left from before is stored but not
     // followed, and a header rate must still replace it (conditioned on the state this lease saw stored).
     const seenAt = this.stored?.at;

@@ -230,7 +230,11 @@ describe('parseMarketLimit (adaptive rate)', () => {
       { 'RateLimit-Limit': '30', 'RateLimit-Policy': '"burst";q=30;w=10' },
       { perSecond: 3 },
     ],
-    ['no window stated: per second', { 'RateLimit-Limit': '7' }, { perSecond: 7 }],
+    [
+      'no window stated: per second, the count kept to learn the window',
+      { 'RateLimit-Limit': '7' },
+      { perSecond: 7, perWindow: 7 },
+    ],
   ])('%s', (_name, entries, expected) => {
     expect(parseMarketLimit(headers(entries))).toEqual(expected);
   });
@@ -278,7 +282,7 @@ describe('parseMarketLimit (adaptive rate)', () => {
       kind: 'throttled',
       status: 429,
       retryAfterSeconds: seconds,
-      limit: { perSecond: 5, remaining: 0, resetSeconds: 7 },
+      limit: { perSecond: 5, perWindow: 5, remaining: 0, resetSeconds: 7 },
     });
   });
 
@@ -286,7 +290,11 @@ describe('parseMarketLimit (adaptive rate)', () => {
     const quota = { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '7' };
     await expect(
       new HttpMarketplace('https://mp.example.com', 5_000, answering(200, quota)).deliver(request),
-    ).resolves.toEqual({ kind: 'ok', status: 200, limit: { perSecond: 5, remaining: 0, resetSeconds: 7 } });
+    ).resolves.toEqual({
+      kind: 'ok',
+      status: 200,
+      limit: { perSecond: 5, perWindow: 5, remaining: 0, resetSeconds: 7 },
+    });
   });
 });
 

@@ -12,6 +12,8 @@ import {
   PROBE_ACCELERATION_SHARE,
   PROBE_AFTER_SECONDS,
   quotaSpentUntil,
+  learnWindow,
+  MAX_WINDOW_SECONDS,
   RECOVERY_KNEE,
   resumeWithinSlice,
   RATE_REASONS,
@@ -518,5 +520,40 @@ describe('quotaSpentUntil (RateLimit-Remaining: 0 until RateLimit-Reset)', () =>
     ['a Reset of 0', { perSecond: 5, remaining: 0, resetSeconds: 0 }],
   ])('no hold with %s', (_name, limit) => {
     expect(quotaSpentUntil(limit, T)).toBeUndefined();
+  });
+});
+
+describe('learnWindow (a RateLimit-Limit that names no window)', () => {
+  it('takes the count over the longest Reset seen as the rate, never above the per-second reading', () => {
+    const bare = { perSecond: 30, perWindow: 30 };
+    expect(learnWindow({ ...bare, resetSeconds: 5 }, undefined)).toEqual({
+      limit: { ...bare, resetSeconds: 5, perSecond: 6 },
+      window: 5,
+    });
+    // A later answer's shorter Reset (late in a window) keeps the window learnt.
+    expect(learnWindow({ ...bare, resetSeconds: 2 }, 5).limit?.perSecond).toBe(6);
+    expect(learnWindow({ ...bare, resetSeconds: 10 }, 5)).toMatchObject({
+      limit: { perSecond: 3 },
+      window: 10,
+    });
+    // No Reset, or under a second: per second, as read.
+    expect(learnWindow(bare, undefined)).toEqual({ limit: bare, window: 1 });
+    expect(learnWindow({ ...bare, resetSeconds: 0.5 }, undefined).limit?.perSecond).toBe(30);
+  });
+
+  it('a day at most', () => {
+    expect(MAX_WINDOW_SECONDS).toBe(86_400);
+    expect(learnWindow({ perSecond: 86_400, perWindow: 86_400, resetSeconds: 1e9 }, undefined)).toMatchObject(
+      {
+        limit: { perSecond: 1 },
+        window: 86_400,
+      },
+    );
+  });
+
+  it('passes a limit that named its window, or none, unchanged, with the window known', () => {
+    const named = { perSecond: 6, remaining: 3, resetSeconds: 4 };
+    expect(learnWindow(named, 5)).toEqual({ limit: named, window: 5 });
+    expect(learnWindow(undefined, undefined)).toEqual({ limit: undefined, window: undefined });
   });
 });

@@ -5,10 +5,12 @@ import { leaseOf, policy, setup, store, T0 } from '../support/slice-rate-world.j
 
 /**
  * A marketplace that counts a fixed window of `quota` calls per `windowS` seconds down in `RateLimit-Remaining`
- * and gives the window's end in `RateLimit-Reset`, with a `RateLimit-Limit` the adapter reads as per second (no
- * quota policy): the rate alone would spend the window early and meet 429s (the black-box finding of session 18).
+ * and gives the window's end in `RateLimit-Reset`, stating its limit as `quota` per second: the rate alone would
+ * spend the window early and meet 429s (the black-box finding of session 18). `named`: it names that (wrong) one
+ * second window, so no window is learnt and the quota hold alone keeps the window; else the limit names none, as
+ * the adapter reads a bare `RateLimit-Limit` (`perWindow`), and the store learns the window from the Reset.
  */
-const windowed = (w: { now: number }, quota: number, windowS: number) => {
+const windowed = (w: { now: number }, quota: number, windowS: number, named = true) => {
   let start = T0;
   let used = 0;
   return (): DeliveryOutcome => {
@@ -17,10 +19,11 @@ const windowed = (w: { now: number }, quota: number, windowS: number) => {
       used = 0;
     }
     const resetSeconds = Math.ceil((start + windowS * 1000 - w.now) / 1000);
+    const stated = { perSecond: quota, ...(named ? {} : { perWindow: quota }) };
     if (used >= quota)
-      return { kind: 'throttled', status: 429, limit: { perSecond: quota, remaining: 0, resetSeconds } };
+      return { kind: 'throttled', status: 429, limit: { ...stated, remaining: 0, resetSeconds } };
     used++;
-    return { kind: 'ok', status: 200, limit: { perSecond: quota, remaining: quota - used, resetSeconds } };
+    return { kind: 'ok', status: 200, limit: { ...stated, remaining: quota - used, resetSeconds } };
   };
 };
 
@@ -108,6 +111,38 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
         expect(result).toMatchObject({ end: 'error', throttledUntil: reset });
       }
     }
+  });
+
+  it('a limit that names no window is paced over the window the Resets show, learnt for the store', async () => {
+    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
+    const { w, deps, dispatch, fill } = setup(() => box.answer());
+    box.answer = windowed(w, 5, 5, false);
+    await dispatch.recordEnqueued('s1', 8, T0);
+    fill(0, 8);
+    const result = await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    expect(result.delivered).toBe(8);
+    // "5" read per second would be 200 ms apart; the first answer's Reset of 5 s says 5 per 5 s: 1 s apart, from
+    // the next call on (the pace is read before each call). The fifth spends the window until T0 + 5 s.
+    expect(w.calls).toEqual([0, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000].map((at) => T0 + at));
+    expect(dispatch.items.get('s1')?.rate).toMatchObject({ why: 'header', r: 1, w: 5 });
+  });
+
+  it('a later lease starts from the window the store learnt, whatever Reset its own first answer shows', async () => {
+    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
+    const { w, deps, dispatch, fill } = setup(() => box.answer());
+    box.answer = windowed(w, 5, 5, false);
+    await dispatch.recordEnqueued('s1', 2, T0);
+    fill(0, 2);
+    await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    // Late in the next window: its answers' Reset (1–2 s) alone would read 5 per 2 s.
+    w.now = T0 + 8_000;
+    fill(2, 2);
+    await dispatch.recordEnqueued('s1', 2, w.now);
+    const before = w.calls.length;
+    const lease = await leaseOf(dispatch, 'b', w.now, 1);
+    await runSlice(deps, store, policy(1), { ...lease, nextCallAt: w.now });
+    expect(w.calls.slice(before)).toEqual([T0 + 8_000, T0 + 9_000]);
+    expect(dispatch.items.get('s1')?.rate).toMatchObject({ r: 1, w: 5 });
   });
 
   it.each([
