@@ -144,7 +144,7 @@ export class Invariants implements Checks {
   /**
    * An answer to `actor`'s call of `storeId` said the marketplace's window quota is spent until `until`
    * (`RateLimit-Remaining: 0`, `-Reset`): held as a 429's Retry-After is, under either throttle scope (the header
-   * speaks for the store; a task-scope 429 carries no such header).
+   * speaks for the store's window; the worker holds the store on it under `throttleScope: 'task'` too).
    */
   quotaSpent(actor: Actor, storeId: string, until: number): void {
     this.world.stats.quotaHolds++;

@@ -36,27 +36,52 @@ const policyRate = (value: string | null): number | undefined => {
   return strictest;
 };
 
+/** The first item of a header that may list several (`0, 3`), as the draft's earlier forms allow. */
+const first = (value: string | null): string | undefined => value?.split(',')[0]?.split(';')[0];
+
+/**
+ * A `RateLimit-Reset` above this is an epoch time (another API's convention, e.g. `X-RateLimit-Reset`), not the
+ * draft's seconds from now (it would be 31 years): taken as the seconds from now to that time.
+ */
+export const EPOCH_RESET_ABOVE = 1_000_000_000;
+
+/** `RateLimit-Remaining` and `-Reset`: calls left (a count gone negative is none) and seconds to the reset. */
+const quotaOf = (
+  headers: { get(name: string): string | null },
+  now: number,
+): Pick<MarketLimit, 'remaining' | 'resetSeconds'> => {
+  const left = first(headers.get('ratelimit-remaining'))?.trim();
+  const remaining = left !== undefined && /^-\d+$/.test(left) ? 0 : number(left);
+  const reset = number(first(headers.get('ratelimit-reset')));
+  const resetSeconds =
+    reset !== undefined && reset > EPOCH_RESET_ABOVE ? Math.max(0, Math.ceil(reset - now / 1000)) : reset;
+  return {
+    ...(remaining === undefined ? {} : { remaining }),
+    ...(resetSeconds === undefined ? {} : { resetSeconds }),
+  };
+};
+
 /**
  * The marketplace's own limit for the store, from its answer's headers: `x-amzn-RateLimit-Limit` (requests per
  * second), or the IETF draft's `RateLimit-Limit` (requests per window; the window from its quota policies
  * `N;w=S` or `RateLimit-Policy`; else taken as one second, and the count kept as `perWindow` so the store can
- * learn the window from `RateLimit-Reset`) with `RateLimit-Remaining` and `RateLimit-Reset`. Undefined when the answer carries none (or none that parses).
+ * learn the window from `RateLimit-Reset`); with either, `RateLimit-Remaining` and `RateLimit-Reset`.
+ * Undefined when the answer carries no limit (or none that parses).
  */
-export const parseMarketLimit = (headers: { get(name: string): string | null }): MarketLimit | undefined => {
+export const parseMarketLimit = (
+  headers: { get(name: string): string | null },
+  now: number = Date.now(),
+): MarketLimit | undefined => {
   const amazon = number(headers.get('x-amzn-ratelimit-limit'));
-  if (amazon !== undefined && amazon > 0) return { perSecond: amazon };
+  if (amazon !== undefined && amazon > 0) return { perSecond: amazon, ...quotaOf(headers, now) };
   const limitHeader = headers.get('ratelimit-limit');
-  const limit = number(limitHeader?.split(',')[0]?.split(';')[0]);
+  const limit = number(first(limitHeader));
   if (limit === undefined || limit <= 0) return undefined;
   const named = policyRate(limitHeader) ?? policyRate(headers.get('ratelimit-policy'));
-  const perSecond = named ?? limit;
-  const remaining = number(headers.get('ratelimit-remaining'));
-  const resetSeconds = number(headers.get('ratelimit-reset'));
   return {
-    perSecond,
+    perSecond: named ?? limit,
     ...(named === undefined ? { perWindow: limit } : {}),
-    ...(remaining === undefined ? {} : { remaining }),
-    ...(resetSeconds === undefined ? {} : { resetSeconds }),
+    ...quotaOf(headers, now),
   };
 };
 
@@ -116,16 +141,19 @@ export class HttpMarketplace implements Marketplace {
           return { status: answer.status, result: answer };
         },
       );
-      const outcome = classify(response.status, response.headers.get('retry-after'), Date.now());
-      const limit = parseMarketLimit(response.headers);
+      const now = Date.now();
+      const outcome = classify(response.status, response.headers.get('retry-after'), now);
+      const limit = parseMarketLimit(response.headers, now);
       if (limit === undefined) return outcome;
-      // A 429 without Retry-After waits for the quota window's reset when the answer gives one.
+      // A 429 without Retry-After that says the window's quota is spent (or says nothing of what is left) waits
+      // for its reset, in whole seconds (an SQS delay is whole); a 429 with calls left is some other limit's.
       if (
         outcome.kind === 'throttled' &&
         outcome.retryAfterSeconds === undefined &&
-        limit.resetSeconds !== undefined
+        limit.resetSeconds !== undefined &&
+        (limit.remaining === undefined || limit.remaining <= 0)
       )
-        return { ...outcome, retryAfterSeconds: limit.resetSeconds, limit };
+        return { ...outcome, retryAfterSeconds: Math.ceil(limit.resetSeconds), limit };
       return { ...outcome, limit };
     } catch (error) {
       const name = (error as Error).name;

@@ -265,6 +265,21 @@ export const learnWindow = (
   return { limit: { ...limit, perSecond: Math.min(limit.perSecond, limit.perWindow / window) }, window };
 };
 
+/**
+ * How long a store's learnt window (`w`, written with its header rate at `at`) is followed by later leases: ten
+ * minutes, or two windows if longer. After that a lease learns it again from its own answers (the first one late
+ * in a window may set a short window, and the next early one the right one: two writes, at most a window spent
+ * early, which the quota hold keeps). A store whose rate stays put writes nothing, so its window is learnt
+ * again about every ten minutes.
+ */
+export const WINDOW_MEMORY_MS = 600_000;
+
+/** The store's learnt window while it is remembered (`WINDOW_MEMORY_MS`), else undefined. */
+export const windowRemembered = (state: RateState | undefined, now: number): number | undefined =>
+  state?.w !== undefined && now - state.at <= Math.max(WINDOW_MEMORY_MS, 2 * state.w * 1000)
+    ? state.w
+    : undefined;
+
 /** The least a 429 holds a store: the least a Retry-After means. */
 export const FIRST_HOLD_MS = 1_000;
 
@@ -305,8 +320,8 @@ export const resumeWithinSlice = (
  * the store may start before `RateLimit-Reset` seconds from now, when the window resets — whatever the rate says
  * (a `RateLimit-Limit` without a quota policy is read as per second, where the marketplace may mean a longer
  * window; and a store paced at its limit may still spend a window's quota early). Undefined when the answer says
- * no such thing (calls left, or no reset). At most SQS's longest delay, as a Retry-After: a Reset that is really
- * an epoch time (another API's convention) holds the store 15 minutes, not decades.
+ * no such thing (calls left, or no reset). At most SQS's longest delay, as a Retry-After (the messages in hand
+ * come back as copies delayed that long; a longer quota is held again by the first answer after it).
  */
 export const quotaSpentUntil = (limit: MarketLimit | undefined, now: number): number | undefined =>
   limit?.remaining !== undefined &&

@@ -154,6 +154,13 @@ const finishSlice = async (
   single: boolean,
 ): Promise<boolean> => {
   countSliceEnd(deps, slice);
+  // A Retry-After an erring slice was told holds every consumer of the store, even when the slice's own hold (or
+  // the settle before it) is what failed: otherwise the others would call again after the 1 s first hold. So does
+  // a spent window quota whose hold the slice could not write, however it ended.
+  if (slice.throttledUntil !== undefined && slice.throttledUntil > deps.clock.now())
+    await deps.dispatch
+      .holdTat(store.storeId, slice.throttledUntil)
+      .catch((error: unknown) => deps.telemetry.warn('store not held', { error: String(error) }));
   if (slice.resumeAt === undefined) return false; // empty (idle or shared) or lease lost
   let resumeAt = slice.resumeAt;
   let errorStreak: number | undefined;
@@ -166,12 +173,6 @@ const finishSlice = async (
       store.storeId,
       Math.max(lease.expiresAt + VISIBILITY_MARGIN_SECONDS * 1000, slice.hiddenUntil ?? 0),
     );
-    // A Retry-After the slice was told holds every consumer of the store, even when the slice's own hold (or
-    // the settle before it) is what failed: otherwise the others would call again after the 1 s first hold.
-    if (slice.throttledUntil !== undefined && slice.throttledUntil > deps.clock.now())
-      await deps.dispatch
-        .holdTat(store.storeId, slice.throttledUntil)
-        .catch((error: unknown) => deps.telemetry.warn('store not held', { error: String(error) }));
     // Errors in a row back off (a deleted queue, denied receives): the store is looked at less and less
     // often, down to once per 15 min, and says so, instead of slicing every 5 s forever.
     errorStreak = (lease.errorStreak ?? 0) + 1;

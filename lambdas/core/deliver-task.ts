@@ -73,9 +73,12 @@ export const backoffSeconds = (attempt: number, random: () => number): number =>
   return Math.max(1, Math.ceil(random() * ceiling));
 };
 
-/** A 429's Retry-After as honoured: at least 1 s, at most SQS's longest delay, a default when absent. */
+/**
+ * A 429's Retry-After as honoured: whole seconds (an SQS delay is whole), at least 1 s, at most SQS's longest delay,
+ * a default when absent.
+ */
 const retryAfterOf = (seconds: number | undefined): number =>
-  Math.min(MAX_DELAY_SECONDS, Math.max(1, seconds ?? DEFAULT_RETRY_AFTER_SECONDS));
+  Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(seconds ?? DEFAULT_RETRY_AFTER_SECONDS)));
 
 const parseWork = (body: string): WorkMessage | undefined => {
   try {

@@ -22,8 +22,8 @@ export interface Pacer {
   readonly carry: number;
   /**
    * After `acquire` answered false: the instant the refused call would have had. Past the slice deadline
-   * by a whole Retry-After when another consumer's 429 holds the store (`holdTat`), so the slice asks to
-   * be looked at then, not at once.
+   * by a whole Retry-After when another consumer's 429 holds the store (`holdTat`), or at a spent window's reset
+   * (`quotaPacer`), so the slice asks to be looked at then, not at once.
    */
   readonly blockedUntil: number;
   /**

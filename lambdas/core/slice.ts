@@ -73,7 +73,10 @@ export interface SliceResult {
   nextCallAt: number;
   /** On an error: until when messages the slice received may still be hidden (forbid idle until then). */
   hiddenUntil?: number;
-  /** On an error: the end of the latest Retry-After the slice was told (hold the store until then). */
+  /**
+   * Hold the store until then: on an error, the end of the latest Retry-After the slice was told; on any end, a
+   * spent window quota whose hold the slice could not write.
+   */
   throttledUntil?: number;
   headSentAt?: number;
 }
@@ -298,7 +301,12 @@ export const runSlice = async (
       ? { resumeAt: Math.max(extra.resumeAt, throttledUntil) }
       : {}),
     ...(end === 'error' && hiddenUntil > 0 ? { hiddenUntil } : {}),
-    ...(end === 'error' && throttledUntil > 0 ? { throttledUntil } : {}),
+    ...(end === 'error' && throttledUntil > 0
+      ? { throttledUntil }
+      : // A spent quota whose hold did not land, whatever ends the slice: the attention writes it again.
+        quotaUntil > heldUntil && quotaUntil > deps.clock.now()
+        ? { throttledUntil: quotaUntil }
+        : {}),
   });
 
   try {
@@ -466,11 +474,6 @@ export const runSlice = async (
                 Math.max(1, Math.ceil((pacer.blockedUntil - at) / 1000)),
               );
               const visibleAt = at + delaySeconds * 1000;
-              // A spent quota whose hold did not land: written again, and a failure now ends the slice as an
-              // error, whose end holds the store until then (`throttledUntil`) — the other consumers, and this
-              // worker's next lease of the store, must not call inside the window.
-              if (quotaUntil > at && quotaUntil > heldUntil)
-                await deps.dispatch.holdTat(store.storeId, quotaUntil);
               await guardUntilVisible(deps.dispatch, store.storeId, visibleAt);
               await resendRest(i, delaySeconds, at);
               return result('throttled', { resumeAt: visibleAt });

@@ -3,6 +3,7 @@ import {
   SentCount,
   heededState,
   learnWindow,
+  windowRemembered,
   type EffectiveRate,
   type RateAnswer,
   type RateRules,
@@ -113,8 +114,10 @@ export class StoreRate {
     const now = this.deps.clock.now();
     if (!this.shared) this.sent.add(answer.startedAt, ++this.ownCalls);
     const sentPerSecond = answer.throttled ? this.sent.perSecond(this.state?.at, now) : undefined;
-    // A limit that named no window: its rate over the longest window seen (this lease's answers, or the store's).
-    const learnt = learnWindow(answer.limit, Math.max(this.window ?? 0, this.stored?.w ?? 0) || undefined);
+    // A limit that named no window: its rate over the longest window seen (this lease's answers, or the store's
+    // while it is fresh: a window that changed, or one odd Reset, is learnt again after WINDOW_MEMORY_MS).
+    const storedWindow = windowRemembered(this.stored, now);
+    const learnt = learnWindow(answer.limit, Math.max(this.window ?? 0, storedWindow ?? 0) || undefined);
     this.window = learnt.window;
     const { limit: _asRead, ...rest } = answer;
     const heard: RateAnswer = learnt.limit === undefined ? rest : { ...rest, limit: learnt.limit };

@@ -240,6 +240,36 @@ describe('parseMarketLimit (adaptive rate)', () => {
   });
 
   it.each([
+    [
+      'a count gone negative as none left',
+      { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '-2', 'RateLimit-Reset': '3' },
+      { perSecond: 5, perWindow: 5, remaining: 0, resetSeconds: 3 },
+    ],
+    [
+      'the first of listed values',
+      { 'RateLimit-Limit': '5, 50;w=60', 'RateLimit-Remaining': '0, 31', 'RateLimit-Reset': '3, 40' },
+      { perSecond: 50 / 60, remaining: 0, resetSeconds: 3 },
+    ],
+    [
+      'Remaining and Reset beside x-amzn-RateLimit-Limit',
+      { 'x-amzn-RateLimit-Limit': '2', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '1' },
+      { perSecond: 2, remaining: 0, resetSeconds: 1 },
+    ],
+    [
+      'a Reset that is an epoch time, as the seconds to it',
+      { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(T0 / 1000 + 42) },
+      { perSecond: 5, perWindow: 5, remaining: 0, resetSeconds: 42 },
+    ],
+    [
+      'an epoch Reset already past, as none to wait',
+      { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(T0 / 1000 - 5) },
+      { perSecond: 5, perWindow: 5, remaining: 0, resetSeconds: 0 },
+    ],
+  ])('reads %s', (_name, entries, expected) => {
+    expect(parseMarketLimit(headers(entries), T0)).toEqual(expected);
+  });
+
+  it.each([
     [{}],
     [{ 'RateLimit-Limit': 'lots' }],
     [{ 'x-amzn-RateLimit-Limit': '0' }],
@@ -284,6 +314,29 @@ describe('parseMarketLimit (adaptive rate)', () => {
       retryAfterSeconds: seconds,
       limit: { perSecond: 5, perWindow: 5, remaining: 0, resetSeconds: 7 },
     });
+  });
+
+  it.each([
+    ['a fractional Reset, rounded up (an SQS delay is whole)', { 'RateLimit-Reset': '2.5' }, 3],
+    ['Remaining absent', { 'RateLimit-Remaining': '', 'RateLimit-Reset': '4' }, 4],
+  ])('a 429 without Retry-After: %s', async (_name, extra, seconds) => {
+    const quota = { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0', ...extra };
+    const entries = Object.fromEntries(Object.entries(quota).filter(([, value]) => value !== ''));
+    const outcome = await new HttpMarketplace(
+      'https://mp.example.com',
+      5_000,
+      answering(429, entries),
+    ).deliver(request);
+    expect(outcome).toMatchObject({ kind: 'throttled', retryAfterSeconds: seconds });
+  });
+
+  it('a 429 without Retry-After whose window has calls left is some other limit: its Reset is not waited', async () => {
+    const quota = { 'RateLimit-Limit': '5000', 'RateLimit-Remaining': '40', 'RateLimit-Reset': '3600' };
+    const outcome = await new HttpMarketplace('https://mp.example.com', 5_000, answering(429, quota)).deliver(
+      request,
+    );
+    expect(outcome).toMatchObject({ kind: 'throttled' });
+    expect(outcome).not.toHaveProperty('retryAfterSeconds');
   });
 
   it('a 2xx with RateLimit-Reset carries no Retry-After', async () => {

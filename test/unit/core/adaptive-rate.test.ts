@@ -13,6 +13,8 @@ import {
   PROBE_AFTER_SECONDS,
   quotaSpentUntil,
   learnWindow,
+  windowRemembered,
+  WINDOW_MEMORY_MS,
   MAX_WINDOW_SECONDS,
   RECOVERY_KNEE,
   resumeWithinSlice,
@@ -555,5 +557,30 @@ describe('learnWindow (a RateLimit-Limit that names no window)', () => {
     const named = { perSecond: 6, remaining: 3, resetSeconds: 4 };
     expect(learnWindow(named, 5)).toEqual({ limit: named, window: 5 });
     expect(learnWindow(undefined, undefined)).toEqual({ limit: undefined, window: undefined });
+  });
+});
+
+describe('windowRemembered (the store’s learnt window, while fresh)', () => {
+  const state = (w: number | undefined): RateState => ({
+    why: 'header',
+    r: 6,
+    at: T,
+    ...(w === undefined ? {} : { w }),
+  });
+
+  it('follows the stored window for ten minutes after it was written', () => {
+    expect(WINDOW_MEMORY_MS).toBe(600_000);
+    expect(windowRemembered(state(5), T + WINDOW_MEMORY_MS)).toBe(5);
+    expect(windowRemembered(state(5), T + WINDOW_MEMORY_MS + 1)).toBeUndefined();
+  });
+
+  it('or two windows, if longer', () => {
+    expect(windowRemembered(state(3_600), T + 7_200_000)).toBe(3_600);
+    expect(windowRemembered(state(3_600), T + 7_200_001)).toBeUndefined();
+  });
+
+  it('none stored, none remembered', () => {
+    expect(windowRemembered(state(undefined), T)).toBeUndefined();
+    expect(windowRemembered(undefined, T)).toBeUndefined();
   });
 });

@@ -89,6 +89,28 @@ describe('the end of a slice', () => {
     expect(hold.mock.calls.map(([, until]) => until)).toContain(T0 + 30_000);
   });
 
+  it.each([
+    ['ends empty', 1, 'empty'],
+    ['ends on the quota, its messages in hand re-sent', 5, 'throttled'],
+  ])('writes a spent quota’s hold the slice could not, however it ended: %s', async (_name, backlog, end) => {
+    w.backlog = backlog;
+    w.deps.marketplace.deliver = vi.fn(async () => ({
+      kind: 'ok' as const,
+      status: 200,
+      limit: { perSecond: 1000, remaining: 0, resetSeconds: 30 },
+    }));
+    const holdTat = w.dispatch.holdTat.bind(w.dispatch);
+    const hold = vi
+      .spyOn(w.dispatch, 'holdTat')
+      .mockRejectedValueOnce(new Error('DynamoDB unavailable'))
+      .mockImplementation(holdTat);
+    const outcome = await handleAttention(w.deps, attention);
+    expect(outcome).toMatchObject({ kind: 'sliced', slice: { end } });
+    expect(hold).toHaveBeenCalledTimes(2);
+    expect(hold.mock.calls[1]?.[1]).toBe(hold.mock.calls[0]?.[1]);
+    expect((await w.dispatch.read('s1'))?.tat).toBeGreaterThanOrEqual(T0 + 30_000);
+  });
+
   it('lets a hand-back refused with no item left go quietly', async () => {
     vi.spyOn(w.dispatch, 'requeue').mockResolvedValue({ ok: false, current: undefined });
     const release = vi.spyOn(w.dispatch, 'release');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { WINDOW_MEMORY_MS } from '../../../lambdas/core/adaptive-rate.js';
 import type { DeliveryOutcome } from '../../../lambdas/core/ports.js';
 import { runSlice } from '../../../lambdas/core/slice.js';
 import { leaseOf, policy, setup, store, T0 } from '../support/slice-rate-world.js';
@@ -88,29 +89,49 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
     expect(result.resumeAt).toBeGreaterThanOrEqual(T0 + 10_000);
   });
 
-  it('a hold that did not land is written again as the slice ends; failing again, the slice ends as an error held to the reset', async () => {
-    for (const failures of [1, 2]) {
+  it.each([
+    ['ends on the quota (copies)', 4, 8, 'throttled'],
+    ['ends on its messages per slice', 2, 2, 'max_messages'],
+  ])(
+    'a hold that did not land goes back with the slice, whatever ends it, for the attention to write: %s',
+    async (_name, messages, perSlice, end) => {
       const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
       const { w, deps, dispatch, fill } = setup(() => box.answer());
       box.answer = windowed(w, 2, 10);
-      let failed = 0;
-      const holdTat = dispatch.holdTat.bind(dispatch);
-      dispatch.holdTat = async (storeId, until) => {
-        if (failed++ < failures) throw new Error('throttled by DynamoDB');
-        return holdTat(storeId, until);
+      dispatch.holdTat = async () => {
+        throw new Error('throttled by DynamoDB');
       };
-      await dispatch.recordEnqueued('s1', 4, T0);
-      fill(0, 4);
-      const result = await runSlice(deps, store, policy(2), await leaseOf(dispatch, 'a', T0, 2));
-      const reset = (w.calls[1] as number) + Math.ceil((T0 + 10_000 - (w.calls[1] as number)) / 1000) * 1000;
+      await dispatch.recordEnqueued('s1', messages, T0);
+      fill(0, messages);
+      const result = await runSlice(
+        deps,
+        store,
+        { ...policy(2), maxMessagesPerSlice: perSlice },
+        await leaseOf(dispatch, 'a', T0, 2),
+      );
+      const spentAt = w.calls[1] as number;
       expect(w.calls).toHaveLength(2);
-      if (failures === 1) {
-        expect(result.end).toBe('throttled');
-        expect(dispatch.items.get('s1')?.tat).toBe(reset);
-      } else {
-        expect(result).toMatchObject({ end: 'error', throttledUntil: reset });
-      }
-    }
+      expect(result).toMatchObject({
+        end,
+        throttledUntil: spentAt + Math.ceil((T0 + 10_000 - spentAt) / 1000) * 1000,
+      });
+    },
+  );
+
+  it('a hold that landed does not go back with the slice', async () => {
+    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
+    const { w, deps, dispatch, fill } = setup(() => box.answer());
+    box.answer = windowed(w, 2, 10);
+    await dispatch.recordEnqueued('s1', 2, T0);
+    fill(0, 2);
+    const result = await runSlice(
+      deps,
+      store,
+      { ...policy(2), maxMessagesPerSlice: 2 },
+      await leaseOf(dispatch, 'a', T0, 2),
+    );
+    expect(result.end).toBe('max_messages');
+    expect(result.throttledUntil).toBeUndefined();
   });
 
   it('a limit that names no window is paced over the window the Resets show, learnt for the store', async () => {
@@ -143,6 +164,24 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
     await runSlice(deps, store, policy(1), { ...lease, nextCallAt: w.now });
     expect(w.calls.slice(before)).toEqual([T0 + 8_000, T0 + 9_000]);
     expect(dispatch.items.get('s1')?.rate).toMatchObject({ r: 1, w: 5 });
+  });
+
+  it('after WINDOW_MEMORY_MS, a lease learns the window again from its own answers', async () => {
+    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
+    const { w, deps, dispatch, fill } = setup(() => box.answer());
+    box.answer = windowed(w, 5, 5, false);
+    await dispatch.recordEnqueued('s1', 2, T0);
+    fill(0, 2);
+    await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    // Ten minutes on, 2 s before a window's end: its first answer's Reset of 2 s reads 5 per 2 s.
+    w.now = T0 + WINDOW_MEMORY_MS + 3_000;
+    fill(2, 2);
+    await dispatch.recordEnqueued('s1', 2, w.now);
+    const before = w.calls.length;
+    const lease = await leaseOf(dispatch, 'b', w.now, 1);
+    await runSlice(deps, store, policy(1), { ...lease, nextCallAt: w.now });
+    expect(w.calls.slice(before)).toEqual([w.calls[before] as number, (w.calls[before] as number) + 400]);
+    expect(dispatch.items.get('s1')?.rate).toMatchObject({ r: 2.5, w: 2 });
   });
 
   it.each([
