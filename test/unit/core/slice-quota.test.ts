@@ -28,11 +28,17 @@ const windowed = (w: { now: number }, quota: number, windowS: number, named = tr
   };
 };
 
+/** A slice's world whose marketplace keeps the window (`windowed`). */
+const windowWorld = (quota: number, windowS: number, named = true) => {
+  const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
+  const world = setup(() => box.answer());
+  box.answer = windowed(world.w, quota, windowS, named);
+  return world;
+};
+
 describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 until RateLimit-Reset)', () => {
   it('a short reset is slept through: the next call when the window resets, no 429, no copies', async () => {
-    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
-    const { w, deps, dispatch, fill } = setup(() => box.answer());
-    box.answer = windowed(w, 3, 2);
+    const { w, deps, dispatch, fill } = windowWorld(3, 2);
     let resent = 0;
     deps.tasks = { ...deps.tasks, resend: async () => void resent++ };
     await dispatch.recordEnqueued('s1', 6, T0);
@@ -47,9 +53,7 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
   });
 
   it('a long reset ends the slice: the rest come back as copies delayed to the reset, the store held until then', async () => {
-    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
-    const { w, deps, dispatch, fill } = setup(() => box.answer());
-    box.answer = windowed(w, 2, 10);
+    const { w, deps, dispatch, fill } = windowWorld(2, 10);
     const copies: { count: number; delay: number }[] = [];
     deps.tasks = {
       ...deps.tasks,
@@ -72,9 +76,7 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
   });
 
   it('another consumer of the store does not call before the reset once the hold landed', async () => {
-    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
-    const { w, deps, dispatch, fill } = setup(() => box.answer());
-    box.answer = windowed(w, 2, 10);
+    const { w, deps, dispatch, fill } = windowWorld(2, 10);
     await dispatch.recordEnqueued('s1', 4, T0);
     const a = await leaseOf(dispatch, 'a', T0, 2);
     fill(0, 2);
@@ -95,9 +97,7 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
   ])(
     'a hold that did not land goes back with the slice, whatever ends it, for the attention to write: %s',
     async (_name, messages, perSlice, end) => {
-      const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
-      const { w, deps, dispatch, fill } = setup(() => box.answer());
-      box.answer = windowed(w, 2, 10);
+      const { w, deps, dispatch, fill } = windowWorld(2, 10);
       dispatch.holdTat = async () => {
         throw new Error('throttled by DynamoDB');
       };
@@ -119,9 +119,7 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
   );
 
   it('a hold that landed does not go back with the slice', async () => {
-    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
-    const { w, deps, dispatch, fill } = setup(() => box.answer());
-    box.answer = windowed(w, 2, 10);
+    const { deps, dispatch, fill } = windowWorld(2, 10);
     await dispatch.recordEnqueued('s1', 2, T0);
     fill(0, 2);
     const result = await runSlice(
@@ -135,9 +133,7 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
   });
 
   it('a limit that names no window is paced over the window the Resets show, learnt for the store', async () => {
-    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
-    const { w, deps, dispatch, fill } = setup(() => box.answer());
-    box.answer = windowed(w, 5, 5, false);
+    const { w, deps, dispatch, fill } = windowWorld(5, 5, false);
     await dispatch.recordEnqueued('s1', 8, T0);
     fill(0, 8);
     const result = await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
@@ -149,9 +145,7 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
   });
 
   it('a later lease starts from the window the store learnt, whatever Reset its own first answer shows', async () => {
-    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
-    const { w, deps, dispatch, fill } = setup(() => box.answer());
-    box.answer = windowed(w, 5, 5, false);
+    const { w, deps, dispatch, fill } = windowWorld(5, 5, false);
     await dispatch.recordEnqueued('s1', 2, T0);
     fill(0, 2);
     await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
@@ -167,9 +161,7 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
   });
 
   it('after WINDOW_MEMORY_MS, a lease learns the window again from its own answers', async () => {
-    const box = { answer: (): DeliveryOutcome => ({ kind: 'ok', status: 200 }) };
-    const { w, deps, dispatch, fill } = setup(() => box.answer());
-    box.answer = windowed(w, 5, 5, false);
+    const { w, deps, dispatch, fill } = windowWorld(5, 5, false);
     await dispatch.recordEnqueued('s1', 2, T0);
     fill(0, 2);
     await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
