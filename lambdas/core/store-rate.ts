@@ -119,8 +119,10 @@ export class StoreRate {
     const storedWindow = windowRemembered(this.stored, now);
     const learnt = learnWindow(answer.limit, Math.max(this.window ?? 0, storedWindow ?? 0) || undefined);
     this.window = learnt.window;
-    const { limit: _asRead, ...rest } = answer;
-    const heard: RateAnswer = learnt.limit === undefined ? rest : { ...rest, limit: learnt.limit };
+    const heard: RateAnswer =
+      learnt.limit === undefined || learnt.limit === answer.limit
+        ? answer
+        : { ...answer, limit: learnt.limit };
     const decided = (this.deps.rateRules ?? ADAPTIVE_RULES).afterAnswer(
       this.state,
       sentPerSecond === undefined ? heard : { ...heard, sentPerSecond },
