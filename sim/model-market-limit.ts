@@ -1,3 +1,4 @@
+import { FixedWindows, TokenBuckets } from '../bin/local/limit-counters.js';
 import type { DeliveryOutcome } from '../lambdas/core/ports.js';
 
 /**
@@ -19,23 +20,18 @@ export interface MarketLimitSpec {
 }
 
 export class MarketLimitModel {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  private readonly windows = new Map<string, { index: number; used: number }>();
+  private readonly buckets = new TokenBuckets();
+  private readonly windows = new FixedWindows();
 
   /** The answer the limit imposes on a call of `storeId` starting now, or the planned one (with headers). */
   apply(storeId: string, spec: MarketLimitSpec, now: number, planned: DeliveryOutcome): DeliveryOutcome {
     if (spec.window) return this.quota(storeId, spec.perSecond, spec.window, now, planned);
-    const capacity = Math.max(1, spec.perSecond);
-    const bucket = this.buckets.get(storeId) ?? { tokens: capacity, at: now };
-    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * spec.perSecond);
-    bucket.at = now;
-    this.buckets.set(storeId, bucket);
+    const taken = this.buckets.take(storeId, spec.perSecond, Math.max(1, spec.perSecond), now);
     const limit = spec.headers ? { limit: { perSecond: spec.perSecond } } : {};
-    if (bucket.tokens < 1) {
-      const seconds = Math.max(1, Math.ceil((1 - bucket.tokens) / spec.perSecond));
+    if (!taken.allowed) {
+      const seconds = Math.max(1, Math.ceil(taken.untilToken));
       return { kind: 'throttled', status: 429, retryAfterSeconds: seconds, ...limit };
     }
-    bucket.tokens -= 1;
     return { ...planned, ...limit };
   }
 
@@ -46,25 +42,19 @@ export class MarketLimitModel {
     now: number,
     planned: DeliveryOutcome,
   ): DeliveryOutcome {
-    const length = window.seconds * 1000;
     const quota = Math.max(1, Math.round(perSecond * window.seconds));
-    const index = Math.floor(now / length);
-    const seen = this.windows.get(storeId);
-    const current = seen?.index === index ? seen : { index, used: 0 };
-    this.windows.set(storeId, current);
-    const resetSeconds = Math.ceil(((index + 1) * length - now) / 1000);
+    const { allowed, remaining, resetSeconds } = this.windows.take(storeId, quota, window.seconds, now);
     // Misread: a bare count, which the adapter reads per second and keeps to learn the window (`perWindow`).
     const stated = window.misread
       ? { perSecond: quota, perWindow: quota }
       : { perSecond: quota / window.seconds };
-    if (current.used >= quota)
+    if (!allowed)
       return {
         kind: 'throttled',
         status: 429,
         retryAfterSeconds: resetSeconds,
-        limit: { ...stated, remaining: 0, resetSeconds },
+        limit: { ...stated, remaining, resetSeconds },
       };
-    current.used++;
-    return { ...planned, limit: { ...stated, remaining: quota - current.used, resetSeconds } };
+    return { ...planned, limit: { ...stated, remaining, resetSeconds } };
   }
 }

@@ -7,6 +7,8 @@
  * window (so it reads as per second: five times the real rate), a 429 over the quota without Retry-After — the
  * marketplace of session 18's black-box finding. `setPerSecond` changes the limit mid-run (the benchmark does).
  */
+import { FixedWindows, TokenBuckets } from './limit-counters.js';
+
 export const LIMIT_HEADER_MODES = ['none', 'ietf', 'amzn', 'window'] as const;
 export type LimitHeaderMode = (typeof LIMIT_HEADER_MODES)[number];
 
@@ -28,8 +30,8 @@ const IETF_WINDOW_SECONDS = 10;
 export const FIXED_WINDOW_SECONDS = 5;
 
 export class MarketplaceLimit {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  private readonly windows = new Map<string, { index: number; used: number }>();
+  private readonly buckets = new TokenBuckets();
+  private readonly windows = new FixedWindows();
   private perSecond: number;
 
   constructor(private readonly options: MarketplaceLimitOptions) {
@@ -48,40 +50,28 @@ export class MarketplaceLimit {
   take(storeId: string, now: number): LimitDecision {
     if (this.options.headers === 'window') return this.takeFromWindow(storeId, now);
     const capacity = Math.max(1, this.perSecond * (this.options.burstSeconds ?? 1));
-    const bucket = this.buckets.get(storeId) ?? { tokens: capacity, at: now };
-    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
-    bucket.at = now;
-    this.buckets.set(storeId, bucket);
-    const allowed = bucket.tokens >= 1;
-    if (allowed) bucket.tokens -= 1;
-    const untilToken = allowed ? 0 : (1 - bucket.tokens) / this.perSecond;
+    const { allowed, tokens, untilToken } = this.buckets.take(storeId, this.perSecond, capacity, now);
     const headers: Record<string, string> = {};
     if (!allowed) headers['retry-after'] = String(Math.max(1, Math.ceil(untilToken)));
     if (this.options.headers === 'amzn') headers['x-amzn-ratelimit-limit'] = String(this.perSecond);
     if (this.options.headers === 'ietf') {
       const quota = Math.max(1, Math.round(this.perSecond * IETF_WINDOW_SECONDS));
       headers['ratelimit-limit'] = `${quota}, ${quota};w=${IETF_WINDOW_SECONDS}`;
-      headers['ratelimit-remaining'] = String(Math.floor(bucket.tokens));
+      headers['ratelimit-remaining'] = String(Math.floor(tokens));
       headers['ratelimit-reset'] = String(Math.max(1, Math.ceil(untilToken)));
     }
     return { allowed, headers };
   }
 
   private takeFromWindow(storeId: string, now: number): LimitDecision {
-    const length = FIXED_WINDOW_SECONDS * 1000;
     const quota = Math.max(1, Math.round(this.perSecond * FIXED_WINDOW_SECONDS));
-    const index = Math.floor(now / length);
-    const seen = this.windows.get(storeId);
-    const window = seen?.index === index ? seen : { index, used: 0 };
-    this.windows.set(storeId, window);
-    const allowed = window.used < quota;
-    if (allowed) window.used++;
+    const { allowed, remaining, resetSeconds } = this.windows.take(storeId, quota, FIXED_WINDOW_SECONDS, now);
     return {
       allowed,
       headers: {
         'ratelimit-limit': String(quota),
-        'ratelimit-remaining': String(quota - window.used),
-        'ratelimit-reset': String(Math.ceil(((index + 1) * length - now) / 1000)),
+        'ratelimit-remaining': String(remaining),
+        'ratelimit-reset': String(resetSeconds),
       },
     };
   }

@@ -37,4 +37,14 @@ describe('MarketplaceLimit, window mode', () => {
       'ratelimit-remaining': '9',
     });
   });
+
+  it('never states a negative Remaining when the quota falls below what the window already used', () => {
+    const limit = new MarketplaceLimit({ perSecond: 2, headers: 'window' });
+    for (let i = 0; i < 8; i++) limit.take('s1', start + i);
+    limit.setPerSecond(1);
+    expect(limit.take('s1', start + 100)).toMatchObject({
+      allowed: false,
+      headers: { 'ratelimit-limit': '5', 'ratelimit-remaining': '0' },
+    });
+  });
 });
