@@ -51,7 +51,7 @@ const quotaOf = (
   now: number,
 ): Pick<MarketLimit, 'remaining' | 'resetSeconds'> => {
   const left = first(headers.get('ratelimit-remaining'))?.trim();
-  const remaining = left !== undefined && /^-\d+$/.test(left) ? 0 : number(left);
+  const remaining = left !== undefined && /^-\d+(\.\d+)?$/.test(left) ? 0 : number(left);
   const reset = number(first(headers.get('ratelimit-reset')));
   const resetSeconds =
     reset !== undefined && reset > EPOCH_RESET_ABOVE ? Math.max(0, Math.ceil(reset - now / 1000)) : reset;

@@ -55,6 +55,10 @@ describe('classify', () => {
     [202, 'ok'],
     [204, 'ok'],
     [299, 'ok'],
+    // Not done: fetch follows redirects itself, so a 3xx that reaches here (300, 304) is no delivery; nor a 1xx.
+    [199, 'permanent'],
+    [300, 'permanent'],
+    [304, 'permanent'],
     [429, 'throttled'],
     [408, 'transient'],
     [500, 'transient'],
@@ -236,7 +240,8 @@ describe('parseMarketLimit (adaptive rate)', () => {
       { perSecond: 7, perWindow: 7 },
     ],
   ])('%s', (_name, entries, expected) => {
-    expect(parseMarketLimit(headers(entries))).toEqual(expected);
+    // Strict: what the answer did not say is absent, not present as undefined.
+    expect(parseMarketLimit(headers(entries))).toStrictEqual(expected);
   });
 
   it.each([
@@ -261,12 +266,42 @@ describe('parseMarketLimit (adaptive rate)', () => {
       { perSecond: 5, perWindow: 5, remaining: 0, resetSeconds: 42 },
     ],
     [
+      'a negative count with more digits, or a fraction, as none left',
+      { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '-12', 'RateLimit-Reset': '-0.5' },
+      { perSecond: 5, perWindow: 5, remaining: 0 },
+    ],
+    [
+      'a negative fraction as none left',
+      { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '-0.25' },
+      { perSecond: 5, perWindow: 5, remaining: 0 },
+    ],
+    [
+      'a listed negative count followed by a space',
+      { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '-2 , 5' },
+      { perSecond: 5, perWindow: 5, remaining: 0 },
+    ],
+    [
+      'a count that is not a number as absent',
+      { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '-1x', 'RateLimit-Reset': '5-1' },
+      { perSecond: 5, perWindow: 5 },
+    ],
+    [
+      'a count with a minus inside as absent',
+      { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '5-1' },
+      { perSecond: 5, perWindow: 5 },
+    ],
+    [
+      'a Reset of exactly 10⁹ as seconds, not an epoch time',
+      { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '1000000000' },
+      { perSecond: 5, perWindow: 5, remaining: 0, resetSeconds: 1_000_000_000 },
+    ],
+    [
       'an epoch Reset already past, as none to wait',
       { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(T0 / 1000 - 5) },
       { perSecond: 5, perWindow: 5, remaining: 0, resetSeconds: 0 },
     ],
   ])('reads %s', (_name, entries, expected) => {
-    expect(parseMarketLimit(headers(entries), T0)).toEqual(expected);
+    expect(parseMarketLimit(headers(entries), T0)).toStrictEqual(expected);
   });
 
   it.each([
@@ -274,6 +309,7 @@ describe('parseMarketLimit (adaptive rate)', () => {
     [{ 'RateLimit-Limit': 'lots' }],
     [{ 'x-amzn-RateLimit-Limit': '0' }],
     [{ 'RateLimit-Limit': '-3' }],
+    [{ 'RateLimit-Limit': '0', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '5' }],
   ])('is undefined without a usable limit (%o)', (entries) => {
     expect(parseMarketLimit(headers(entries))).toBeUndefined();
   });
@@ -339,6 +375,24 @@ describe('parseMarketLimit (adaptive rate)', () => {
     expect(outcome).not.toHaveProperty('retryAfterSeconds');
   });
 
+  it.each<[string, number, Record<string, string>, DeliveryOutcome]>([
+    ['a 2xx without limit headers carries no limit', 200, {}, { kind: 'ok', status: 200 }],
+    ['a bare 429 stays a bare throttle', 429, {}, { kind: 'throttled', status: 429 }],
+    [
+      'a 429 with a limit but no Reset waits for nothing the headers said',
+      429,
+      { 'x-amzn-RateLimit-Limit': '2' },
+      { kind: 'throttled', status: 429, limit: { perSecond: 2 } },
+    ],
+  ])('%s', async (_name, status, limitHeaders, expected) => {
+    const outcome = await new HttpMarketplace(
+      'https://mp.example.com',
+      5_000,
+      answering(status, limitHeaders),
+    ).deliver(request);
+    expect(outcome).toStrictEqual(expected);
+  });
+
   it('a 2xx with RateLimit-Reset carries no Retry-After', async () => {
     const quota = { 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '7' };
     await expect(
@@ -391,6 +445,12 @@ describe('HttpMarketplace.deliver: one task’s trace (issue #12)', () => {
         annotations: { storeId: 'store-1', eventId: 'evt-1', originTraceId: TRACE_ID },
       },
     ]);
+  });
+
+  it('annotates a task without an origin trace with its store and task only', async () => {
+    const { seen, traceCall } = recordingTracer();
+    await new HttpMarketplace('https://mp.example.com', 5_000, answering(202), traceCall).deliver(request);
+    expect(seen.map((s) => s.annotations)).toStrictEqual([{ storeId: 'store-1', eventId: 'evt-1' }]);
   });
 
   it('classifies what the recorded call answered', async () => {
