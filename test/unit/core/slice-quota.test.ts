@@ -118,6 +118,26 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
     },
   );
 
+  it('a slice that errs after the quota was spent retries no sooner than the reset, and says so', async () => {
+    const { deps, dispatch, fill } = windowWorld(2, 30);
+    const receive = deps.tasks.receive.bind(deps.tasks);
+    let receives = 0;
+    deps.tasks = {
+      ...deps.tasks,
+      receive: async (...args: Parameters<typeof receive>) => {
+        if (++receives > 1) throw new Error('SQS unavailable');
+        return receive(...args);
+      },
+    } as typeof deps.tasks;
+    await dispatch.recordEnqueued('s1', 2, T0);
+    fill(0, 2);
+    const result = await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
+    // The second call spent the 30 s window; the receive after it failed: the error's own backoff is shorter.
+    expect(result).toMatchObject({ end: 'error', delivered: 2 });
+    expect(result.resumeAt).toBeGreaterThanOrEqual(T0 + 30_000);
+    expect(result.throttledUntil).toBeGreaterThanOrEqual(T0 + 30_000);
+  });
+
   it('a hold that landed does not go back with the slice', async () => {
     const { deps, dispatch, fill } = windowWorld(2, 10);
     await dispatch.recordEnqueued('s1', 2, T0);
