@@ -282,6 +282,9 @@ export const taskStatus = async (deps: IngestDeps, request: HttpRequest): Promis
     eventId,
     status: record?.status ?? 'pending',
     ...(record?.attempts === undefined ? {} : { attempts: record.attempts }),
-    ...(record?.lastError === undefined ? {} : { lastError: record.lastError }),
+    // A delivered task's last error is an earlier attempt's: it no longer describes the task.
+    ...(record?.lastError === undefined || record.status === 'delivered'
+      ? {}
+      : { lastError: record.lastError }),
   });
 };

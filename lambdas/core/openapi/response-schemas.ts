@@ -79,7 +79,10 @@ export const TaskStatusSchema = z.object({
   eventId: z.string(),
   status: z.enum(DELIVERY_STATUSES),
   attempts: count.optional(),
-  lastError: z.string().optional(),
+  lastError: z
+    .string()
+    .meta({ description: 'the last failed attempt’s error, or why the task is stale; absent once delivered' })
+    .optional(),
 });
 
 export const RedriveResultSchema = z.object({ storeId: z.string(), moving: count });

@@ -264,6 +264,40 @@ describe('ingest edges', () => {
     });
   });
 
+  it.each([
+    ['a delivered task without an earlier attempt’s error', 'delivered', { attempts: 2 }],
+    [
+      'a task still retrying with its last error',
+      'pending',
+      { attempts: 1, lastError: 'marketplace answered 503' },
+    ],
+    [
+      'a dead-lettered task with its last error',
+      'dead_lettered',
+      { attempts: 2, lastError: 'marketplace answered 503' },
+    ],
+  ] as const)('reads %s', async (_name, status, expected) => {
+    deps.deliveries.get = async () =>
+      ({
+        storeId: 'store-1',
+        eventId: 'n1',
+        status,
+        attempts: expected.attempts,
+        lastError: 'marketplace answered 503',
+      }) as Awaited<ReturnType<IngestDeps['deliveries']['get']>>;
+    const read: HttpRequest = {
+      ...request(undefined, ''),
+      method: 'GET',
+      pathParameters: { storeId: 'store-1', eventId: 'n1' },
+    };
+    expect((await taskStatus(deps, read)).body).toStrictEqual({
+      storeId: 'store-1',
+      eventId: 'n1',
+      status,
+      ...expected,
+    });
+  });
+
   it('answers 400 for an invalid eventId in a status read, naming the field and its rule', async () => {
     const read: HttpRequest = {
       ...request(undefined, ''),
