@@ -30,6 +30,7 @@ const DeliveryRecordSchema = z.object({
   claimUntil: z.number().optional(),
   deadMessageId: z.string().optional(),
   retryAt: z.number().optional(),
+  deadAttempts: z.number().optional(),
   updatedAt: z.number(),
 });
 
@@ -134,6 +135,10 @@ export class DynamoDeliveryLog implements DeliveryLog {
     if (outcome.status === 'dead_lettered' && outcome.messageId !== undefined) {
       sets.push('deadMessageId = :message');
       values[':message'] = outcome.messageId;
+    }
+    if (outcome.status === 'dead_lettered' && outcome.deadAttempts !== undefined) {
+      sets.push('deadAttempts = :deadAttempts');
+      values[':deadAttempts'] = outcome.deadAttempts;
     }
     const result = await conditional(() =>
       this.doc.send(

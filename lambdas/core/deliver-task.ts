@@ -132,6 +132,7 @@ const deadLetter = async (
       lastError: `${reason.code}: ${reason.message}`,
       ...(reason.lastStatus === undefined ? {} : { lastStatus: reason.lastStatus }),
       countAttempt,
+      deadAttempts: attempt.attempts,
     });
   }
   deps.telemetry.count(MetricNames.tasksDeadLettered, 1, { code: reason.code });
@@ -232,6 +233,8 @@ export const deliverTask = async (
   }
   const attempts = (record.attempts ?? 0) + 1;
   const attempt = { ...claimed, attempts };
+  /** This attempt's place in the task's `maxAttempts` budget: a redrive starts a fresh one. */
+  const budgetUsed = attempts - (record.deadAttempts ?? 0);
 
   if (work.entityId !== undefined && work.version !== undefined) {
     // The version mark goes up before the attempt, not with its outcome: a call that times out but applies,
@@ -350,7 +353,7 @@ export const deliverTask = async (
     case 'transient': {
       const statusClass = outcome.status === undefined ? 'network' : `${Math.floor(outcome.status / 100)}xx`;
       deps.telemetry.count(MetricNames.tasksFailed, 1, { statusClass });
-      if (attempts >= policy.maxAttempts) {
+      if (budgetUsed >= policy.maxAttempts) {
         return deadLetter(
           deps,
           store,
@@ -368,7 +371,7 @@ export const deliverTask = async (
         ...(outcome.status === undefined ? {} : { lastStatus: outcome.status }),
         countAttempt: true,
       });
-      return { kind: 'retry', afterSeconds: backoffSeconds(attempts, deps.random) };
+      return { kind: 'retry', afterSeconds: backoffSeconds(budgetUsed, deps.random) };
     }
   }
 };

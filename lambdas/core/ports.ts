@@ -397,6 +397,11 @@ export interface DeliveryRecord {
    * claim before it, so no copy of the task (an SQS duplicate, a client's repeated POST) is called inside it.
    */
   retryAt?: number;
+  /**
+   * The attempts made when the task was last dead-lettered: a redriven copy's `maxAttempts` budget counts from
+   * here (an operator's redrive starts a fresh budget; `attempts` keeps counting the task's calls).
+   */
+  deadAttempts?: number;
   updatedAt: number;
 }
 
@@ -447,6 +452,8 @@ export interface DeliveryLog {
       messageId?: string;
       /** `pending` only: no claim before this instant (a 429's Retry-After under `throttleScope: 'task'`). */
       retryAt?: number;
+      /** `dead_lettered` only: the task's attempts so far, where a redrive's fresh budget starts. */
+      deadAttempts?: number;
     },
   ): Promise<boolean>;
   /**

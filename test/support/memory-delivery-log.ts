@@ -65,6 +65,9 @@ export class MemoryDeliveryLog implements DeliveryLog {
       ...(outcome.status === 'dead_lettered' && outcome.messageId !== undefined
         ? { deadMessageId: outcome.messageId }
         : {}),
+      ...(outcome.status === 'dead_lettered' && outcome.deadAttempts !== undefined
+        ? { deadAttempts: outcome.deadAttempts }
+        : {}),
     });
     return true;
   }

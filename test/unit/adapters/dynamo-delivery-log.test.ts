@@ -215,11 +215,29 @@ describe('DynamoDeliveryLog entity versions', () => {
       now: T0,
       countAttempt: true,
       messageId: 'm-7',
+      deadAttempts: 4,
     });
-    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+    const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({
       UpdateExpression: expect.stringContaining('deadMessageId = :message'),
-      ExpressionAttributeValues: expect.objectContaining({ ':message': 'm-7' }),
+      ExpressionAttributeValues: expect.objectContaining({ ':message': 'm-7', ':deadAttempts': 4 }),
     });
+    // Where a redrive's fresh attempt budget starts.
+    expect(input?.UpdateExpression).toContain('deadAttempts = :deadAttempts');
+  });
+
+  it('writes no dead-letter fields on any other settle', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await log.settle('store-1', 'evt-1', 'h1', {
+      status: 'pending',
+      now: T0,
+      countAttempt: true,
+      messageId: 'm-7',
+      deadAttempts: 4,
+    });
+    const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.UpdateExpression).not.toContain('deadAttempts');
+    expect(input?.ExpressionAttributeValues).not.toHaveProperty(':deadAttempts');
   });
 });
 

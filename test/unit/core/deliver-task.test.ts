@@ -368,6 +368,27 @@ describe('deliverTask', () => {
       });
     });
 
+    it('gives a redriven copy a fresh maxAttempts budget, its attempts still counting every call', async () => {
+      const failure: DeliveryOutcome = { kind: 'transient', status: 503, error: 'marketplace answered 503' };
+      const { deps, deliver, deliveries } = depsWith(failure, failure, failure, failure, failure, failure);
+      const results = [];
+      for (let i = 0; i < 3; i++) results.push(await deliverTask(deps, storeRecord(), policy, message()));
+      expect(await deliveries.get('store-1', 'evt-1')).toMatchObject({
+        status: 'dead_lettered',
+        deadAttempts: 3,
+      });
+      const redriven = { ...message(), messageId: 'm-redriven' };
+      for (let i = 0; i < 3; i++) results.push(await deliverTask(deps, storeRecord(), policy, redriven));
+      // Three calls again before the second dead-lettering (the plan's maxAttempts), not one.
+      expect(results.map((r) => r.kind)).toEqual(['retry', 'retry', 'done', 'retry', 'retry', 'done']);
+      expect(deliver.mock.calls).toHaveLength(6);
+      expect(await deliveries.get('store-1', 'evt-1')).toMatchObject({
+        status: 'dead_lettered',
+        attempts: 6,
+        deadAttempts: 6,
+      });
+    });
+
     it('tries the settle again after a 2xx instead of leaving the task to be called twice', async () => {
       const { deps, deliver, deliveries } = depsWith({ kind: 'ok', status: 200 });
       const settleDelivered = deliveries.settleDelivered.bind(deliveries);
