@@ -226,6 +226,14 @@ describe('DynamoDeliveryLog entity versions', () => {
     expect(input?.UpdateExpression).toContain('deadAttempts = :deadAttempts');
   });
 
+  it('leaves deadAttempts alone on a dead-letter settle that does not name it', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await log.settle('store-1', 'evt-1', 'h1', { status: 'dead_lettered', now: T0, countAttempt: false });
+    const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.UpdateExpression).not.toContain('deadAttempts');
+    expect(input?.ExpressionAttributeValues).not.toHaveProperty(':deadAttempts');
+  });
+
   it('writes no dead-letter fields on any other settle', async () => {
     ddb.on(UpdateCommand).resolves({});
     await log.settle('store-1', 'evt-1', 'h1', {
