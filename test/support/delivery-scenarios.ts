@@ -109,6 +109,7 @@ export const deliveryScenarios: [string, (log: DeliveryLog, storeId: string) => 
           now: T,
           countAttempt: true,
           messageId: 'original',
+          deadAttempts: 1,
         });
         const original = await log.claim(s, 'e', {
           holder: 'b',
@@ -127,9 +128,11 @@ export const deliveryScenarios: [string, (log: DeliveryLog, storeId: string) => 
           seen: original.record?.status,
           redriven: redriven.ok,
           after: redriven.record?.deadMessageId,
+          // Where the redriven copy's fresh attempt budget starts: written with the dead-letter, kept by the claim.
+          budget: [redriven.record?.attempts, redriven.record?.deadAttempts],
         };
       },
-      { original: false, seen: 'dead_lettered', redriven: true, after: undefined },
+      { original: false, seen: 'dead_lettered', redriven: true, after: undefined, budget: [1, 1] },
     ],
     [
       'settling counts attempts only when a call was made, and keeps the last error',

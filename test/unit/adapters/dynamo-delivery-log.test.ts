@@ -245,7 +245,9 @@ describe('DynamoDeliveryLog entity versions', () => {
     });
     const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.UpdateExpression).not.toContain('deadAttempts');
+    expect(input?.UpdateExpression).not.toContain('deadMessageId');
     expect(input?.ExpressionAttributeValues).not.toHaveProperty(':deadAttempts');
+    expect(input?.ExpressionAttributeValues).not.toHaveProperty(':message');
   });
 });
 

@@ -379,8 +379,10 @@ describe('deliverTask', () => {
       });
       const redriven = { ...message(), messageId: 'm-redriven' };
       for (let i = 0; i < 3; i++) results.push(await deliverTask(deps, storeRecord(), policy, redriven));
-      // Three calls again before the second dead-lettering (the plan's maxAttempts), not one.
+      // Three calls again before the second dead-lettering (the plan's maxAttempts), not one; the backoff
+      // starts over too (the first retry's, not the sixth call's).
       expect(results.map((r) => r.kind)).toEqual(['retry', 'retry', 'done', 'retry', 'retry', 'done']);
+      expect(results[3]).toEqual(results[0]);
       expect(deliver.mock.calls).toHaveLength(6);
       expect(await deliveries.get('store-1', 'evt-1')).toMatchObject({
         status: 'dead_lettered',
