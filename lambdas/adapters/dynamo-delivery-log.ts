@@ -132,13 +132,15 @@ export class DynamoDeliveryLog implements DeliveryLog {
       sets.push('retryAt = :retryAt');
       values[':retryAt'] = outcome.retryAt;
     }
-    if (outcome.status === 'dead_lettered' && outcome.messageId !== undefined) {
-      sets.push('deadMessageId = :message');
-      values[':message'] = outcome.messageId;
-    }
-    if (outcome.status === 'dead_lettered' && outcome.deadAttempts !== undefined) {
-      sets.push('deadAttempts = :deadAttempts');
-      values[':deadAttempts'] = outcome.deadAttempts;
+    if (outcome.status === 'dead_lettered') {
+      if (outcome.messageId !== undefined) {
+        sets.push('deadMessageId = :message');
+        values[':message'] = outcome.messageId;
+      }
+      if (outcome.deadAttempts !== undefined) {
+        sets.push('deadAttempts = :deadAttempts');
+        values[':deadAttempts'] = outcome.deadAttempts;
+      }
     }
     const result = await conditional(() =>
       this.doc.send(

@@ -119,10 +119,8 @@ export class StoreRate {
     const storedWindow = windowRemembered(this.stored, now);
     const learnt = learnWindow(answer.limit, Math.max(this.window ?? 0, storedWindow ?? 0) || undefined);
     this.window = learnt.window;
-    const heard: RateAnswer =
-      learnt.limit === undefined || learnt.limit === answer.limit
-        ? answer
-        : { ...answer, limit: learnt.limit };
+    // `learnWindow` hands the answer's own limit back unless it learnt a window (never undefined for a defined one).
+    const heard: RateAnswer = learnt.limit === answer.limit ? answer : { ...answer, limit: learnt.limit };
     const decided = (this.deps.rateRules ?? ADAPTIVE_RULES).afterAnswer(
       this.state,
       sentPerSecond === undefined ? heard : { ...heard, sentPerSecond },
