@@ -142,6 +142,7 @@ export class WorkerPool {
       settings: { emptyPollSeconds: EMPTY_POLL_SECONDS, marketplaceTimeoutMs: MARKETPLACE_TIMEOUT_MS },
       ...(ctx.variant?.rateRules ? { rateRules: ctx.variant.rateRules } : {}),
       ...(ctx.variant?.blockRules ? { blockRules: ctx.variant.blockRules } : {}),
+      ...(ctx.variant?.watchRules ? { watchRules: ctx.variant.watchRules } : {}),
     };
     const handle = ctx.variant?.handleAttention ?? handleAttention;
     return handle(deps, parsed);

@@ -70,6 +70,7 @@ const edges = {
   taskScopeThrottles: 0,
   quotaHolds: 0,
   callsWhilePaused: 0,
+  callsOverLoweredCap: 0,
   redriven: 0,
   stale: 0,
   unprocessedSettles: 0,

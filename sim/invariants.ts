@@ -1,5 +1,10 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
-import { CLOCK_SKEW_MS, leaseTtlMs, MAX_MARKETPLACE_TIMEOUT_MS } from '../lambdas/core/timing.js';
+import {
+  CLOCK_SKEW_MS,
+  leaseTtlMs,
+  MAX_MARKETPLACE_TIMEOUT_MS,
+  STORE_RECHECK_MS,
+} from '../lambdas/core/timing.js';
 import { SLICE_SECONDS_LIMIT } from '../lambdas/core/plans.js';
 import { ENSURE_SLOT } from '../lambdas/core/signal.js';
 import { capAt, capMax } from './model-campaigns.js';
@@ -255,6 +260,7 @@ export class Invariants implements Checks {
       this.fail(3, `${actor.name} called the marketplace for ${storeId} without a lease`);
       return;
     }
+    this.overLoweredCap(actor, storeId, lease);
     this.rate.callStarted(storeId, policy.ratePerSecond, actor.id, lease);
     this.besideLoneLease(actor, storeId, lease);
     lease.calls++;
@@ -278,20 +284,47 @@ export class Invariants implements Checks {
   }
 
   /*
-   * ---- 13. paused means paused (sim/model-operator.ts): the worker reads the store's status once, before its
-   * acquire, and a slice runs to its end (its deadline: invariant 4). So a paused store's marketplace calls
-   * come only from a slice whose worker read the record before the pause landed — never from one that read
-   * it paused. "Paused" is every status that holds the backlog: paused, maintenance, disabled.
+   * ---- 13. paused means paused (sim/model-operator.ts), within STORE_RECHECK_MS: the worker reads the store's
+   * status before its acquire, and its slice reads it again before a call once that long has passed since its
+   * last read began (lambdas/core/store-watch.ts), ending when the store is no longer active. So a paused
+   * store's marketplace call comes only from a worker whose last read of the record came before the pause
+   * landed — never from one that read it paused — and starts less than STORE_RECHECK_MS after the pause
+   * landed. "Paused" is every status that holds the backlog: paused, maintenance, disabled.
    */
   private pausedCall(actor: Actor, storeId: string): void {
-    if (!this.world.paused(storeId)) return;
-    if (this.world.readActive(actor.id, storeId) === true) {
-      this.world.stats.callsWhilePaused++;
+    const since = this.world.pausedSince(storeId);
+    if (!this.world.paused(storeId) || since === undefined) return;
+    if (this.world.readActive(actor.id, storeId) !== true)
+      this.fail(
+        PAUSED_INVARIANT,
+        `${actor.name} called the marketplace for ${storeId}, paused (or in maintenance, or disabled) before it read the store`,
+      );
+    else if (this.world.now - since >= STORE_RECHECK_MS)
+      this.fail(
+        PAUSED_INVARIANT,
+        `${actor.name} called the marketplace for ${storeId} ${this.world.now - since} ms after it was paused (or put in maintenance, or disabled): a slice re-reads its store within ${STORE_RECHECK_MS} ms`,
+      );
+    else this.world.stats.callsWhilePaused++;
+  }
+
+  /*
+   * ---- 3 after a plan change: a lease taken under a cap the store's record (with its campaigns) no longer
+   * allows makes no call once its slice has re-read the store (STORE_RECHECK_MS): a call comes from a lease
+   * whose cap one of the store's own caps of the last STORE_RECHECK_MS allows, a campaign's at the worker's
+   * instant included (its slice compares the cap in force as it last read it with the cap its lease was taken
+   * under, and ends if lower; the lowered cap's slots are dropped as the slices requeue).
+   */
+  private overLoweredCap(actor: Actor, storeId: string, lease: LeaseTrack): void {
+    if (lease.cap === undefined) return;
+    const caps = this.world.capsSince(storeId, this.world.now - STORE_RECHECK_MS);
+    const allowed = Math.max(...caps.map((own) => this.capAt(storeId, this.world.now + actor.skewMs, own)));
+    if (allowed >= lease.cap) {
+      if (this.world.ownCap(storeId) < lease.cap) this.world.stats.callsOverLoweredCap++;
       return;
     }
     this.fail(
-      PAUSED_INVARIANT,
-      `${actor.name} called the marketplace for ${storeId}, paused (or in maintenance, or disabled) before it read the store`,
+      3,
+      `${actor.name} called ${storeId} under a lease taken with cap ${lease.cap} (fence ${lease.fence}) though its cap has been ${allowed} for ${STORE_RECHECK_MS} ms or more`,
     );
   }
 

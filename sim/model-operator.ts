@@ -63,12 +63,19 @@ const fieldsOf = (action: Action): Field[] => {
   return [];
 };
 
-/** What a worker saw in the store record it read before its acquire. */
+/** What a worker saw in the store record it last read: before its acquire, or a slice's re-read. */
 interface Read {
   storeId: string;
   active: boolean;
   cap: number;
   perSlice: number;
+}
+
+/** A store's record as one write left it (true time; the record the run starts with at -Infinity). */
+interface Written {
+  at: number;
+  active: boolean;
+  cap: number;
 }
 
 const notSimulated = () => Promise.reject(new Error('not simulated'));
@@ -102,6 +109,8 @@ const NO_TOKENS: TokenStore = {
 export class Operator implements RegistryWatch {
   private readonly pending: Action[] = [];
   private readonly reads = new Map<number, Read>();
+  /** Each store's status and own cap after each write of its record (true time), from the run's start. */
+  private readonly history = new Map<string, Written[]>();
   /** Actions under way (sent, or crashed and waiting for their retry), by key. */
   private readonly unsettled = new Map<number, Action>();
   /** The value of each store's field as the operator's last acknowledged PATCH of it set it. */
@@ -192,7 +201,42 @@ export class Operator implements RegistryWatch {
     });
   }
 
+  /** The records the run starts with (called once the stores are added). */
+  started(): void {
+    for (const state of this.stores.values())
+      this.history.set(state.spec.storeId, [Operator.written(-Infinity, state)]);
+  }
+
+  private static written(at: number, state: StoreState): Written {
+    return {
+      at,
+      active: isConsumable(state.record.status),
+      cap: policyOf(state.record).maxConcurrentConsumers,
+    };
+  }
+
+  /** When the store's record last stopped being consumable (true time); undefined while it is consumable. */
+  pausedSince(storeId: string): number | undefined {
+    const history = this.history.get(storeId) ?? [];
+    let since: number | undefined;
+    for (let i = history.length - 1; i >= 0 && !(history[i] as Written).active; i--)
+      since = (history[i] as Written).at;
+    return since;
+  }
+
+  /** The own caps the store's record held at some instant after `from` (true time), up to now. */
+  capsSince(storeId: string, from: number): number[] {
+    const history = this.history.get(storeId) ?? [];
+    const caps: number[] = [];
+    for (const [i, entry] of history.entries()) {
+      const next = history[i + 1];
+      if (next === undefined || next.at > from) caps.push(entry.cap);
+    }
+    return caps;
+  }
+
   written(state: StoreState): void {
+    this.history.get(state.spec.storeId)?.push(Operator.written(this.ctx.now, state));
     this.ctx.sched.log(
       `operator: ${state.spec.storeId} is now ${state.record.status}, cap ${policyOf(state.record).maxConcurrentConsumers}, ${policyOf(state.record).maxMessagesPerSlice} a slice`,
     );

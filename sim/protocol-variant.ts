@@ -1,4 +1,5 @@
 import type { RateRules } from '../lambdas/core/adaptive-rate.js';
+import type { WatchRules } from '../lambdas/core/store-watch.js';
 import type { BlockRules } from '../lambdas/core/rate.js';
 import type { WorkerDeps } from '../lambdas/core/attention.js';
 import type { CampaignBook } from '../lambdas/core/campaigns.js';
@@ -45,6 +46,8 @@ export interface Variant {
   rateRules?: RateRules;
   /** Replaces the shared pacer's block arithmetic (one write reserving several rate instants). */
   blockRules?: BlockRules;
+  /** Replaces how a slice re-reads its store (lambdas/core/store-watch.ts). */
+  watchRules?: WatchRules;
 }
 
 /** Replaces one method of an object, keeping the others (bound to it). */

@@ -2,6 +2,7 @@ import { mergeOverrides, patchStore, redriveDeadLetters } from '../lambdas/core/
 import { reconcile } from '../lambdas/core/reconcile.js';
 import type { StoreRegistry, TaskQueues } from '../lambdas/core/ports.js';
 import type { StoreRecord } from '../lambdas/core/store-model.js';
+import { WATCH_RULES } from '../lambdas/core/store-watch.js';
 import type { OperatorVariant } from './model-operator.js';
 import { override, type Variant } from './protocol-variant.js';
 
@@ -56,6 +57,20 @@ export const EDGE_VARIANTS: (Variant & OperatorVariant)[] = [
         return record && { ...record, status: 'active' };
       },
     }),
+  },
+  {
+    name: 'slice-keeps-its-read',
+    breaks: 13,
+    description:
+      'a running slice never re-reads its store (as before session 21): a store paused mid-slice gets calls until the slice ends, up to maxSliceSeconds after the pause',
+    watchRules: { ...WATCH_RULES, recheckMs: Infinity },
+  },
+  {
+    name: 'slice-ignores-lowered-cap',
+    breaks: 3,
+    description:
+      'a running slice re-reads its store but goes on under a lowered cap (it checks only the rate): after a plan change lowers the cap, every consumer taken under the old one calls on until its slice ends',
+    watchRules: { ...WATCH_RULES, keeps: (slice, now) => now.ratePerSecond >= slice.ratePerSecond },
   },
   {
     name: 'maintenance-consumed',

@@ -134,6 +134,8 @@ export interface SimStats {
   quotaHolds: number;
   /** Marketplace calls of a paused store by a slice whose store read came before the pause landed. */
   callsWhilePaused: number;
+  /** Marketplace calls under a lease taken with a cap above the store's own cap at the call (a plan change). */
+  callsOverLoweredCap: number;
   /** Dead letters moved back to their store's queue by a redrive (sim/model-redrive.ts). */
   redriven: number;
   sweepRescues: number;
@@ -183,6 +185,7 @@ export const emptyStats = (): SimStats => ({
   taskScopeThrottles: 0,
   quotaHolds: 0,
   callsWhilePaused: 0,
+  callsOverLoweredCap: 0,
   redriven: 0,
   sweepRescues: 0,
   campaignLeases: 0,
@@ -230,6 +233,10 @@ export interface WorldView {
   perSliceRead(actorId: number, storeId: string): number | undefined;
   /** The store's record is not consumable now (paused by an operator). */
   paused(storeId: string): boolean;
+  /** When the store's record last stopped being consumable (true time); undefined while it is consumable. */
+  pausedSince(storeId: string): number | undefined;
+  /** The own caps the store's record held at some instant after `from` (true time), up to now. */
+  capsSince(storeId: string, from: number): number[];
   /** Whether the record this worker last read of the store was consumable (undefined: never read). */
   readActive(actorId: number, storeId: string): boolean | undefined;
   /** Delivered (the marketplace applied it), dead-lettered, or settled as stale (superseded by a newer version). */

@@ -111,6 +111,7 @@ export class World implements WorldView {
       this.sqs.addStore(spec);
       this.db.addStore(spec.storeId);
     }
+    this.operator.started();
     this.invariants = new Invariants(this);
     ctx.checks = this.invariants;
   }
@@ -175,6 +176,12 @@ export class World implements WorldView {
   paused(storeId: string): boolean {
     const state = this.sqs.stores.get(storeId);
     return state !== undefined && !isConsumable(state.record.status);
+  }
+  pausedSince(storeId: string): number | undefined {
+    return this.operator.pausedSince(storeId);
+  }
+  capsSince(storeId: string, from: number): number[] {
+    return this.operator.capsSince(storeId, from);
   }
   readActive(actorId: number, storeId: string): boolean | undefined {
     return this.operator.readOf(actorId, storeId)?.active;

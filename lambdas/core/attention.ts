@@ -1,5 +1,4 @@
 import {
-  effectivePolicy,
   readStoreCampaigns,
   type CampaignBook,
   type CampaignTransitions,
@@ -18,11 +17,14 @@ import {
   type SliceResult,
 } from './slice.js';
 import { isConsumable, type StoreRecord } from './store-model.js';
+import { StoreWatch, type SliceWatch, type WatchRules } from './store-watch.js';
 import { CLOCK_SKEW_MS, leaseTtlMs, VISIBILITY_MARGIN_SECONDS } from './timing.js';
 import { guardUntilVisible } from './wake.js';
 
 export interface WorkerDeps extends SliceDeps {
   stores: StoreRegistry;
+  /** How a slice re-reads its store; WATCH_RULES unless the simulation runs a broken variant. */
+  watchRules?: WatchRules;
   settings: SliceDeps['settings'] & { marketplaceTimeoutMs: number };
   /** Campaign windows (absent: none); read through a short cache (CachedCampaignBook). */
   campaigns?: CampaignBook;
@@ -222,15 +224,17 @@ const runLeased = async (
   policyAt: PolicyAt,
   effective: EffectivePolicy,
   lease: Lease,
+  watch: SliceWatch,
 ): Promise<SliceResult> => {
-  // A slice runs with the policy in force when its lease was taken, to its end (bounded by maxSliceSeconds).
+  // A slice runs with the policy in force when its lease was taken, to its end (bounded by maxSliceSeconds), or
+  // until a re-read finds the store no longer active or its cap or rate lowered (`store_changed`).
   const policy = effective.policy;
   deps.telemetry.count(MetricNames.slicesStarted);
   if (effective.scope !== undefined)
     deps.telemetry.count(MetricNames.slicesUnderCampaign, 1, { scope: effective.scope });
   // runSlice turns any error of its loop into an `error` result itself (keeping a Retry-After it was told and
   // how long its messages may stay hidden), so nothing is caught here.
-  const slice = await runSlice(deps, store, policy, lease);
+  const slice = await runSlice(deps, store, policy, lease, watch);
   const republished = await finishSlice(
     deps,
     store,
@@ -265,6 +269,7 @@ export const handleAttention = async (
   deps: WorkerDeps,
   message: AttentionMessage,
 ): Promise<AttentionOutcome> => {
+  const readAt = deps.clock.now();
   const store = await deps.stores.get(message.storeId);
   // Every log line and metric record of this attention names its store, tenant and correlation id.
   const telemetry = deps.telemetry.scoped({
@@ -273,7 +278,7 @@ export const handleAttention = async (
     ...(message.correlationId === undefined ? {} : { correlationId: message.correlationId }),
   });
   try {
-    return await attend({ ...deps, telemetry }, message, store);
+    return await attend({ ...deps, telemetry }, message, store, readAt);
   } finally {
     telemetry.end();
   }
@@ -283,6 +288,8 @@ const attend = async (
   deps: WorkerDeps,
   message: AttentionMessage,
   store: StoreRecord | undefined,
+  /** When the read of `store` began. */
+  readAt: number,
 ): Promise<AttentionOutcome> => {
   if (!store) {
     if (message.slotId !== ENSURE_SLOT) await deps.dispatch.dropQueued(message.storeId, message.slotId);
@@ -294,7 +301,9 @@ const attend = async (
     return discard(deps, store.status as DiscardReason);
   }
   const campaigns = await readStoreCampaigns(deps.campaigns, store);
-  const policyAt: PolicyAt = (now) => effectivePolicy(store, campaigns, now);
+  // The slice re-reads the store before its calls (at most once per STORE_RECHECK_MS); its end goes by the last read.
+  const watch = new StoreWatch(deps, store.storeId, store, campaigns, readAt);
+  const policyAt: PolicyAt = (now) => watch.policyAt(store, now);
   let slotId = message.slotId;
   if (slotId === ENSURE_SLOT) {
     slotId = deps.ids.next();
@@ -313,6 +322,6 @@ const attend = async (
   noteCampaignTransition(deps, store.storeId, acquired.effective);
   return {
     kind: 'sliced',
-    slice: await runLeased(deps, store, policyAt, acquired.effective, acquired.lease),
+    slice: await runLeased(deps, store, policyAt, acquired.effective, acquired.lease, watch),
   };
 };

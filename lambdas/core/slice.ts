@@ -16,6 +16,7 @@ import { signalStore, type SignalDeps } from './signal.js';
 import { bySource, receiveBatch, type SourcedMessage } from './slice-receive.js';
 import { StoreRate } from './store-rate.js';
 import type { StoreRecord } from './store-model.js';
+import type { SliceWatch } from './store-watch.js';
 import { MAX_DELAY_SECONDS, VISIBILITY_MARGIN_SECONDS } from './timing.js';
 import { guardUntilVisible, hiding } from './wake.js';
 
@@ -28,6 +29,7 @@ export const SLICE_END_REASONS = [
   'throttled',
   'error',
   'lease_lost',
+  'store_changed',
 ] as const;
 export type SliceEndReason = (typeof SLICE_END_REASONS)[number];
 
@@ -168,6 +170,8 @@ export const runSlice = async (
   store: StoreRecord,
   policy: Policy,
   lease: Lease,
+  /** Asked before each call: the store re-read (absent: the slice never re-reads, as in unit tests of other ends). */
+  watch?: SliceWatch,
 ): Promise<SliceResult> => {
   const deadline = lease.startedAt + policy.maxSliceSeconds * 1000;
   const single = policy.maxConcurrentConsumers === 1;
@@ -443,13 +447,28 @@ export const runSlice = async (
           const pace = async (): Promise<boolean> => {
             const asked = deps.clock.now();
             // The messages in hand from this one on: a shared pacer reserves their instants with one write.
-            const allowed = await pacer.acquire(deadline, batch.length - i);
+            let allowed = await pacer.acquire(deadline, batch.length - i);
+            // Right before the call, after any wait: the store as read less than STORE_RECHECK_MS ago (a pause,
+            // a disable, a lowered cap or rate ends the slice). Its read counts as pacing, not as the task's work.
+            // A failed read ends the slice as an error, after deliverTask released the task's claim (not_started).
+            if (allowed && watch) {
+              const verdict = await watch.recheck(policy, deadline).catch((error: unknown) => {
+                unread = { error };
+                return 'unread' as const;
+              });
+              changed = verdict === 'changed';
+              allowed = verdict === 'go';
+            }
             callStartedAt = deps.clock.now();
             paced += callStartedAt - asked;
             return allowed;
           };
           const taskStartedAt = deps.clock.now();
           let callStartedAt: number | undefined;
+          /** The re-read before this task's call found the store changed: it ends the slice. */
+          let changed = false;
+          /** The re-read before this task's call failed (its error): it ends the slice as an error. */
+          let unread: { error: unknown } | undefined;
           /** This task's time in its pacing (the wait, the pacer's writes and reads): not its work. */
           let paced = 0;
           if (deps.clock.now() >= deadline) {
@@ -464,6 +483,14 @@ export const runSlice = async (
           });
           if (outcome.kind === 'not_started') {
             const at = deps.clock.now();
+            if (unread) throw unread.error;
+            if (changed) {
+              // Paused, disabled, deleted, or a lower cap or rate in force: the messages in hand go back at once,
+              // and the slot is requeued under the store as just read (dropped over a lowered cap; a paused
+              // store's attention is discarded, its slot with it, and resuming issues a fresh one).
+              await handBack(i);
+              return result('store_changed', { resumeAt: at });
+            }
             if (pacer.held) {
               // Another consumer's 429 holds the store (holdTat), or the marketplace's window quota is spent
               // (quotaPacer) for longer than a sleep-through: the messages in hand come back when the hold

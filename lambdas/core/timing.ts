@@ -27,6 +27,12 @@ export const INGEST_TIMEOUT_SECONDS = 10;
 export const INGEST_WINDOW_MS = INGEST_TIMEOUT_SECONDS * 1000 + CLOCK_SKEW_MS;
 export const DEFAULT_MARKETPLACE_TIMEOUT_MS = 5_000;
 export const MAX_MARKETPLACE_TIMEOUT_MS = 15_000;
+/**
+ * A running slice re-reads its store (status, overrides, campaigns) before a marketplace call once this long has
+ * passed since its last read began: a pause, a disable, or a lowered cap or rate stops the slice's calls within it
+ * (invariant 13, lambdas/core/store-watch.ts).
+ */
+export const STORE_RECHECK_MS = 1_000;
 /** SQS's ceiling for DelaySeconds and for one ChangeMessageVisibility hop we use. */
 export const MAX_DELAY_SECONDS = 900;
 

@@ -1,0 +1,104 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { runSlice } from '../../../lambdas/core/slice.js';
+import type { SliceWatch } from '../../../lambdas/core/store-watch.js';
+import type { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
+import { lease, policy, setup, store, T0 } from '../support/slice-world.js';
+
+/** A slice asks its watch before each call, after the pacing wait, and ends when the store changed under it. */
+describe('runSlice with a store watch', () => {
+  let world: ReturnType<typeof setup>;
+  /** The watch's answers, one per call asked (then `go`). */
+  let answers: ('go' | 'changed' | 'late' | Error)[];
+  let asked: { at: number; deadline: number; calls: number }[];
+  let watch: SliceWatch & { recheck: ReturnType<typeof vi.fn> };
+
+  beforeEach(() => {
+    world = setup({ messages: 10, callMs: 100 });
+    answers = [];
+    asked = [];
+    watch = {
+      recheck: vi.fn(async (_policy, deadline: number) => {
+        asked.push({ at: world.w.now, deadline, calls: world.w.calls.length });
+        const answer = answers.shift() ?? 'go';
+        if (answer instanceof Error) throw answer;
+        return answer;
+      }),
+    };
+  });
+
+  it('asks before every call, with the slice’s policy and deadline, after the rate’s wait', async () => {
+    const slicePolicy = policy({ ratePerSecond: 2, maxMessagesPerSlice: 3 });
+    const result = await runSlice(world.deps, store, slicePolicy, lease(), watch);
+    expect(result).toMatchObject({ end: 'max_messages', delivered: 3 });
+    expect(watch.recheck).toHaveBeenCalledTimes(3);
+    for (const call of watch.recheck.mock.calls) expect(call[0]).toBe(slicePolicy);
+    // 2/s: the second and third calls wait 500 ms after the one before (each call takes 100 ms) — asked then.
+    expect(asked).toEqual([
+      { at: T0, deadline: T0 + 20_000, calls: 0 },
+      { at: T0 + 500, deadline: T0 + 20_000, calls: 1 },
+      { at: T0 + 1_000, deadline: T0 + 20_000, calls: 2 },
+    ]);
+  });
+
+  it('ends as store_changed when the store changed: no call for that task, the rest handed back at once', async () => {
+    answers = ['go', 'go', 'changed'];
+    const result = await runSlice(world.deps, store, policy(), lease(), watch);
+    expect(result).toMatchObject({
+      end: 'store_changed',
+      handled: 2,
+      delivered: 2,
+      idle: false,
+      resumeAt: T0 + 200,
+    });
+    expect(world.w.calls).toEqual(['e0', 'e1']);
+    expect(world.w.deleted).toEqual(['r0', 'r1']);
+    expect(world.w.visibility).toEqual(
+      ['r2', 'r3', 'r4', 'r5', 'r6', 'r7', 'r8', 'r9'].map((receiptHandle) => ({
+        receiptHandle,
+        seconds: 0,
+      })),
+    );
+    // The task it did not call is free at once for the next slice: its claim settled, no attempt counted.
+    const record = await (world.deps.deliveries as MemoryDeliveryLog).get('s1', 'e2');
+    expect(record).toMatchObject({ status: 'pending' });
+    expect(record?.attempts ?? 0).toBe(0);
+  });
+
+  it('ends as max_time when the deadline passed while it read, handing the rest back', async () => {
+    answers = ['go', 'late'];
+    const result = await runSlice(world.deps, store, policy(), lease(), watch);
+    expect(result).toMatchObject({ end: 'max_time', handled: 1, resumeAt: T0 + 100 });
+    expect(world.w.calls).toEqual(['e0']);
+    expect(world.w.visibility).toHaveLength(9);
+  });
+
+  it('ends as an error when the read failed, after releasing the task’s claim; the messages stay hidden', async () => {
+    answers = ['go', new Error('store read failed')];
+    const result = await runSlice(world.deps, store, policy(), lease(), watch);
+    expect(result).toMatchObject({ end: 'error', handled: 1, delivered: 1 });
+    expect(world.w.calls).toEqual(['e0']);
+    expect(world.w.deleted).toEqual(['r0']);
+    expect(world.w.visibility).toEqual([]);
+    expect(await (world.deps.deliveries as MemoryDeliveryLog).get('s1', 'e1')).toMatchObject({
+      status: 'pending',
+    });
+  });
+
+  it('never asks while a task needs no call (a duplicate already delivered)', async () => {
+    world = setup({ messages: 1 });
+    await (world.deps.deliveries as MemoryDeliveryLog).claim('s1', 'e0', {
+      holder: 'x',
+      messageId: 'm',
+      now: T0 - 10,
+      until: T0 - 5,
+    });
+    await (world.deps.deliveries as MemoryDeliveryLog).settle('s1', 'e0', 'x', {
+      status: 'delivered',
+      now: T0 - 5,
+      countAttempt: true,
+    });
+    const result = await runSlice(world.deps, store, policy(), lease(), watch);
+    expect(result).toMatchObject({ handled: 1, delivered: 0 });
+    expect(watch.recheck).not.toHaveBeenCalled();
+  });
+});
