@@ -86,6 +86,8 @@ export interface SliceResult {
 const SQS_MAX_BATCH = 10;
 /** A store whose only pending work is hidden for a retry is looked at again at least this often. */
 const DEFERRED_LOOK_MS = 20_000;
+/** A slice with a full batch in hand fans out once its calls have taken this much work, without waiting for the batch's end. */
+export const FANOUT_WORK_MS = 1_000;
 /** A slice that ended on an operational error is looked at again after this, doubling with each error in a row. */
 export const ERROR_RETRY_MS = 5_000;
 /** The ceiling of that backoff: SQS's longest delay, so a broken store costs O(1) requests per 15 minutes. */
@@ -253,6 +255,28 @@ export const runSlice = async (
   let calls = 0;
   let callMs = 0;
   let headSentAt: number | undefined;
+  /**
+   * A full batch means a deep backlog: open one more slot, as far as more consumers can help — once per slice,
+   * after the batch, or as soon as its calls have taken FANOUT_WORK_MS of work (a slow marketplace: ten 3 s calls
+   * do not fit a 20 s slice, and a store waiting for its batch's end never got a second consumer). A store whose
+   * rate binds gains nothing from consumers that would only wait for it while holding workers: about rate × task
+   * time of them keep it busy, plus one. The task's time, not only its call: on a slow table the claim before a
+   * 20 ms call took several times as long, and two consumers of a 6/s store sent 4–5 calls a second
+   * (bench:adaptive, 2026-12-03). Each new slice does the same, so a store ramps up in a few slices and never
+   * beyond maxConcurrentConsumers (the slot-count condition).
+   */
+  const fanOut = async (): Promise<void> => {
+    if (fannedOut) return;
+    fannedOut = true;
+    const useful = Math.ceil((rate.current().effective * callMs) / calls / 1000) + 1;
+    await signalStore(deps, store.storeId, {
+      limit: Math.min(policy.maxConcurrentConsumers, useful),
+      reason: 'fanout',
+      priority: policy.priority,
+      // Fenced: a zombie's fan-out (its lease reclaimed) could put a slot beside a lease that paces alone.
+      by: { slotId: lease.slotId, fence: lease.fence },
+    }).catch((error: unknown) => deps.telemetry.warn('fan-out failed', { error: String(error) }));
+  };
   /** This lease's last call was answered 429 and slept through (the next 429 in a row ends the slice). */
   let sleptThrough = false;
   /** The end of the latest Retry-After a marketplace answer gave this slice (0: none). */
@@ -512,6 +536,7 @@ export const runSlice = async (
           if (callStartedAt !== undefined) {
             calls++;
             callMs += deps.clock.now() - taskStartedAt - paced;
+            if (fullBatch && callMs >= FANOUT_WORK_MS) await fanOut();
           }
           handled++;
           // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
@@ -586,23 +611,7 @@ export const runSlice = async (
         // ends instead, and it goes to the back of the round like any other (invariant 5).
         return result('yielded', { resumeAt: deps.clock.now() });
       }
-      if (!fannedOut && fullBatch && calls > 0) {
-        // A full batch means a deep backlog: open one more slot, as far as more consumers can help. A store
-        // whose rate binds gains nothing from consumers that would only wait for it while holding workers:
-        // about rate × task time of them keep it busy, plus one. The task's time, not only its call: on a slow
-        // table the claim before a 20 ms call took several times as long, and two consumers of a 6/s store
-        // sent 4–5 calls a second (bench:adaptive, 2026-12-03). Each new slice does the same, so a store
-        // ramps up in a few slices and never beyond maxConcurrentConsumers (the slot-count condition).
-        fannedOut = true;
-        const useful = Math.ceil((rate.current().effective * callMs) / calls / 1000) + 1;
-        await signalStore(deps, store.storeId, {
-          limit: Math.min(policy.maxConcurrentConsumers, useful),
-          reason: 'fanout',
-          priority: policy.priority,
-          // Fenced: a zombie's fan-out (its lease reclaimed) could put a slot beside a lease that paces alone.
-          by: { slotId: lease.slotId, fence: lease.fence },
-        }).catch((error: unknown) => deps.telemetry.warn('fan-out failed', { error: String(error) }));
-      }
+      if (fullBatch && calls > 0) await fanOut();
     }
   } catch (error) {
     // An operational error (DynamoDB, SQS) anywhere in the slice ends it as an error, here rather than in the

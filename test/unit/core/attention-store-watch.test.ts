@@ -61,8 +61,15 @@ describe('a worker whose store changes under its slice', () => {
       Array.from({ length: 7 }, (_, i) => ({ receiptHandle: `r${6 - i}`, seconds: 0 })),
     );
     // Requeued for now; that attention finds the store paused and drops the slot (resuming issues a fresh one).
-    expect(w.published.map((p) => [p.message.slotId, p.delay])).toEqual([['a', 0]]);
-    expect(await handleAttention(w.deps, w.published[0]!.message)).toEqual({
+    const requeued = w.published.filter((p) => p.message.reason === 'requeue');
+    expect(requeued.map((p) => [p.message.slotId, p.delay])).toEqual([['a', 0]]);
+    expect(await handleAttention(w.deps, requeued[0]!.message)).toEqual({
+      kind: 'discarded',
+      reason: 'paused',
+    });
+    // (And the slot its slow calls fanned out, when its attention comes.)
+    const fanout = w.published.find((p) => p.message.reason === 'fanout');
+    expect(await handleAttention(w.deps, fanout!.message)).toMatchObject({
       kind: 'discarded',
       reason: 'paused',
     });
@@ -95,7 +102,9 @@ describe('a worker whose store changes under its slice', () => {
     changeAt = { call: 1, record: { ...store, overrides: { ...store.overrides, ratePerSecond: 2 } } };
     const outcome = await handleAttention(w.deps, attention);
     expect(outcome).toMatchObject({ kind: 'sliced', slice: { end: 'store_changed', delivered: 3 } });
-    expect(w.published.map((p) => p.message.slotId)).toEqual(['a']);
+    expect(w.published.filter((p) => p.message.reason === 'requeue').map((p) => p.message.slotId)).toEqual([
+      'a',
+    ]);
   });
 
   it('goes on under a raised cap or rate, to its own end', async () => {

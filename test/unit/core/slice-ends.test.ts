@@ -3,7 +3,7 @@ import type { DeliveryOutcome } from '../../../lambdas/core/ports.js';
 import { ERROR_RETRY_MS, errorBackoffMs, MAX_ERROR_RETRY_MS, runSlice } from '../../../lambdas/core/slice.js';
 import { MAX_DELAY_SECONDS, WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
 import type { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
-import { lease, policy, setup, store, T0 } from '../support/slice-world.js';
+import { item, lease, policy, setup, store, T0 } from '../support/slice-world.js';
 
 /** Which result a slice ends with, and what it carries to the next one (attention requeues on it). */
 const throttledOn =
@@ -396,6 +396,27 @@ describe('fan-out after a full batch', () => {
       },
     ]);
   });
+
+  it.each([
+    // Ten 3 s calls do not fit a 20 s slice: waiting for the batch's end, the store never got a second consumer.
+    { callMs: 3_000, after: 1 },
+    { callMs: 400, after: 3 },
+    // Fast calls: after the batch, as the batch's calls measure the task time best.
+    { callMs: 99, after: 10 },
+  ])(
+    'fans out a slow store as soon as a second of work shows it ($callMs ms calls: after $after)',
+    async ({ callMs, after }) => {
+      const world = setup({ messages: 10, callMs });
+      let callsAtFanOut: number | undefined;
+      world.dispatch.issueSlot.mockImplementation(async () => {
+        callsAtFanOut = world.w.calls.length;
+        return { ok: true, item: item() };
+      });
+      await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());
+      expect(callsAtFanOut).toBe(after);
+      expect(world.dispatch.issueSlot).toHaveBeenCalledTimes(1);
+    },
+  );
 
   it('opens one slot per slice, and a failed fan-out does not end the slice', async () => {
     const world = setup({ messages: 30, callMs: 10 });
