@@ -2,6 +2,7 @@ import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js
 import { SLEEP_THROUGH_MAX_SECONDS } from '../../lambdas/core/adaptive-rate.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
 import { blockSize, lateness, maxPaceWaitMs, spacingOf } from '../../lambdas/core/rate.js';
+import { STORE_RECHECK_MS } from '../../lambdas/core/timing.js';
 import { IntQueue, KeyedHeap } from './engine.js';
 import { MODEL, Requests, type World } from './world.js';
 
@@ -221,6 +222,8 @@ export const attentionDesign = (
       req.add('ddbRead', 'attention');
       req.add('ddbWrite', 'attention');
       const t0 = eng.now + ATTENTION.invokeMs + 2 * AWS;
+      /** When the slice's last read of the store began (store-watch.ts: again before a call a second later). */
+      let readAt = eng.now + ATTENTION.invokeMs;
       const deadline = t0 + policy.maxSliceSeconds * 1000;
       const single = policy.maxConcurrentConsumers === 1;
       const interval = world.interval[s] as number;
@@ -423,10 +426,17 @@ export const attentionDesign = (
                 eng.after(AWS, handBack);
                 return;
               }
+              // store-watch.ts: a second after its last read began, the slice reads the store again before the call.
+              let callAt = start;
+              if (start - readAt >= STORE_RECHECK_MS) {
+                req.add('ddbRead', 'attention');
+                readAt = start;
+                callAt = start + AWS;
+              }
               if (!single) world.callStarting(s);
               const lat = world.callLatency();
               const arrived = batch[i] as number;
-              eng.at(start + lat, () => {
+              eng.at(callAt + lat, () => {
                 world.deliver(s, arrived, lat, true);
                 handled++;
                 stats.handled++;
