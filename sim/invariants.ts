@@ -319,7 +319,7 @@ export class Invariants implements Checks {
     const caps = this.world.capsSince(storeId, this.world.now - STORE_RECHECK_MS);
     const allowed = Math.max(...caps.map((own) => this.capAt(storeId, this.world.now + actor.skewMs, own)));
     if (allowed >= lease.cap) {
-      if (this.world.ownCap(storeId) < lease.cap) this.world.stats.callsOverLoweredCap++;
+      if (this.capAt(storeId, this.world.now) < lease.cap) this.world.stats.callsOverLoweredCap++;
       return;
     }
     this.fail(

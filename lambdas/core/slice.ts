@@ -86,7 +86,10 @@ export interface SliceResult {
 const SQS_MAX_BATCH = 10;
 /** A store whose only pending work is hidden for a retry is looked at again at least this often. */
 const DEFERRED_LOOK_MS = 20_000;
-/** A slice with a full batch in hand fans out once its calls have taken this much work, without waiting for the batch's end. */
+/**
+ * A slice with a full batch in hand fans out once its calls (two or more, the last delivered) have taken this much
+ * work, without waiting for the batch's end.
+ */
 export const FANOUT_WORK_MS = 1_000;
 /** A slice that ended on an operational error is looked at again after this, doubling with each error in a row. */
 export const ERROR_RETRY_MS = 5_000;
@@ -257,8 +260,9 @@ export const runSlice = async (
   let headSentAt: number | undefined;
   /**
    * A full batch means a deep backlog: open one more slot, as far as more consumers can help — once per slice,
-   * after the batch, or as soon as its calls have taken FANOUT_WORK_MS of work (a slow marketplace: ten 3 s calls
-   * do not fit a 20 s slice, and a store waiting for its batch's end never got a second consumer). A store whose
+   * after the batch, or as soon as two or more of its calls, the last delivered, have taken FANOUT_WORK_MS of work
+   * (a slow marketplace: ten 3 s calls do not fit a 20 s slice, and a store waiting for its batch's end never got a
+   * second consumer). A store whose
    * rate binds gains nothing from consumers that would only wait for it while holding workers: about rate × task
    * time of them keep it busy, plus one. The task's time, not only its call: on a slow table the claim before a
    * 20 ms call took several times as long, and two consumers of a 6/s store sent 4–5 calls a second
@@ -471,18 +475,22 @@ export const runSlice = async (
           const pace = async (): Promise<boolean> => {
             const asked = deps.clock.now();
             // The messages in hand from this one on: a shared pacer reserves their instants with one write.
-            let allowed = await pacer.acquire(deadline, batch.length - i);
-            // Right before the call, after any wait: the store as read less than STORE_RECHECK_MS ago (a pause,
-            // a disable, a lowered cap or rate ends the slice). Its read counts as pacing, not as the task's work.
-            // A failed read ends the slice as an error, after deliverTask released the task's claim (not_started).
-            if (allowed && watch) {
+            // The store as read less than STORE_RECHECK_MS before the call (a pause, a disable, a lowered cap or
+            // rate ends the slice): looked at before the rate's wait, so a read due then does not make the call late
+            // for its instant, and again after it (a read only when the wait was long). Its reads count as pacing,
+            // not as the task's work. A failed read ends the slice as an error, after deliverTask released the
+            // task's claim (not_started).
+            const look = async (): Promise<boolean> => {
+              if (!watch) return true;
               const verdict = await watch.recheck(policy, deadline).catch((error: unknown) => {
                 unread = { error };
                 return 'unread' as const;
               });
               changed = verdict === 'changed';
-              allowed = verdict === 'go';
-            }
+              return verdict === 'go';
+            };
+            const allowed =
+              (await look()) && (await pacer.acquire(deadline, batch.length - i)) && (await look());
             callStartedAt = deps.clock.now();
             paced += callStartedAt - asked;
             return allowed;
@@ -507,7 +515,11 @@ export const runSlice = async (
           });
           if (outcome.kind === 'not_started') {
             const at = deps.clock.now();
-            if (unread) throw unread.error;
+            if (unread) {
+              // The messages in hand were not called: back to the queue now (best effort), not after the lease.
+              await handBack(i).catch(() => undefined);
+              throw unread.error;
+            }
             if (changed) {
               // Paused, disabled, deleted, or a lower cap or rate in force: the messages in hand go back at once,
               // and the slot is requeued under the store as just read (dropped over a lowered cap; a paused
@@ -536,8 +548,17 @@ export const runSlice = async (
           if (callStartedAt !== undefined) {
             calls++;
             callMs += deps.clock.now() - taskStartedAt - paced;
-            if (fullBatch && callMs >= FANOUT_WORK_MS) await fanOut();
           }
+          // A slow marketplace: two delivered calls or more have taken a second of work (not a failing one, whose
+          // timeouts would add consumers against it; not one cold first call, which would overstate the need).
+          if (
+            fullBatch &&
+            outcome.kind === 'done' &&
+            outcome.as === 'delivered' &&
+            calls >= 2 &&
+            callMs >= FANOUT_WORK_MS
+          )
+            await fanOut();
           handled++;
           // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
           if (outcome.kind === 'throttled' && !outcome.deadLettered) {

@@ -76,6 +76,8 @@ export class StoreWatch implements SliceWatch {
       this.store = store;
       this.readAt = startedAt;
     }
+    // A read that ran past the deadline: no call starts after it (invariant 4), whatever it found.
+    if (this.deps.clock.now() >= deadline) return 'late';
     return this.allows(policy) ? 'go' : 'changed';
   }
 

@@ -399,7 +399,8 @@ describe('fan-out after a full batch', () => {
 
   it.each([
     // Ten 3 s calls do not fit a 20 s slice: waiting for the batch's end, the store never got a second consumer.
-    { callMs: 3_000, after: 1 },
+    // Not after one call (a cold first call would overstate the need): after two.
+    { callMs: 3_000, after: 2 },
     { callMs: 400, after: 3 },
     // Fast calls: after the batch, as the batch's calls measure the task time best.
     { callMs: 99, after: 10 },
@@ -417,6 +418,15 @@ describe('fan-out after a full batch', () => {
       expect(world.dispatch.issueSlot).toHaveBeenCalledTimes(1);
     },
   );
+
+  it.each([
+    ['timeouts', { kind: 'transient', error: 'timeout' }],
+    ['429s', { kind: 'throttled', status: 429, retryAfterSeconds: 1 }],
+  ] as const)('does not fan out early on slow %s: calls that deliver nothing', async (_what, failure) => {
+    const world = setup({ messages: 10, callMs: 3_000, outcome: () => failure as DeliveryOutcome });
+    await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());
+    expect(world.dispatch.issueSlot).not.toHaveBeenCalled();
+  });
 
   it('opens one slot per slice, and a failed fan-out does not end the slice', async () => {
     const world = setup({ messages: 30, callMs: 10 });

@@ -7,41 +7,51 @@ import { lease, policy, setup, store, T0 } from '../support/slice-world.js';
 /** A slice asks its watch before each call, after the pacing wait, and ends when the store changed under it. */
 describe('runSlice with a store watch', () => {
   let world: ReturnType<typeof setup>;
-  /** The watch's answers, one per call asked (then `go`). */
-  let answers: ('go' | 'changed' | 'late' | Error)[];
+  /** The watch's answer once this many calls were made (else `go`). */
+  let answers: Map<number, 'changed' | 'late' | Error>;
   let asked: { at: number; deadline: number; calls: number }[];
   let watch: SliceWatch & { recheck: ReturnType<typeof vi.fn> };
 
   beforeEach(() => {
     world = setup({ messages: 10, callMs: 100 });
-    answers = [];
+    answers = new Map();
     asked = [];
     watch = {
       recheck: vi.fn(async (_policy, deadline: number) => {
         asked.push({ at: world.w.now, deadline, calls: world.w.calls.length });
-        const answer = answers.shift() ?? 'go';
+        const answer = answers.get(world.w.calls.length) ?? 'go';
         if (answer instanceof Error) throw answer;
         return answer;
       }),
     };
   });
 
-  it('asks before every call, with the slice’s policy and deadline, after the rate’s wait', async () => {
+  it('asks before every call, before the rate’s wait and after it, with the slice’s policy and deadline', async () => {
     const slicePolicy = policy({ ratePerSecond: 2, maxMessagesPerSlice: 3 });
     const result = await runSlice(world.deps, store, slicePolicy, lease(), watch);
     expect(result).toMatchObject({ end: 'max_messages', delivered: 3 });
-    expect(watch.recheck).toHaveBeenCalledTimes(3);
     for (const call of watch.recheck.mock.calls) expect(call[0]).toBe(slicePolicy);
-    // 2/s: the second and third calls wait 500 ms after the one before (each call takes 100 ms) — asked then.
+    // 2/s: the second and third calls wait until 500 ms after the one before (each call takes 100 ms).
+    const d = T0 + 20_000;
     expect(asked).toEqual([
-      { at: T0, deadline: T0 + 20_000, calls: 0 },
-      { at: T0 + 500, deadline: T0 + 20_000, calls: 1 },
-      { at: T0 + 1_000, deadline: T0 + 20_000, calls: 2 },
+      { at: T0, deadline: d, calls: 0 },
+      { at: T0, deadline: d, calls: 0 },
+      { at: T0 + 100, deadline: d, calls: 1 },
+      { at: T0 + 500, deadline: d, calls: 1 },
+      { at: T0 + 600, deadline: d, calls: 2 },
+      { at: T0 + 1_000, deadline: d, calls: 2 },
     ]);
   });
 
+  it('does not wait for its rate instant when the look before the wait finds the store changed', async () => {
+    answers.set(1, 'changed');
+    const result = await runSlice(world.deps, store, policy({ ratePerSecond: 2 }), lease(), watch);
+    // The first call ended at T0 + 100; its next instant (T0 + 500) is not waited for.
+    expect(result).toMatchObject({ end: 'store_changed', delivered: 1, resumeAt: T0 + 100 });
+  });
+
   it('ends as store_changed when the store changed: no call for that task, the rest handed back at once', async () => {
-    answers = ['go', 'go', 'changed'];
+    answers.set(2, 'changed');
     const result = await runSlice(world.deps, store, policy(), lease(), watch);
     expect(result).toMatchObject({
       end: 'store_changed',
@@ -65,20 +75,20 @@ describe('runSlice with a store watch', () => {
   });
 
   it('ends as max_time when the deadline passed while it read, handing the rest back', async () => {
-    answers = ['go', 'late'];
+    answers.set(1, 'late');
     const result = await runSlice(world.deps, store, policy(), lease(), watch);
     expect(result).toMatchObject({ end: 'max_time', handled: 1, resumeAt: T0 + 100 });
     expect(world.w.calls).toEqual(['e0']);
     expect(world.w.visibility).toHaveLength(9);
   });
 
-  it('ends as an error when the read failed, after releasing the task’s claim; the messages stay hidden', async () => {
-    answers = ['go', new Error('store read failed')];
+  it('ends as an error when the read failed, after releasing the task’s claim and handing the rest back', async () => {
+    answers.set(1, new Error('store read failed'));
     const result = await runSlice(world.deps, store, policy(), lease(), watch);
     expect(result).toMatchObject({ end: 'error', handled: 1, delivered: 1 });
     expect(world.w.calls).toEqual(['e0']);
     expect(world.w.deleted).toEqual(['r0']);
-    expect(world.w.visibility).toEqual([]);
+    expect(world.w.visibility).toHaveLength(9);
     expect(await (world.deps.deliveries as MemoryDeliveryLog).get('s1', 'e1')).toMatchObject({
       status: 'pending',
     });

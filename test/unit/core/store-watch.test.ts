@@ -161,14 +161,17 @@ describe('StoreWatch', () => {
     expect(reads).toHaveLength(3);
   });
 
-  it('answers late, without a read, once the deadline has passed while a read is due', async () => {
+  it('answers late once the deadline has passed: with no read when one is due, and after a read that ran past it', async () => {
     const w = watch();
     now = T0 + STORE_RECHECK_MS;
     expect(await w.recheck(proPolicy, T0 + STORE_RECHECK_MS)).toBe('late');
     expect(reads).toEqual([]);
-    // Not due: the deadline is the pacer's to keep.
-    const fresh = watch(pro, NO_CAMPAIGNS, now);
-    expect(await fresh.recheck(proPolicy, now)).toBe('go');
+    // The read starts before the deadline and ends after it: no call may start then (invariant 4).
+    readMs = 900;
+    expect(await w.recheck(proPolicy, T0 + STORE_RECHECK_MS + 1)).toBe('late');
+    expect(reads).toEqual([T0 + STORE_RECHECK_MS]);
+    // A fresh view before the deadline goes.
+    expect(await w.recheck(proPolicy, now + 1)).toBe('go');
   });
 
   it('lets a read’s failure through to the slice', async () => {
