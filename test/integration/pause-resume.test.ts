@@ -40,6 +40,31 @@ describe('pause and resume', () => {
     ).toBeGreaterThanOrEqual(1);
   });
 
+  it('stops a store paused mid-drain within about a second: running slices re-read it', async () => {
+    // Three consumers at 20/s over 300 tasks: slices of 20 s each, so a slice that kept what it read at its
+    // start would call for up to 20 s after the pause (session 20's black-box pass: 857 calls over 19.5 s).
+    await t.createStore('draining', {
+      tenantId: 'acme',
+      marketplace: 'amazon',
+      plan: 'pro',
+      overrides: { ratePerSecond: 20 },
+    });
+    await t.submitMany('draining', token, inventoryTasks('drain', 300));
+    await waitFor('the drain is under way', () => t.deliveredCount('draining') >= 40, 30_000);
+    const paused = await t.admin('PATCH', '/admin/stores/draining', { status: 'paused' });
+    expect(paused.status).toBe(200);
+    const pausedAt = Date.now();
+    await sleep(4_000);
+    const after = t.marketplace.calls
+      .filter((c) => c.storeId === 'draining' && c.startedAt > pausedAt)
+      .map((c) => c.startedAt - pausedAt);
+    // A call needs a read of the store begun less than a second before it; arrival adds this host's jitter.
+    expect(Math.max(0, ...after)).toBeLessThan(2_500);
+    expect(t.deliveredCount('draining')).toBeLessThan(300);
+    await t.admin('PATCH', '/admin/stores/draining', { status: 'active' });
+    await waitFor('the rest is delivered after resume', () => t.deliveredCount('draining') >= 300, 60_000);
+  });
+
   it('discards attentions that reach a store paused after they were published', async () => {
     await t.stack.stopWorkers();
     await t.submitMany('shop', token, inventoryTasks('late', 5));
