@@ -402,6 +402,8 @@ describe('fan-out after a full batch', () => {
     // Not after one call (a cold first call would overstate the need): after two.
     { callMs: 3_000, after: 2 },
     { callMs: 400, after: 3 },
+    // Exactly a second of work in two calls.
+    { callMs: 500, after: 2 },
     // Fast calls: after the batch, as the batch's calls measure the task time best.
     { callMs: 99, after: 10 },
   ])(
@@ -422,6 +424,7 @@ describe('fan-out after a full batch', () => {
   it.each([
     ['timeouts', { kind: 'transient', error: 'timeout' }],
     ['429s', { kind: 'throttled', status: 429, retryAfterSeconds: 1 }],
+    ['permanent refusals (dead-lettered)', { kind: 'permanent', status: 400, error: 'bad payload' }],
   ] as const)('does not fan out early on slow %s: calls that deliver nothing', async (_what, failure) => {
     const world = setup({ messages: 10, callMs: 3_000, outcome: () => failure as DeliveryOutcome });
     await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3 }), lease());

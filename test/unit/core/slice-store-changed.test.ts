@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { runSlice } from '../../../lambdas/core/slice.js';
 import type { SliceWatch } from '../../../lambdas/core/store-watch.js';
 import type { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
@@ -84,7 +85,13 @@ describe('runSlice with a store watch', () => {
 
   it('ends as an error when the read failed, after releasing the task’s claim and handing the rest back', async () => {
     answers.set(1, new Error('store read failed'));
+    const logs: LogRecord[] = [];
+    world.deps.telemetry = new RecordingTelemetry((record) => logs.push(record));
     const result = await runSlice(world.deps, store, policy(), lease(), watch);
+    // The read's own error, logged with the slice's end.
+    expect(logs.filter((l) => l.level === 'error').map((l) => l.fields?.['error'])).toEqual([
+      'Error: store read failed',
+    ]);
     expect(result).toMatchObject({ end: 'error', handled: 1, delivered: 1 });
     expect(world.w.calls).toEqual(['e0']);
     expect(world.w.deleted).toEqual(['r0']);

@@ -170,8 +170,9 @@ describe('StoreWatch', () => {
     readMs = 900;
     expect(await w.recheck(proPolicy, T0 + STORE_RECHECK_MS + 1)).toBe('late');
     expect(reads).toEqual([T0 + STORE_RECHECK_MS]);
-    // A fresh view before the deadline goes.
+    // A fresh view before the deadline goes; at the deadline itself, no call.
     expect(await w.recheck(proPolicy, now + 1)).toBe('go');
+    expect(await w.recheck(proPolicy, now)).toBe('late');
   });
 
   it('lets a read’s failure through to the slice', async () => {
