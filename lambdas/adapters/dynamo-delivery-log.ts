@@ -120,27 +120,18 @@ export class DynamoDeliveryLog implements DeliveryLog {
       ':holder': holder,
       ...(outcome.countAttempt ? { ':one': 1 } : {}),
     };
-    if (outcome.lastError !== undefined) {
-      sets.push('lastError = :error');
-      values[':error'] = outcome.lastError;
-    }
-    if (outcome.lastStatus !== undefined) {
-      sets.push('lastStatus = :lastStatus');
-      values[':lastStatus'] = outcome.lastStatus;
-    }
-    if (outcome.status === 'pending' && outcome.retryAt !== undefined) {
-      sets.push('retryAt = :retryAt');
-      values[':retryAt'] = outcome.retryAt;
-    }
+    /** One optional `SET attribute = placeholder`, written only with a value. */
+    const set = (attribute: string, placeholder: string, value: unknown): void => {
+      if (value === undefined) return;
+      sets.push(`${attribute} = ${placeholder}`);
+      values[placeholder] = value;
+    };
+    set('lastError', ':error', outcome.lastError);
+    set('lastStatus', ':lastStatus', outcome.lastStatus);
+    if (outcome.status === 'pending') set('retryAt', ':retryAt', outcome.retryAt);
     if (outcome.status === 'dead_lettered') {
-      if (outcome.messageId !== undefined) {
-        sets.push('deadMessageId = :message');
-        values[':message'] = outcome.messageId;
-      }
-      if (outcome.deadAttempts !== undefined) {
-        sets.push('deadAttempts = :deadAttempts');
-        values[':deadAttempts'] = outcome.deadAttempts;
-      }
+      set('deadMessageId', ':message', outcome.messageId);
+      set('deadAttempts', ':deadAttempts', outcome.deadAttempts);
     }
     const result = await conditional(() =>
       this.doc.send(

@@ -302,8 +302,8 @@ const attend = async (
   }
   const campaigns = await readStoreCampaigns(deps.campaigns, store);
   // The slice re-reads the store before its calls (at most once per STORE_RECHECK_MS); its end goes by the last read.
-  const watch = new StoreWatch(deps, store.storeId, store, campaigns, readAt);
-  const policyAt: PolicyAt = (now) => watch.policyAt(store, now);
+  const watch = new StoreWatch(deps, store, campaigns, readAt);
+  const policyAt: PolicyAt = (now) => watch.policyAt(now);
   let slotId = message.slotId;
   if (slotId === ENSURE_SLOT) {
     slotId = deps.ids.next();

@@ -50,11 +50,12 @@ export interface StoreWatchDeps {
  */
 export class StoreWatch implements SliceWatch {
   private readonly rules: WatchRules;
+  /** The last read found no record (the store was deleted): `store` keeps the one before. */
+  private gone = false;
 
   constructor(
     private readonly deps: StoreWatchDeps,
-    private readonly storeId: string,
-    private store: StoreRecord | undefined,
+    private store: StoreRecord,
     private campaigns: StoreCampaigns,
     /** When the read of `store` began, on the worker's clock. */
     private readAt: number,
@@ -62,18 +63,21 @@ export class StoreWatch implements SliceWatch {
     this.rules = deps.watchRules ?? WATCH_RULES;
   }
 
-  /** The policy in force at `now` under the record and campaigns last read (the first read's if the store is gone). */
-  policyAt(fallback: StoreRecord, now: number): EffectivePolicy {
-    return effectivePolicy(this.store ?? fallback, this.campaigns, now);
+  /** The policy in force at `now` under the record and campaigns last read (the last one found if the store is gone). */
+  policyAt(now: number): EffectivePolicy {
+    return effectivePolicy(this.store, this.campaigns, now);
   }
 
   async recheck(policy: Policy, deadline: number): Promise<'go' | 'changed' | 'late'> {
     while (this.deps.clock.now() - this.readAt >= this.rules.recheckMs) {
       const startedAt = this.deps.clock.now();
       if (startedAt >= deadline) return 'late';
-      const store = await this.deps.stores.get(this.storeId);
-      this.campaigns = store ? await readStoreCampaigns(this.deps.campaigns, store) : this.campaigns;
-      this.store = store;
+      const store = await this.deps.stores.get(this.store.storeId);
+      this.gone = store === undefined;
+      if (store) {
+        this.campaigns = await readStoreCampaigns(this.deps.campaigns, store);
+        this.store = store;
+      }
       this.readAt = startedAt;
     }
     // A read that ran past the deadline: no call starts after it (invariant 4), whatever it found.
@@ -83,7 +87,7 @@ export class StoreWatch implements SliceWatch {
 
   /** A slice under `policy` may go on: the store is active, and the rules keep it under the policy in force. */
   private allows(policy: Policy): boolean {
-    if (!this.store || !isConsumable(this.store.status)) return false;
+    if (this.gone || !isConsumable(this.store.status)) return false;
     return this.rules.keeps(
       policy,
       effectivePolicy(this.store, this.campaigns, this.deps.clock.now()).policy,

@@ -62,11 +62,11 @@ export class MemoryDeliveryLog implements DeliveryLog {
       ...(outcome.lastError === undefined ? {} : { lastError: outcome.lastError }),
       ...(outcome.lastStatus === undefined ? {} : { lastStatus: outcome.lastStatus }),
       ...(outcome.status === 'pending' && outcome.retryAt !== undefined ? { retryAt: outcome.retryAt } : {}),
-      ...(outcome.status === 'dead_lettered' && outcome.messageId !== undefined
-        ? { deadMessageId: outcome.messageId }
-        : {}),
-      ...(outcome.status === 'dead_lettered' && outcome.deadAttempts !== undefined
-        ? { deadAttempts: outcome.deadAttempts }
+      ...(outcome.status === 'dead_lettered'
+        ? {
+            ...(outcome.messageId === undefined ? {} : { deadMessageId: outcome.messageId }),
+            ...(outcome.deadAttempts === undefined ? {} : { deadAttempts: outcome.deadAttempts }),
+          }
         : {}),
     });
     return true;

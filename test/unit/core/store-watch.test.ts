@@ -32,7 +32,7 @@ describe('StoreWatch', () => {
   let reads: number[];
 
   const watch = (first: StoreRecord = pro, campaigns: StoreCampaigns = NO_CAMPAIGNS, readAt = T0) =>
-    new StoreWatch(deps, 's1', first, campaigns, readAt);
+    new StoreWatch(deps, first, campaigns, readAt);
 
   beforeEach(() => {
     now = T0;
@@ -93,7 +93,7 @@ describe('StoreWatch', () => {
     record = undefined;
     now = T0 + STORE_RECHECK_MS;
     expect(await w.recheck(proPolicy, T0 + 20_000)).toBe('changed');
-    expect(w.policyAt(pro, now).policy).toEqual(proPolicy);
+    expect(w.policyAt(now).policy).toEqual(proPolicy);
   });
 
   it.each([
@@ -109,7 +109,7 @@ describe('StoreWatch', () => {
     now = T0 + STORE_RECHECK_MS;
     expect(await w.recheck(proPolicy, T0 + 20_000)).toBe(verdict);
     // The end of the slice goes by the record just read.
-    expect(w.policyAt(pro, now).policy).toEqual({ ...proPolicy, ...overrides });
+    expect(w.policyAt(now).policy).toEqual({ ...proPolicy, ...overrides });
   });
 
   it('ends at a known campaign’s start that lowers the rate, without reading again', async () => {
@@ -127,12 +127,12 @@ describe('StoreWatch', () => {
     lists['tenant'] = [campaign(T0 - 1_000, T0 + 60_000, { maxConcurrentConsumers: 1 })];
     now = T0 + STORE_RECHECK_MS;
     expect(await w.recheck(proPolicy, T0 + 20_000)).toBe('changed');
-    expect(w.policyAt(pro, now)).toMatchObject({ source: 'campaign', scope: 'tenant' });
+    expect(w.policyAt(now)).toMatchObject({ source: 'campaign', scope: 'tenant' });
   });
 
   it('reads no campaigns without a campaign book', async () => {
     const { campaigns: _none, ...bare } = deps;
-    const w = new StoreWatch(bare, 's1', pro, NO_CAMPAIGNS, T0);
+    const w = new StoreWatch(bare, pro, NO_CAMPAIGNS, T0);
     now = T0 + STORE_RECHECK_MS;
     expect(await w.recheck(proPolicy, T0 + 20_000)).toBe('go');
   });
