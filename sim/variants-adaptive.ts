@@ -1,3 +1,4 @@
+import { BLOCK_RULES, pacedInterval } from '../lambdas/core/rate.js';
 import {
   ADAPTIVE_RULES,
   effectiveRate,
@@ -48,7 +49,8 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
     name: 'aimd-above-policy',
     breaks: RATE_INVARIANT,
     description:
-      'after a marketplace 429 the AIMD recovery is capped at three times the policy rate instead of the policy rate',
+      'after a marketplace 429 the AIMD recovery is capped at three times the policy rate instead of the policy rate, ' +
+      'and the pacing budgets each 5 s window by the learnt rate, not the policy (either guard alone keeps the rate)',
     rateRules: {
       ...ADAPTIVE_RULES,
       effectiveRate: (state, policyRate, now) =>
@@ -56,6 +58,7 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
           ? effectiveRate(state, policyRate, now)
           : { ...effectiveRate(state, 3 * policyRate, now), configured: policyRate },
     },
+    blockRules: { ...BLOCK_RULES, paced: (interval, shared) => pacedInterval(interval, shared) },
   },
   {
     name: 'sleep-through-no-wait',

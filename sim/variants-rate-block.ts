@@ -1,3 +1,4 @@
+import { BLOCK_RULES } from '../lambdas/core/rate.js';
 import { RATE_INVARIANT } from './rate-check.js';
 import type { Variant } from './protocol-variant.js';
 
@@ -12,6 +13,6 @@ export const RATE_BLOCK_VARIANTS: Variant[] = [
     breaks: RATE_INVARIANT,
     description:
       'a block of several instants spaces them count times closer than the interval (the write moves the schedule on by one interval), so the lease calls at its own pace through it',
-    blockRules: { step: (count, interval) => Math.max(1, Math.floor(interval / count)) },
+    blockRules: { ...BLOCK_RULES, step: (count, interval) => Math.max(1, Math.floor(interval / count)) },
   },
 ];

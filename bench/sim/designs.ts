@@ -1,7 +1,7 @@
 import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { SLEEP_THROUGH_MAX_SECONDS } from '../../lambdas/core/adaptive-rate.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
-import { blockSize, lateness, maxPaceWaitMs, spacingOf } from '../../lambdas/core/rate.js';
+import { blockSize, lateness, maxPaceWaitMs, pacedInterval, spacingOf } from '../../lambdas/core/rate.js';
 import { STORE_RECHECK_MS } from '../../lambdas/core/timing.js';
 import { IntQueue, KeyedHeap } from './engine.js';
 import { MODEL, Requests, type World } from './world.js';
@@ -258,11 +258,12 @@ export const attentionDesign = (
        * undefined when the instant lies at or past the deadline (or further off than a normal wait).
        */
       const sharedPace = (inHand: number, then: (start: number | undefined) => void): void => {
-        const late = lateness(interval);
-        // The instants' spacing: the interval, stretched over 10/s for the lateness floor (rate.ts spacingOf).
-        const step = spacingOf(interval);
+        // The instants' spacing: the interval, paced for the lateness and the arrival jitter (rate.ts
+        // pacedInterval), and the lateness allowed at it.
+        const step = spacingOf(pacedInterval(interval, true));
+        const late = lateness(step);
         const maxWaitMs =
-          maxPaceWaitMs(interval, policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
+          maxPaceWaitMs(step, policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
         if (lastCallAt !== undefined) cycle = eng.now - lastCallAt;
         const write = <T>(apply: () => T, after: (value: T) => void): void => {
           req.add('ddbWrite', 'rate');
@@ -270,7 +271,7 @@ export const attentionDesign = (
           eng.after(AWS, () => after(value));
         };
         const size = (start: number): number =>
-          blockSize({ interval, inHand, start, deadline, horizon: maxWaitMs, cycle });
+          blockSize({ interval: step, inHand, start, deadline, horizon: maxWaitMs, cycle });
         const restart = (now0: number, count: number, done: (ok: boolean) => void): void =>
           write(() => {
             if ((world.tat[s] as number) > now0) return false;
@@ -352,7 +353,8 @@ export const attentionDesign = (
       /** A single-consumer store paces locally (rate.ts localPacer): no write. */
       const localPace = (_inHand: number, then: (start: number | undefined) => void): void => {
         if (world.nextStart(s) >= deadline) return then(undefined);
-        then(world.reserve(s));
+        // Spaced as rate.ts pacedInterval: no 5 s window of arrivals over the rate.
+        then(world.reserve(s, pacedInterval(interval, false)));
       };
       const pace = single ? localPace : sharedPace;
 

@@ -199,11 +199,14 @@ export class World {
     if (calls > (this.conc[s] as number)) this.overConcurrency++;
   }
 
-  /** The shared per-store rate limit (GCRA): the earliest start of this store's next call, reserved now. */
-  reserve(s: number): number {
+  /**
+   * The shared per-store rate limit (GCRA): the earliest start of this store's next call, reserved now, the next
+   * `spacing` later (the rate's interval, unless a design paces otherwise).
+   */
+  reserve(s: number, spacing = this.interval[s] as number): number {
     this.callStarting(s);
     const start = Math.max(this.eng.now, this.tat[s] as number);
-    this.tat[s] = start + (this.interval[s] as number);
+    this.tat[s] = start + spacing;
     return start;
   }
 

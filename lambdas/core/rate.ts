@@ -56,7 +56,11 @@ const sleepUntil = async (clock: Clock, at: number): Promise<void> => {
 };
 
 export const localPacer = (interval: Interval, startAt: number, clock: Clock): Pacer => {
-  /** When the last call started; the next may start one interval later — the interval in force then. */
+  /**
+   * Where the last call's pace stands: its due time when it started within the millisecond after it (sleeps are
+   * whole milliseconds, spacings are not), else when it actually started (a stall). The next call is due one
+   * interval later — the interval in force then.
+   */
   let last: number | undefined;
   let blockedUntil = 0;
   const due = (): number => (last === undefined ? startAt : last + read(interval));
@@ -64,7 +68,7 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
     async acquire(deadline) {
       const start = Math.max(clock.now(), due());
       if (start >= deadline) {
-        blockedUntil = start;
+        blockedUntil = wholeMs(start);
         return false;
       }
       await sleepUntil(clock, start);
@@ -73,11 +77,11 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
         blockedUntil = clock.now();
         return false;
       }
-      last = Math.max(start, clock.now());
+      last = clock.now() - start < 1 ? start : clock.now();
       return true;
     },
     get carry() {
-      return due();
+      return wholeMs(due());
     },
     get blockedUntil() {
       return blockedUntil;
@@ -90,26 +94,64 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
 /** The contract averages a store's rate over any window of this length. */
 export const RATE_WINDOW_MS = 5_000;
 /**
+ * How much later one call may reach the marketplace than another that started as late: the network's and the
+ * sender's jitter. Calls are paced by when they start; the contract's windows are counted where they arrive.
+ */
+export const ARRIVAL_JITTER_MS = 50;
+/**
  * The least lateness a multi-consumer store's call is allowed: a loaded host's timer and write jitter. At 5 ms, a
  * 1,000/s store's calls on the bench's loaded machine woke or got their writes back late nearly every time,
  * re-reserving up to five times before going regardless (5.0 rate writes per task, issue #11).
  */
 export const LATENESS_FLOOR_MS = 50;
-/** How late a call may start after its instant before it takes a later one: half an interval, at least the floor. */
-export const lateness = (interval: number): number => Math.max(interval / 2, LATENESS_FLOOR_MS);
+/** The clock's resolution: a single consumer's call starts up to this after its due time (`localPacer`). */
+const CLOCK_STEP_MS = 1;
 /**
- * The spacing of a shared schedule's instants at `interval`: the interval itself while the lateness is half of it
- * (≤ 10/s), else stretched by (W + lateness) / (W + interval / 2), W the 5 s window. Calls that start up to
- * `lateness` after their instants then still fit any window W as calls half an interval late at the interval did:
- * at most (W + lateness) / spacing + 1 = W / interval + 1.5 instants, so ⌊rate × 5 s + 1.5⌋ calls (rate × 5 s + 1
- * where that is whole, as at every policy rate the tests use). The cost: a store
- * over 10/s whose rate binds runs up to 1 % under it (0.5 % at 20/s, 1 % at 1,000/s).
+ * The most lateness a call is allowed, at any rate: the spacing pays for it (`pacedInterval`), so half an interval
+ * (250 ms at 2/s: 6 % of the rate) would cost more than the rare wake-up that late (it takes the next instant).
  */
-export const spacingOf = (interval: number): number =>
-  // Whole microseconds, rounded up (never denser): see `spanOf`.
-  Math.ceil(
-    (interval * (RATE_WINDOW_MS + lateness(interval)) * 1000) / (RATE_WINDOW_MS + interval / 2) - 1e-6,
-  ) / 1000;
+export const LATENESS_CEILING_MS = 100;
+/** How late a call may start after its instant before it takes a later one: half an interval, within the bounds. */
+export const lateness = (interval: number): number =>
+  Math.min(Math.max(interval / 2, LATENESS_FLOOR_MS), LATENESS_CEILING_MS);
+/**
+ * The most calls any 5 s window may hold at `interval` (the rate's): rate × 5 s, whole, and at least one (a rate
+ * under 0.2/s keeps its interval). Allows for an interval rounded up to the microsecond.
+ */
+export const windowCalls = (interval: number): number =>
+  Math.max(1, Math.floor(RATE_WINDOW_MS / interval + 1e-3));
+/** Whole microseconds, rounded up (never denser): see `spanOf`. */
+const wholeUs = (ms: number): number => Math.ceil(ms * 1000 - 1e-6) / 1000;
+
+/**
+ * The spacing a store's calls are paced at for the effective rate's `interval`, so that no closed 5 s window of
+ * arrivals at the marketplace holds more than the policy allows (`windowCalls` of `policyInterval`: the contract).
+ * A call arrives up to `spread` after its paced time (the arrival jitter; on a shared schedule also the lateness
+ * allowed at the spacing itself), so n + 1 calls in a window W have paced times within W + spread: n spacings must
+ * exceed that.
+ *  - One consumer (`localPacer`, spaced from the calls' own due times on one clock, each starting within the
+ *    clock's millisecond after it): (W + 51 ms) / n, 1 % under the rate where rate × 5 s is whole.
+ *  - Several (`sharedPacer`'s instants, a call up to `lateness` after its own): (W + lateness + 50 ms) / n, 2 %
+ *    under the rate over 10/s, 3 % at 5/s and under.
+ * A policy rate whose 5 s budget is not whole runs at the whole budget (0.5/s: two calls per 5 s). A lower rate
+ * learnt from the marketplace keeps its own interval where that is wider (its limit is the marketplace's, not
+ * the contract's; the policy's budget still bounds it).
+ */
+export const pacedInterval = (interval: number, shared: boolean, policyInterval = interval): number => {
+  const n = windowCalls(policyInterval);
+  const spread = (paced: number): number => ARRIVAL_JITTER_MS + (shared ? lateness(paced) : CLOCK_STEP_MS);
+  // From above (the lateness at its ceiling) down to where the lateness at the spacing itself is paid for.
+  let paced = (RATE_WINDOW_MS + ARRIVAL_JITTER_MS + LATENESS_CEILING_MS) / n;
+  for (let i = 0; i < 4; i++) paced = (RATE_WINDOW_MS + spread(paced)) / n;
+  paced = wholeUs(paced);
+  while (n * paced <= RATE_WINDOW_MS + spread(paced)) paced += 0.001;
+  return Math.max(wholeUs(interval), wholeUs(policyInterval), paced);
+};
+/**
+ * The spacing of a shared schedule's instants at a (paced) `interval`: the interval itself in whole microseconds,
+ * so the schedule's sums stay exact (`spanOf`).
+ */
+export const spacingOf = (interval: number): number => wholeUs(interval);
 /**
  * The span a write moves the schedule by for `count` instants `step` apart, in whole microseconds. DynamoDB adds
  * decimals exactly, and a give-back is conditional on `tat` being what the block write answered (parsed into a
@@ -183,12 +225,20 @@ export const PEEK_LEAD_MS = 15;
 /** No peek when the lease saw the store's rate this recently (its reservation hands it back). */
 export const PEEK_FRESH_MS = 50;
 
-/** The arithmetic of a block write; the simulation swaps in a broken one (`block-in-one-interval`). */
+/**
+ * The pacing arithmetic: a store's spacing and a block write's. The simulation swaps in broken ones
+ * (`block-in-one-interval`, `aimd-above-policy`).
+ */
 export interface BlockRules {
+  /** The spacing of a store's calls at the effective rate's `interval` (`pacedInterval`). */
+  paced(interval: number, shared: boolean, policyInterval: number): number;
   /** The spacing of a block's `count` instants at `interval`; one write moves the schedule on by count × it. */
   step(count: number, interval: number): number;
 }
-export const BLOCK_RULES: BlockRules = { step: (_count, interval) => spacingOf(interval) };
+export const BLOCK_RULES: BlockRules = {
+  paced: pacedInterval,
+  step: (_count, interval) => spacingOf(interval),
+};
 
 /** A run of reserved instants, `first + j × step` for j < count; those before `next` are spent or forfeited. */
 export interface Block {

@@ -11,7 +11,16 @@ import { MetricNames } from './names.js';
 import type { DeliveredSettle, DispatchState } from './ports.js';
 import type { Policy } from './plans.js';
 import { quotaPacer } from './quota-pacer.js';
-import { localPacer, maxPaceWaitMs, sharedPacer, type BlockRules, type Pacer } from './rate.js';
+import {
+  intervalMs,
+  localPacer,
+  maxPaceWaitMs,
+  BLOCK_RULES,
+  sharedPacer,
+  spanOf,
+  type BlockRules,
+  type Pacer,
+} from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
 import { bySource, receiveBatch, type SourcedMessage } from './slice-receive.js';
 import { StoreRate } from './store-rate.js';
@@ -182,7 +191,10 @@ export const runSlice = async (
   const single = policy.maxConcurrentConsumers === 1;
   /** The store's effective rate: the policy's, or lower where the marketplace said so (read before each call). */
   const rate = new StoreRate(deps, store.storeId, policy.ratePerSecond, lease.rate, policy.throttleScope);
-  const interval = (): number => rate.intervalMs();
+  /** The spacing of this lease's calls: the effective rate's, stretched to keep every 5 s window (`pacedInterval`). */
+  const policyInterval = intervalMs(policy.ratePerSecond);
+  const paceRules = deps.blockRules ?? BLOCK_RULES;
+  const interval = (): number => paceRules.paced(rate.intervalMs(), !single, policyInterval);
   const rules = deps.rateRules ?? ADAPTIVE_RULES;
   /**
    * Past this wait for its instant, a multi-consumer store is held (another consumer's 429), not paced: a
@@ -237,7 +249,7 @@ export const runSlice = async (
         .catch((error: unknown) => deps.telemetry.warn('store not held', { error: String(error) }));
     const before = interval();
     await rate.observe(answer);
-    const stretch = interval() - before;
+    const stretch = spanOf(1, interval() - before);
     // The schedule's next instant was reserved at the old spacing: push it on by the difference, so the next
     // call of any consumer is one new interval after this one (one write, only when the rate was lowered).
     if (!single && stretch > 0)

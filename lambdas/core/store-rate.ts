@@ -61,9 +61,9 @@ export class StoreRate {
     return rules.effectiveRate(this.state, this.policyRate, this.deps.clock.now());
   }
 
-  /** Whole milliseconds, rounded up (never faster than the rate; schedule times stay integers). */
+  /** Whole microseconds, rounded up (never faster than the rate; `windowCalls` allows for the rounding). */
   intervalMs(): number {
-    return Math.ceil(intervalMs(this.current().effective));
+    return Math.ceil(intervalMs(this.current().effective) * 1000) / 1000;
   }
 
   /**
@@ -84,7 +84,7 @@ export class StoreRate {
       const before = this.state?.at;
       const rate = (await this.deps.dispatch.read(this.storeId))?.rate;
       this.adopt(rate);
-      if (rate?.why === 'backoff' && rate.at !== before) return rate.at + this.intervalMs();
+      if (rate?.why === 'backoff' && rate.at !== before) return rate.at + Math.ceil(this.intervalMs());
     } catch (error) {
       this.deps.telemetry.warn('store rate not read', { error: String(error) });
     }

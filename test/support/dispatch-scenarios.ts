@@ -1,7 +1,7 @@
 import type { DispatchItem } from '../../lambdas/core/dispatch-model.js';
 import { activeShardOf } from '../../lambdas/core/names.js';
 import type { Clock, Conditional, DispatchState } from '../../lambdas/core/ports.js';
-import { sharedPacer, spacingOf, spanOf } from '../../lambdas/core/rate.js';
+import { pacedInterval, sharedPacer, spanOf } from '../../lambdas/core/rate.js';
 
 /**
  * One table of dispatch-state operations and the outcome the protocol requires of each. It runs against
@@ -330,22 +330,23 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     },
   ],
   [
-    'at a stretched spacing (1,000/s: instants 1.01 ms apart) a block write’s unused tail still goes back',
+    'at a paced spacing (1,000/s: instants 1.021 ms apart) a block write’s unused tail still goes back',
     async (d, id) => {
-      // Another consumer keeps the schedule 5.05 ms ahead (five instants): the real pacer's restart is refused
+      // Another consumer keeps the schedule 5.105 ms ahead (five instants): the real pacer's restart is refused
       // and it advances a block of ten after them (one ADD of a fractional span). Its first call goes; the
       // deadline refuses the second, and the nine unused instants go back: a give-back conditional on the `tat`
       // the block write answered, which a span with more digits than a double keeps would never match again.
+      const step = pacedInterval(1, true);
       await d.recordEnqueued(id, 1, T);
-      await d.restartTat(id, T, spanOf(5, spacingOf(1)), 5);
+      await d.restartTat(id, T, spanOf(5, step), 5);
       const clock = steppedClock();
-      const pacer = sharedPacer(d, id, 1, clock);
+      const pacer = sharedPacer(d, id, step, clock);
       const called = await pacer.acquire(T + 60_000, 10);
       const refused = !(await pacer.acquire(clock.now(), 9));
       const tat = (await d.read(id))?.tat as number;
       return { called, refused, tatUs: Math.round((tat - T) * 1_000) };
     },
-    { called: true, refused: true, tatUs: 6_060 },
+    { called: true, refused: true, tatUs: 6_126 },
   ],
   [
     'holdTat raises the schedule to a 429’s Retry-After, never lowers it, and creates no item',

@@ -2,10 +2,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../../lambdas/core/ports.js';
 import {
+  ARRIVAL_JITTER_MS,
   BLOCK_RULES,
+  intervalMs,
   lateness,
+  LATENESS_CEILING_MS,
+  localPacer,
+  pacedInterval,
   RATE_WINDOW_MS,
   sharedPacer,
+  windowCalls,
   type BlockRules,
 } from '../../../lambdas/core/rate.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
@@ -49,22 +55,27 @@ const rng = (seed: number) => {
 };
 
 /**
- * `consumers` leases of one store pacing on its shared schedule for RUN_MS, each waking up to the lateness late
- * (timer and write jitter within what the pacer allows), calling for `callMs` and asking for `inHand` instants:
- * the most calls that started within any 5 s window.
+ * `consumers` leases of one store pacing at `paced` (the interval handed to the pacer) for RUN_MS — a shared
+ * schedule for two or more, else one local pacer per lease, each lease a `leaseMs` slice carrying its pace to the
+ * next — each waking up to the lateness late (timer and write jitter within what the pacer allows), calling for
+ * `callMs` and asking for `inHand` instants; each call arriving 0–`ARRIVAL_JITTER_MS` after it started: the most
+ * calls that arrived within any closed 5 s window.
  */
 const busiestWindow = async (opts: {
-  interval: number;
+  paced: number;
   consumers: number;
   seed: number;
   callMs: number;
   inHand: number;
-  rules: BlockRules;
+  rules?: BlockRules;
+  leaseMs?: number;
   /** How late the n-th sleep wakes (1-based); by default one in three up to the whole lateness allowed. */
   late?: (n: number) => number;
+  /** How long after its start a call that started `at` ms into the run arrives; by default often 0 or the whole jitter. */
+  jitter?: (at: number) => number;
 }): Promise<number> => {
   const draw = rng(opts.seed);
-  const allowed = lateness(opts.interval);
+  const allowed = lateness(opts.paced);
   let sleeps = 0;
   const { clock, run } = virtualClock(() => {
     sleeps++;
@@ -91,55 +102,112 @@ const busiestWindow = async (opts: {
     advanceTat: slowly('advanceTat'),
     returnTat: slowly('returnTat'),
   });
-  const starts: number[] = [];
-  const deadline = T0 + RUN_MS;
-  const lease = async (): Promise<void> => {
-    const pacer = sharedPacer(state, STORE, opts.interval, clock, undefined, undefined, opts.rules);
-    while (await pacer.acquire(deadline, opts.inHand)) {
-      starts.push(clock.now());
+  const arrivals: number[] = [];
+  const arrive = (): void => {
+    if (opts.jitter !== undefined) {
+      arrivals.push(clock.now() + opts.jitter(clock.now() - T0));
+      return;
+    }
+    const roll = draw();
+    const jitter = roll < 0.3 ? ARRIVAL_JITTER_MS : roll < 0.6 ? 0 : draw() * ARRIVAL_JITTER_MS;
+    arrivals.push(clock.now() + jitter);
+  };
+  const end = T0 + RUN_MS;
+  const shared = async (): Promise<void> => {
+    const pacer = sharedPacer(
+      state,
+      STORE,
+      opts.paced,
+      clock,
+      undefined,
+      undefined,
+      opts.rules ?? BLOCK_RULES,
+    );
+    while (await pacer.acquire(end, opts.inHand)) {
+      arrive();
       if (opts.callMs > 0) await clock.sleep(opts.callMs);
     }
   };
-  const leases = Array.from({ length: opts.consumers }, () => lease());
-  await run(deadline + 1_000);
+  const local = async (): Promise<void> => {
+    let carry = T0;
+    while (clock.now() < end) {
+      const pacer = localPacer(opts.paced, carry, clock);
+      const deadline = Math.min(end, clock.now() + (opts.leaseMs ?? RUN_MS));
+      while (await pacer.acquire(deadline, opts.inHand)) {
+        arrive();
+        if (opts.callMs > 0) await clock.sleep(opts.callMs);
+      }
+      carry = pacer.carry;
+      await clock.sleep(Math.max(0, deadline - clock.now()));
+    }
+  };
+  const leases = opts.consumers === 1 ? [local()] : Array.from({ length: opts.consumers }, () => shared());
+  await run(end + 1_000);
   await Promise.all(leases);
-  starts.sort((a, b) => a - b);
+  arrivals.sort((a, b) => a - b);
   let most = 0;
-  for (let i = 0, j = 0; i < starts.length; i++) {
-    while ((starts[j] as number) <= (starts[i] as number) - RATE_WINDOW_MS) j++;
+  for (let i = 0, j = 0; i < arrivals.length; i++) {
+    while ((arrivals[i] as number) - (arrivals[j] as number) > RATE_WINDOW_MS) j++;
     most = Math.max(most, i - j + 1);
   }
   return most;
 };
 
-/** The contract's bound: rate × 5 s, plus the one call a lateness of half an interval always could add. */
-const bound = (interval: number): number => Math.floor(RATE_WINDOW_MS / interval) + 1;
+const RATES = [1000, 500, 333, 100, 50, 10, 7, 5, 4, 3, 2, 1];
 
-describe('the shared schedule keeps the rate over any 5 s window with calls up to the lateness late (property)', () => {
+describe('a store keeps its rate in every closed 5 s window of arrivals, calls up to the lateness late (property)', () => {
   const scenario = fc.record({
-    interval: fc.constantFrom(1, 2, 5, 10, 20, 50, 100),
-    consumers: fc.integer({ min: 2, max: 4 }),
+    rate: fc.constantFrom(...RATES),
+    consumers: fc.integer({ min: 1, max: 4 }),
     seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
     callMs: fc.constantFrom(0, 0, 3, 20),
     inHand: fc.integer({ min: 1, max: 10 }),
+    leaseMs: fc.constantFrom(700, 2_300, RUN_MS),
   });
 
-  it('never starts more than rate × 5 s + 1 calls within any 5 s (the floor stretched into the spacing)', async () => {
+  it('never has more than rate × 5 s calls arrive within any 5 s window (the paced interval)', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
-        expect(await busiestWindow({ ...s, rules: BLOCK_RULES })).toBeLessThanOrEqual(bound(s.interval));
+        const interval = intervalMs(s.rate);
+        const paced = pacedInterval(interval, s.consumers > 1);
+        expect(await busiestWindow({ ...s, paced })).toBeLessThanOrEqual(windowCalls(interval));
       }),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
   });
 
-  it('is broken by the floor without the stretch (instants one interval apart): the property has teeth', async () => {
+  it('is broken by pacing at the rate’s own interval: the property has teeth', async () => {
+    // 2/s on one consumer, calls 500 ms apart: the first arrives 50 ms after it started, the others at once, so
+    // eleven arrive within 4,950 ms. Paced 505.101 ms apart, the eleventh arrives 5,001 ms after the first.
+    const single = { consumers: 1, seed: 7, callMs: 0, inHand: 1, late: () => 0 };
+    const firstLate = (at: number): number => (at === 0 ? ARRIVAL_JITTER_MS : 0);
+    expect(await busiestWindow({ ...single, paced: 500, jitter: firstLate })).toBe(11);
+    const paced = pacedInterval(500, false);
+    expect(await busiestWindow({ ...single, paced, jitter: firstLate })).toBe(10);
+    // The same on a shared schedule of three: the first call also wakes the whole lateness late.
+    const shared = { consumers: 3, seed: 7, callMs: 0, inHand: 10 };
+    const lateFirst = (n: number): number => (n === 1 ? LATENESS_CEILING_MS : 0);
+    expect(
+      await busiestWindow({ ...shared, paced: 500, late: lateFirst, jitter: firstLate }),
+    ).toBeGreaterThan(10);
+    const sharedPaced = pacedInterval(500, true);
+    expect(await busiestWindow({ ...shared, paced: sharedPaced, late: lateFirst, jitter: firstLate })).toBe(
+      10,
+    );
+  });
+
+  it('is broken by a shared schedule paced as one consumer (no room for the lateness)', async () => {
     // 1,000/s, three consumers calling back to back keep the schedule bound. The first lease's first sleep wakes
-    // 49 ms late, and it makes the nine calls of its block then, with the calls on time at the instants after.
-    const scenario = { interval: 1, consumers: 3, seed: 7, callMs: 0, inHand: 10 };
+    // 49 ms late, and it makes the nine calls of its block then; every call of the first 60 ms arrives the whole
+    // jitter after it started, the calls after them at once.
+    const scenario = { consumers: 3, seed: 7, callMs: 0, inHand: 10 };
     const late = (n: number): number => (n === 1 ? lateness(1) - 1 : 0);
-    const unstretched: BlockRules = { step: (_count, interval) => interval };
-    expect(await busiestWindow({ ...scenario, late, rules: unstretched })).toBeGreaterThan(bound(1));
-    expect(await busiestWindow({ ...scenario, late, rules: BLOCK_RULES })).toBeLessThanOrEqual(bound(1));
+    const jitter = (at: number): number => (at < 60 ? ARRIVAL_JITTER_MS : 0);
+    const local = pacedInterval(1, false);
+    expect(await busiestWindow({ ...scenario, late, jitter, paced: local })).toBeGreaterThan(windowCalls(1));
+    const shared = pacedInterval(1, true);
+    expect(await busiestWindow({ ...scenario, late, jitter, paced: shared })).toBeLessThanOrEqual(
+      windowCalls(1),
+    );
   });
 });

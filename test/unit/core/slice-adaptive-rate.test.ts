@@ -141,8 +141,8 @@ describe('adaptive rate in a slice', () => {
     const before = w.calls.length;
     await runSlice(deps, store, { ...policy(2), maxMessagesPerSlice: 5 }, b);
     // Only a's answer carried the header; b follows it through the shared schedule: 200 ms apart, not 50. The
-    // first gap is a's one instant at the policy's 20/s (50.25 ms: spacingOf stretches it for the lateness floor)
-    // plus the 150 ms its answer stretched the schedule, rounded up to a whole millisecond.
-    expect(gaps(w.calls.slice(before - 1))).toEqual([201, 200, 200, 200, 200]);
+    // first gap is a's one instant at the policy's 20/s (51.001 ms: paced for the 5 s window, rate.ts
+    // pacedInterval) plus the 148.999 ms its answer stretched the schedule.
+    expect(gaps(w.calls.slice(before - 1))).toEqual([200, 200, 200, 200, 200]);
   });
 });

@@ -41,7 +41,9 @@ describe('a slice’s result', () => {
       delivered: 2,
       deadLettered: 0,
       idle: true,
-      nextCallAt: T0 + 2,
+      // Calls at T0 and T0 + 2 (1.011 ms apart at 1,000/s, slept to the whole millisecond): the next is due at
+      // T0 + 2.022, carried rounded up.
+      nextCallAt: T0 + 3,
       headSentAt: T0 - 1_000,
     });
   });
@@ -150,7 +152,8 @@ describe('a slice’s result', () => {
       policy({ ratePerSecond: 1, maxSliceSeconds: 2.5 }),
       lease(),
     );
-    // Calls at 0, 1 and 2 s fit a 2.5 s slice: three messages received, not ten; then one (a call may still fit).
+    // Calls at 0, 1.011 and 2.021 s (1/s, stretched for the 5 s window) fit a 2.5 s slice: three messages
+    // received, not ten; then one (a call may still fit).
     expect({
       receives: world.w.receives,
       calls: world.w.calls,
@@ -161,7 +164,7 @@ describe('a slice’s result', () => {
       receives: [3, 1],
       calls: ['e0', 'e1', 'e2'],
       end: 'max_time',
-      resumeAt: T0 + 3_000,
+      resumeAt: T0 + 3_031,
       handedBack: [{ receiptHandle: 'r3', seconds: 0 }],
     });
   });

@@ -46,10 +46,11 @@ describe('the marketplace’s window quota in a slice (RateLimit-Remaining: 0 un
     const result = await runSlice(deps, store, policy(1), await leaseOf(dispatch, 'a', T0, 1));
     expect(result).toMatchObject({ delivered: 6, handled: 6 });
     expect(resent).toBe(0);
-    // Three calls in the first window (paced at the header's "3/s"); the third's answer (at T0 + 668 ms) says
-    // the window resets in 2 s (whole seconds, rounded up): the fourth call then, and none before.
-    expect(w.calls.slice(0, 3)).toEqual([T0, T0 + 334, T0 + 668]);
-    expect(w.calls[3]).toBe(T0 + 668 + 2_000);
+    // Three calls in the first window (paced at the header's "3/s": 333.334 ms, slept to the whole millisecond);
+    // the third's answer (at T0 + 667 ms) says the window resets in 2 s (whole seconds, rounded up): the fourth
+    // call then, and none before.
+    expect(w.calls.slice(0, 3)).toEqual([T0, T0 + 334, T0 + 667]);
+    expect(w.calls[3]).toBe(T0 + 667 + 2_000);
   });
 
   it('a long reset ends the slice: the rest come back as copies delayed to the reset, the store held until then', async () => {

@@ -32,15 +32,16 @@ describe('runSlice with a store watch', () => {
     const result = await runSlice(world.deps, store, slicePolicy, lease(), watch);
     expect(result).toMatchObject({ end: 'max_messages', delivered: 3 });
     for (const call of watch.recheck.mock.calls) expect(call[0]).toBe(slicePolicy);
-    // 2/s: the second and third calls wait until 500 ms after the one before (each call takes 100 ms).
+    // 2/s: the second and third calls wait until 505.101 ms after the one before (the 5 s window's stretch),
+    // slept to the whole millisecond (each call takes 100 ms).
     const d = T0 + 20_000;
     expect(asked).toEqual([
       { at: T0, deadline: d, calls: 0 },
       { at: T0, deadline: d, calls: 0 },
       { at: T0 + 100, deadline: d, calls: 1 },
-      { at: T0 + 500, deadline: d, calls: 1 },
-      { at: T0 + 600, deadline: d, calls: 2 },
-      { at: T0 + 1_000, deadline: d, calls: 2 },
+      { at: T0 + 506, deadline: d, calls: 1 },
+      { at: T0 + 606, deadline: d, calls: 2 },
+      { at: T0 + 1_011, deadline: d, calls: 2 },
     ]);
   });
 

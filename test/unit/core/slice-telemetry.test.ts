@@ -118,10 +118,11 @@ describe('a slice’s failure logs', () => {
     const { logs } = observed(world);
     (world.deps.deliveries as MemoryDeliveryLog).unprocessed = (settle) => settle.eventId === 'e1';
     const result = await runSlice(world.deps, store, policy(), lease());
-    // Two calls 1 ms apart (1000/s), then the settle's tries waited 200 and 400 ms; e1's message is kept.
+    // Two calls 2 ms apart (1.011 ms at 1000/s, slept to the whole millisecond), then the settle's tries waited 200
+    // and 400 ms; e1's message is kept.
     expect({ end: result.end, resumeAt: result.resumeAt, deleted: world.w.deleted, logs }).toEqual({
       end: 'error',
-      resumeAt: T0 + 601 + ERROR_RETRY_MS,
+      resumeAt: T0 + 602 + ERROR_RETRY_MS,
       deleted: ['r0'],
       logs: [
         {

@@ -34,11 +34,13 @@ describe('runSlice', () => {
     world = setup({ messages: 3 });
     const result = await runSlice(world.deps, store, policy(), lease());
     expect(result).toMatchObject({ end: 'empty', idle: true, delivered: 3 });
-    // Three calls paced 1 ms apart (1,000/s) put the clock at T0 + 2 when the queue runs dry.
+    // Three calls paced 1.011 ms apart (1,000/s, stretched for the 5 s window: rate.ts pacedInterval) start at
+    // T0, T0 + 2 and T0 + 3 (sleeps are whole milliseconds), so the queue runs dry at T0 + 3; the pace to carry
+    // is T0 + 3.033, rounded up.
     expect(world.dispatch.markIdle).toHaveBeenCalledWith('s1', 'a', 1, {
       seenSeq: 7,
-      now: T0 + 2,
-      tat: T0 + 3,
+      now: T0 + 3,
+      tat: T0 + 4,
     });
   });
 
@@ -104,8 +106,9 @@ describe('runSlice', () => {
         id === 'e1' ? { kind: 'throttled', status: 429, retryAfterSeconds: 30 } : { kind: 'ok', status: 200 },
     });
     const result = await runSlice(world.deps, store, policy(), lease());
-    // The second call started 1 ms in (paced at 1,000/s), so Retry-After counts from there.
-    expect(result).toMatchObject({ end: 'throttled', resumeAt: T0 + 1 + 30_000, delivered: 1 });
+    // The second call started 2 ms in (paced 1.011 ms apart at 1,000/s, slept to the whole millisecond), so
+    // Retry-After counts from there.
+    expect(result).toMatchObject({ end: 'throttled', resumeAt: T0 + 2 + 30_000, delivered: 1 });
     // The hold is written for a single consumer too: a consumer added by a raised cap must find it.
     expect(world.w.events).toEqual(['deferWake', 'holdTat', 'recordEnqueued', 'resend', 'recordEnqueued']);
     // Fresh copies: their receive count starts again, so a 429 storm cannot push them into the DLQ.
@@ -173,8 +176,9 @@ describe('runSlice', () => {
       // write-ahead (no idling before Retry-After), the hold again from the slice's clock, the copies, counted
       // as an enqueue.
       events: ['holdTat', 'deferWake', 'holdTat', 'recordEnqueued', 'resend', 'recordEnqueued'],
-      // The 429 lowered the rate: the schedule, held first, is pushed on by the longer interval (1 ms here).
-      tat: T0 + 30_001,
+      // The 429 lowered the rate: the schedule, held first, is pushed on by the longer spacing less the old one
+      // (2 ms at the halved rate less 1.021 ms: 1,000/s paced for the 5 s window).
+      tat: T0 + 30_000.979,
     });
   });
 
@@ -261,13 +265,15 @@ describe('runSlice', () => {
     world = setup({ messages: 4 });
     const starts = recordStarts();
     await runSlice(world.deps, store, policy({ ratePerSecond: 4, maxConcurrentConsumers: 2 }), lease());
-    expect(starts).toEqual([0, 250, 500, 750]);
+    // 4/s on a shared schedule: instants 257.501 ms apart, not 250 — any closed 5 s window of arrivals then holds
+    // at most 20 calls, each up to its lateness (100 ms) and the arrival jitter (50 ms) after its instant.
+    expect(starts).toEqual([0, 258, 516, 773]);
     // One write for the four messages in hand: it restarts the idle schedule at now with a block of four
-    // instants, 250 ms apart, which the lease paces through locally.
+    // instants, which the lease paces through locally.
     expect(world.dispatch.restartTat).toHaveBeenCalledTimes(1);
-    expect(world.dispatch.restartTat).toHaveBeenCalledWith(store.storeId, T0, 1000, 4);
+    expect(world.dispatch.restartTat).toHaveBeenCalledWith(store.storeId, T0, 1030.004, 4);
     expect(world.dispatch.advanceTat).not.toHaveBeenCalled();
-    expect(world.w.tat).toBe(T0 + 1000);
+    expect(world.w.tat).toBe(T0 + 1030.004);
   });
 
   it('waits for the schedule another consumer of the store already reserved', async () => {
@@ -275,7 +281,7 @@ describe('runSlice', () => {
     world.w.tat = T0 + 500; // the other consumer holds the next instant (T0 + 250)
     const starts = recordStarts();
     await runSlice(world.deps, store, policy({ ratePerSecond: 4, maxConcurrentConsumers: 2 }), lease());
-    expect(starts).toEqual([500, 750]);
+    expect(starts).toEqual([500, 758]);
   });
 
   it('paces a single-consumer store locally and hands its pace on to the next lease', async () => {
@@ -287,7 +293,9 @@ describe('runSlice', () => {
       policy({ ratePerSecond: 2 }),
       lease({ nextCallAt: T0 + 100 }),
     );
-    expect(starts).toEqual([100, 600, 1100]);
+    // 2/s on one consumer: 505.101 ms from each call's due time to the next (the 5 s window's stretch), each call
+    // slept to the whole millisecond.
+    expect(starts).toEqual([100, 606, 1111]);
     // No shared schedule for a single consumer: no DynamoDB write per call.
     expect(world.dispatch.advanceTat).not.toHaveBeenCalled();
     expect(world.dispatch.restartTat).not.toHaveBeenCalled();
@@ -295,9 +303,9 @@ describe('runSlice', () => {
       's1',
       'a',
       1,
-      expect.objectContaining({ tat: T0 + 1600 }),
+      expect.objectContaining({ tat: T0 + 1616 }),
     );
-    expect(result.nextCallAt).toBe(T0 + 1600);
+    expect(result.nextCallAt).toBe(T0 + 1616);
   });
 
   it('starts no call at or after the slice deadline, however the rate falls', async () => {
@@ -309,7 +317,7 @@ describe('runSlice', () => {
       policy({ ratePerSecond: 1, maxSliceSeconds: 3 }),
       lease(),
     );
-    expect(starts).toEqual([0, 1000, 2000]);
+    expect(starts).toEqual([0, 1011, 2021]);
     expect(result.end).toBe('max_time');
   });
 
