@@ -7,7 +7,7 @@ import {
 import type { AttentionMessage } from './messages.js';
 import { MetricNames } from './names.js';
 import type { StoreRegistry } from './ports.js';
-import { ENSURE_SLOT, publishAttention } from './signal.js';
+import { ENSURE_SLOT, publishAttention, signalStore } from './signal.js';
 import {
   countSliceEnd,
   errorBackoffMs,
@@ -16,7 +16,7 @@ import {
   type SliceDeps,
   type SliceResult,
 } from './slice.js';
-import { isConsumable, type StoreRecord } from './store-model.js';
+import { isConsumable, policyOf, type StoreRecord } from './store-model.js';
 import { StoreWatch, type SliceWatch, type WatchRules } from './store-watch.js';
 import { CLOCK_SKEW_MS, leaseTtlMs, VISIBILITY_MARGIN_SECONDS } from './timing.js';
 import { guardUntilVisible } from './wake.js';
@@ -284,6 +284,21 @@ export const handleAttention = async (
   }
 };
 
+/**
+ * Drops the queued slot of an attention whose store was read not consumable. A resume that landed between that
+ * read and the drop found this slot queued and issued none of its own (coalesced, limit 1): the store, active
+ * again with its backlog, would wait for the reconciler's sweep. So once the drop took a slot, the store is read
+ * again, and signalled as the resume would have if it is consumable now. A resume after that read finds the slot
+ * gone and issues its own: either way one attention. One more read per discarded attention, none otherwise.
+ */
+const dropForResume = async (deps: WorkerDeps, storeId: string, slotId: string): Promise<void> => {
+  const dropped = await deps.dispatch.dropQueued(storeId, slotId);
+  if (!dropped.ok) return;
+  const store = await deps.stores.get(storeId);
+  if (store !== undefined && isConsumable(store.status))
+    await signalStore(deps, storeId, { limit: 1, reason: 'resume', priority: policyOf(store).priority });
+};
+
 const attend = async (
   deps: WorkerDeps,
   message: AttentionMessage,
@@ -297,7 +312,7 @@ const attend = async (
   }
   if (!isConsumable(store.status)) {
     // Paused, maintenance, disabled: the backlog waits; resuming issues a fresh slot.
-    if (message.slotId !== ENSURE_SLOT) await deps.dispatch.dropQueued(store.storeId, message.slotId);
+    if (message.slotId !== ENSURE_SLOT) await dropForResume(deps, store.storeId, message.slotId);
     return discard(deps, store.status as DiscardReason);
   }
   const campaigns = await readStoreCampaigns(deps.campaigns, store);

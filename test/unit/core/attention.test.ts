@@ -41,6 +41,48 @@ describe('handleAttention', () => {
     },
   );
 
+  describe('a resume racing the drop of a paused store’s slot', () => {
+    it('signals the store when the resume landed between its read and the drop (the resume coalesced against the slot)', async () => {
+      w.store = storeOf('paused');
+      await w.dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      const drop = w.dispatch.dropQueued.bind(w.dispatch);
+      let resumeIssued: boolean | undefined;
+      w.dispatch.dropQueued = async (...args) => {
+        // The operator's resume: the store active, then its signal, which finds slot `a` still queued.
+        w.store = storeOf('active');
+        resumeIssued = (await w.dispatch.issueSlot('s1', 'resume-slot', T0, 1, T0)).ok;
+        return drop(...args);
+      };
+      expect(await handleAttention(w.deps, attention('a'))).toEqual({ kind: 'discarded', reason: 'paused' });
+      expect({
+        resumeIssued,
+        slots: Object.keys((await w.dispatch.read('s1'))?.slots ?? {}),
+        published: w.published.map((p) => [p.message.slotId, p.message.reason]),
+      }).toEqual({ resumeIssued: false, slots: ['slot-0'], published: [['slot-0', 'resume']] });
+    });
+
+    it('signals nothing when the store is still paused after the drop, and reads it once more', async () => {
+      w.store = storeOf('paused');
+      await w.dispatch.issueSlot('s1', 'a', T0, 1, T0);
+      const get = vi.spyOn(w.deps.stores, 'get');
+      await handleAttention(w.deps, attention('a'));
+      expect({ reads: get.mock.calls.length, published: w.published.length }).toEqual({
+        reads: 2,
+        published: 0,
+      });
+    });
+
+    it('reads nothing more when the drop took no slot (already gone: no resume coalesced against it)', async () => {
+      w.store = storeOf('paused');
+      const get = vi.spyOn(w.deps.stores, 'get');
+      await handleAttention(w.deps, attention('a'));
+      expect({ reads: get.mock.calls.length, published: w.published.length }).toEqual({
+        reads: 1,
+        published: 0,
+      });
+    });
+  });
+
   it('discards the attention of an unknown store', async () => {
     w.store = undefined;
     expect(await handleAttention(w.deps, attention('a'))).toEqual({
