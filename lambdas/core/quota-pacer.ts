@@ -18,7 +18,7 @@ export const quotaPacer = (
   /** The quota's end, when this pacer (not the inner one) refused the last call. */
   let refusedUntil: number | undefined;
   return {
-    async acquire(deadline, inHand) {
+    async acquire(deadline, inHand, atInstant) {
       refusedUntil = undefined;
       const hold = until();
       const now = clock.now();
@@ -29,7 +29,7 @@ export const quotaPacer = (
         }
         await clock.sleep(hold - now);
       }
-      return inner.acquire(deadline, inHand);
+      return inner.acquire(deadline, inHand, atInstant);
     },
     get carry() {
       return Math.max(inner.carry, until());

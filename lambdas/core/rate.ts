@@ -16,8 +16,12 @@ export interface Pacer {
   /**
    * Waits for the next call's turn; false when the call could not start before `deadline`. `inHand`: the
    * messages the lease holds for calls, this one included (a shared pacer reserves up to that many instants).
+   * `atInstant`: a look taken once the wait is over and before the call's lateness is judged (the slice's
+   * re-read of its store): its time counts as the call's, so a slow read makes the call late for its instant
+   * (a shared pacer then takes a later one) or moves a lone consumer's pace, never bunches calls; false from it
+   * refuses the call (a shared pacer gives its block back).
    */
-  acquire(deadline: number, inHand?: number): Promise<boolean>;
+  acquire(deadline: number, inHand?: number, atInstant?: () => Promise<boolean>): Promise<boolean>;
   /** The earliest start of a further call (carried to the next lease of a single-consumer store). */
   readonly carry: number;
   /**
@@ -65,14 +69,18 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
   let blockedUntil = 0;
   const due = (): number => (last === undefined ? startAt : last + read(interval));
   return {
-    async acquire(deadline) {
+    async acquire(deadline, _inHand, atInstant) {
       const start = Math.max(clock.now(), due());
       if (start >= deadline) {
         blockedUntil = wholeMs(start);
         return false;
       }
       await sleepUntil(clock, start);
-      // A wake-up past the deadline (an event-loop stall) must not call: the lease may have expired meanwhile.
+      if (atInstant !== undefined && !(await atInstant())) {
+        blockedUntil = clock.now();
+        return false;
+      }
+      // A wake-up (or a look) past the deadline (an event-loop stall) must not call: the lease may have expired.
       if (clock.now() >= deadline) {
         blockedUntil = clock.now();
         return false;
@@ -444,7 +452,7 @@ export const sharedPacer = (
   };
 
   return {
-    async acquire(deadline, inHand = 1) {
+    async acquire(deadline, inHand = 1, atInstant) {
       if (lastCallAt !== undefined) cycle = clock.now() - lastCallAt;
       for (let late = 0; late < MAX_TRIES;) {
         // A lowered rate (this lease's own answer stretched the schedule): the block's instants are too close.
@@ -486,6 +494,7 @@ export const sharedPacer = (
           }
         }
         await sleepUntil(clock, instant);
+        if (atInstant !== undefined && !(await atInstant())) return refuse(clock.now());
         // A wake-up (or a look's read) that ran past the deadline: no call at or after it, as the local pacer.
         if (clock.now() >= deadline) return refuse(clock.now());
         if (clock.now() - instant <= lateness(current.interval)) {

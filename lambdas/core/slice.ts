@@ -489,9 +489,10 @@ export const runSlice = async (
             // The messages in hand from this one on: a shared pacer reserves their instants with one write.
             // The store as read less than STORE_RECHECK_MS before the call (a pause, a disable, a lowered cap or
             // rate ends the slice): looked at before the rate's wait, so a read due then does not make the call late
-            // for its instant, and again after it (a read only when the wait was long). Its reads count as pacing,
-            // not as the task's work. A failed read ends the slice as an error, after deliverTask released the
-            // task's claim (not_started).
+            // for its instant, and again at the instant, inside the pacer (a read only when the wait was long): its
+            // time counts as the call's lateness there, so a slow read never bunches calls (rate.ts `atInstant`).
+            // Its reads count as pacing, not as the task's work. A failed read ends the slice as an error, after
+            // deliverTask released the task's claim (not_started).
             const look = async (): Promise<boolean> => {
               if (!watch) return true;
               const verdict = await watch.recheck(policy, deadline).catch((error: unknown) => {
@@ -501,8 +502,7 @@ export const runSlice = async (
               changed = verdict === 'changed';
               return verdict === 'go';
             };
-            const allowed =
-              (await look()) && (await pacer.acquire(deadline, batch.length - i)) && (await look());
+            const allowed = (await look()) && (await pacer.acquire(deadline, batch.length - i, look));
             callStartedAt = deps.clock.now();
             paced += callStartedAt - asked;
             return allowed;

@@ -88,6 +88,30 @@ describe('localPacer', () => {
     expect(pacer.carry).toBe(T0 + 40 + 30 + 100);
   });
 
+  it('counts a look at the instant as the call’s own time: the next start is spaced from after its read', async () => {
+    const { clock } = steppedClock();
+    const pacer = localPacer(100, T0 + 40, clock);
+    const slowRead = async (): Promise<boolean> => {
+      await clock.sleep(30);
+      return true;
+    };
+    expect(await pacer.acquire(T0 + 1000, 1, slowRead)).toBe(true);
+    expect(clock.now()).toBe(T0 + 70);
+    expect(pacer.carry).toBe(T0 + 170);
+  });
+
+  it('refuses the call a look at the instant refuses, and keeps its pace where it was', async () => {
+    const { clock } = steppedClock();
+    const pacer = localPacer(100, T0, clock);
+    expect(await pacer.acquire(T0 + 1000)).toBe(true);
+    expect(await pacer.acquire(T0 + 1000, 1, async () => false)).toBe(false);
+    expect({ now: clock.now(), blockedUntil: pacer.blockedUntil, carry: pacer.carry }).toEqual({
+      now: T0 + 100,
+      blockedUntil: T0 + 100,
+      carry: T0 + 100,
+    });
+  });
+
   it.each([
     { start: 999, allowed: true },
     { start: 1000, allowed: false },
@@ -137,6 +161,48 @@ describe('sharedPacer', () => {
     expect(await pacer.acquire(T0 + 10_000)).toBe(true);
     expect(writes).toEqual(['restart', 'advance', 'advance', 'restart']);
     expect(seen).toEqual([1, 2, 3, 4]);
+  });
+
+  it('counts a look at the instant toward the lateness: a read past it takes the next instant, no write', async () => {
+    const { clock } = steppedClock();
+    const { dispatch, writes } = recordingDispatch('s1');
+    // 2/s: instants 500 ms apart, a call up to 100 ms (the ceiling) after its own.
+    const pacer = sharedPacer(dispatch, 's1', 500, clock);
+    const reads: number[] = [];
+    // The first look reads for 101 ms, the next at once.
+    const look = async (): Promise<boolean> => {
+      reads.push(clock.now() - T0);
+      if (reads.length === 1) await clock.sleep(101);
+      return true;
+    };
+    expect(await pacer.acquire(T0 + 10_000, 3, look)).toBe(true);
+    // The read at T0 ended 101 ms after the instant: the call waits for the next one, which it looks at again.
+    expect({ reads, now: clock.now() - T0, writes }).toEqual({
+      reads: [0, 500],
+      now: 500,
+      writes: ['restart'],
+    });
+    // A read of 100 ms: the call goes right after it.
+    const again = sharedPacer(recordingDispatch('s2').dispatch, 's2', 500, clock);
+    const start = clock.now();
+    const slow = async (): Promise<boolean> => {
+      await clock.sleep(100);
+      return true;
+    };
+    expect(await again.acquire(T0 + 10_000, 3, slow)).toBe(true);
+    expect(clock.now() - start).toBe(100);
+  });
+
+  it('gives its block back when the look at the instant refuses the call', async () => {
+    const { clock } = steppedClock();
+    const { dispatch, writes, tat } = recordingDispatch('s1');
+    const pacer = sharedPacer(dispatch, 's1', 500, clock);
+    expect(await pacer.acquire(T0 + 10_000, 3, async () => false)).toBe(false);
+    expect({ writes, tat: tat(), held: pacer.held }).toEqual({
+      writes: ['restart', 'return'],
+      tat: T0,
+      held: false,
+    });
   });
 
   const STORE = 'store-1';

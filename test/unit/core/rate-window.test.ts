@@ -58,8 +58,9 @@ const rng = (seed: number) => {
  * `consumers` leases of one store pacing at `paced` (the interval handed to the pacer) for RUN_MS — a shared
  * schedule for two or more, else one local pacer per lease, each lease a `leaseMs` slice carrying its pace to the
  * next — each waking up to the lateness late (timer and write jitter within what the pacer allows), calling for
- * `callMs` and asking for `inHand` instants; each call arriving 0–`ARRIVAL_JITTER_MS` after it started: the most
- * calls that arrived within any closed 5 s window.
+ * `callMs` and asking for `inHand` instants, looking at its store at the instant now and then (a read of up to
+ * 150 ms); each call arriving 0–`ARRIVAL_JITTER_MS` after it started: the most calls that arrived within any
+ * closed 5 s window.
  */
 const busiestWindow = async (opts: {
   paced: number;
@@ -113,6 +114,13 @@ const busiestWindow = async (opts: {
     arrivals.push(clock.now() + jitter);
   };
   const end = T0 + RUN_MS;
+  // The slice's look at the instant (a re-read of its store): one acquire in four reads for 0–150 ms, past the
+  // lateness now and then, unless the scenario says none.
+  const look = async (): Promise<boolean> => {
+    if (opts.late !== undefined || draw() >= 0.25) return true;
+    await clock.sleep(Math.floor(draw() * 150));
+    return true;
+  };
   const shared = async (): Promise<void> => {
     const pacer = sharedPacer(
       state,
@@ -123,7 +131,7 @@ const busiestWindow = async (opts: {
       undefined,
       opts.rules ?? BLOCK_RULES,
     );
-    while (await pacer.acquire(end, opts.inHand)) {
+    while (await pacer.acquire(end, opts.inHand, look)) {
       arrive();
       if (opts.callMs > 0) await clock.sleep(opts.callMs);
     }
@@ -133,7 +141,7 @@ const busiestWindow = async (opts: {
     while (clock.now() < end) {
       const pacer = localPacer(opts.paced, carry, clock);
       const deadline = Math.min(end, clock.now() + (opts.leaseMs ?? RUN_MS));
-      while (await pacer.acquire(deadline, opts.inHand)) {
+      while (await pacer.acquire(deadline, opts.inHand, look)) {
         arrive();
         if (opts.callMs > 0) await clock.sleep(opts.callMs);
       }
