@@ -250,12 +250,25 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
   }
 
   async holdTat(storeId: string, until: number): Promise<void> {
-    // Losing the condition means the schedule already reaches past `until`, which holds the store as long.
-    await this.update(storeId, {
-      update: 'SET tat = :until ADD tatSeq :one',
-      condition: 'attribute_exists(slots) AND (attribute_not_exists(tat) OR tat < :until)',
-      values: { ':until': until, ':one': 1 },
-    });
+    // The schedule may already reach past `until`, which holds the store as long — unless a block reserved before
+    // the hold gives its tail back: moving `tatSeq` on then makes that give-back fail (simulation seed 3253787,
+    // once the look at the instant gave back the instant it stood at). A second write, only when the hold lands
+    // inside the schedule; conditional on it still reaching past `until` (a give-back between the two lowers it:
+    // raise it again).
+    for (let tries = 0; tries < 3; tries++) {
+      const raised = await this.update(storeId, {
+        update: 'SET tat = :until ADD tatSeq :one',
+        condition: 'attribute_exists(slots) AND (attribute_not_exists(tat) OR tat < :until)',
+        values: { ':until': until, ':one': 1 },
+      });
+      if (raised.ok || raised.current?.tat === undefined) return;
+      const marked = await this.update(storeId, {
+        update: 'ADD tatSeq :one',
+        condition: 'attribute_exists(slots) AND tat >= :until',
+        values: { ':until': until, ':one': 1 },
+      });
+      if (marked.ok) return;
+    }
   }
 
   async restartTat(

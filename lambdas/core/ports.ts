@@ -129,7 +129,9 @@ export interface DispatchState {
   noteRate(storeId: string, next: RateState, seenAt: number | undefined): Promise<Conditional>;
   /**
    * Rate limiting: no call of the store may start before `until` (a marketplace 429's Retry-After): raises
-   * `tat` to it, never lowers it. Every consumer's next `advanceTat` then lands at or after `until`.
+   * `tat` to it, never lowers it. Every consumer's next `advanceTat` then lands at or after `until`. It moves
+   * `tatSeq` on even when the schedule already reached past `until`, so no give-back (`returnTat`) of a block
+   * reserved before the hold lowers `tat` under it again.
    */
   holdTat(storeId: string, until: number): Promise<void>;
   /**

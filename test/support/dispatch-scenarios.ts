@@ -363,6 +363,20 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     { absent: true, held: T + 30_000, next: T + 30_200 },
   ],
   [
+    'a hold inside the reserved schedule makes a give-back of a block reserved before it fail (tat stays past it)',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      // Two instants, T and T + 1 s: the schedule ends at T + 2 s. A 429 holds the store until T + 1.5 s.
+      const block = (await d.restartTat(id, T, 2_000, 2)) as { tat: number; seq: number };
+      await d.holdTat(id, T + 1_500);
+      // The block's second instant (T + 1 s) given back would put the next reservation inside the hold.
+      const givenBack = await d.returnTat(id, { tat: block.tat, seq: block.seq }, 1_000, 1);
+      const next = (await d.advanceTat(id, 1_000, 1)).tat;
+      return { givenBack, next };
+    },
+    { givenBack: false, next: T + 3_000 },
+  ],
+  [
     'noteRate sets the learnt rate only over the state the caller saw, creates no item, and rides advanceTat',
     async (d, id) => {
       const header = { why: 'header' as const, r: 3, at: T };

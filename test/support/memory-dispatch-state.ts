@@ -211,7 +211,7 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
     );
   }
   async holdTat(storeId: string, until: number): Promise<void> {
-    this.write(
+    const raised = this.write(
       storeId,
       (item) => item !== undefined && (item.tat === undefined || item.tat < until),
       (item) => {
@@ -219,6 +219,14 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
         item.tatSeq = (item.tatSeq ?? 0) + 1;
       },
     );
+    if (!raised.ok && raised.current?.tat !== undefined)
+      this.write(
+        storeId,
+        (item) => item !== undefined,
+        (item) => {
+          item.tatSeq = (item.tatSeq ?? 0) + 1;
+        },
+      );
   }
   async restartTat(
     storeId: string,

@@ -414,6 +414,46 @@ describe('DynamoDispatchState lost conditions', () => {
     });
   });
 
+  it('a hold inside the reserved schedule (tat already past it) moves tatSeq on, so no earlier block gives back under it', async () => {
+    ddb
+      .on(UpdateCommand)
+      .rejectsOnce(conditionFailed({ ...leasedItem, tat: T0 + 40_000, tatSeq: 6 }))
+      .resolves({ Attributes: { ...leasedItem, tat: T0 + 40_000, tatSeq: 7 } });
+    await state.holdTat(STORE, T0 + 30_000);
+    expect(ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input)).toEqual([
+      update({
+        UpdateExpression: 'SET tat = :until ADD tatSeq :one',
+        ConditionExpression: 'attribute_exists(slots) AND (attribute_not_exists(tat) OR tat < :until)',
+        ExpressionAttributeValues: { ':until': T0 + 30_000, ':one': 1 },
+      }),
+      update({
+        UpdateExpression: 'ADD tatSeq :one',
+        ConditionExpression: 'attribute_exists(slots) AND tat >= :until',
+        ExpressionAttributeValues: { ':until': T0 + 30_000, ':one': 1 },
+      }),
+    ]);
+  });
+
+  it('a hold whose schedule a give-back lowered between its two writes raises it after all', async () => {
+    ddb
+      .on(UpdateCommand)
+      .rejectsOnce(conditionFailed({ ...leasedItem, tat: T0 + 40_000, tatSeq: 6 }))
+      .rejectsOnce(conditionFailed({ ...leasedItem, tat: T0 + 20_000, tatSeq: 7 }))
+      .resolves({ Attributes: { ...leasedItem, tat: T0 + 30_000, tatSeq: 8 } });
+    await state.holdTat(STORE, T0 + 30_000);
+    expect(ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input.UpdateExpression)).toEqual([
+      'SET tat = :until ADD tatSeq :one',
+      'ADD tatSeq :one',
+      'SET tat = :until ADD tatSeq :one',
+    ]);
+  });
+
+  it('a hold on a store with no item writes once (it creates none)', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    await state.holdTat(STORE, T0 + 30_000);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(1);
+  });
+
   it('any other DynamoDB error is rethrown', async () => {
     ddb
       .on(UpdateCommand)
