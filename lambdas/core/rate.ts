@@ -506,8 +506,17 @@ export const sharedPacer = (
         // round takes the block's next instant instead, or reserves a block once this one is spent.
         late++;
       }
-      // Going ahead regardless after MAX_TRIES late wake-ups — but never past the slice deadline: the
-      // writes above may have stalled for longer than the lease (found by the simulation, seed 958).
+      // Going ahead regardless after MAX_TRIES late wake-ups — but only after the look at the store (the last try
+      // may have been a write that stalled past every instant it reserved, with no look since the wait began: a
+      // store paused meanwhile would still be called), and never past the slice deadline: the writes above may
+      // have stalled for longer than the lease (found by the simulation, seed 958).
+      if (atInstant !== undefined && !(await atInstant())) {
+        blockedUntil = clock.now();
+        const unused = block;
+        block = undefined;
+        if (unused !== undefined) await giveBack(unused);
+        return false;
+      }
       if (clock.now() >= deadline) {
         blockedUntil = clock.now();
         return false;

@@ -406,6 +406,44 @@ describe('sharedPacer', () => {
     expect(clock.now()).toBe(T0 + 6_000);
   });
 
+  // Found in review (session 23): the last try may be a block write that stalled past every instant it reserved,
+  // which goes round without a wake-up and so without the look; going ahead then called a store paused since
+  // the look before the wait (invariant 13: within a second of a pause).
+  it.each([
+    { store: 'still active', looked: true, allowed: true },
+    { store: 'paused meanwhile', looked: false, allowed: false },
+  ])(
+    'after five writes that each stalled past their block, looks at the store before going ahead ($store)',
+    async ({ looked, allowed }) => {
+      const { clock, advance } = steppedClock();
+      let writes = 0;
+      const dispatch = {
+        restartTat: async () => undefined,
+        // Each write takes 400 ms and reserves one instant, 100 ms after it was sent: passed by 300 ms on its answer.
+        advanceTat: async () => {
+          writes++;
+          const sent = clock.now();
+          advance(400);
+          return { tat: sent + 100 + 100, seq: writes };
+        },
+        returnTat: async () => false,
+      } as unknown as DispatchState;
+      const pacer = sharedPacer(dispatch, STORE, 100, clock);
+      const looks: number[] = [];
+      const atInstant = async () => {
+        looks.push(clock.now());
+        return looked;
+      };
+
+      expect(await pacer.acquire(T0 + 60_000, 1, atInstant)).toBe(allowed);
+      // Each try writes twice (the block lay behind the clock: a restart, refused here, then an advance again).
+      expect(writes).toBe(10);
+      expect(looks).toEqual([T0 + 4_000]);
+      expect(clock.now()).toBe(T0 + 4_000);
+      if (!allowed) expect(pacer.blockedUntil).toBe(T0 + 4_000);
+    },
+  );
+
   it('after five late wake-ups, goes ahead while the slice deadline is still ahead, even by a millisecond', async () => {
     const { clock, pacer } = lateWakes();
     expect(await pacer.acquire(T0 + 6_001)).toBe(true);

@@ -45,6 +45,36 @@ describe('runSlice with a store watch', () => {
     ]);
   });
 
+  // Review (session 23): the look at the instant runs inside the pacer (rate.ts `atInstant`), so a slow read there
+  // moves a lone consumer's pace; taken after the pacer's answer, as in session 21, the next call came one read's
+  // time closer to this one than the rate's spacing.
+  it('keeps its calls a paced interval apart when the read at the instant is slow', async () => {
+    const started: number[] = [];
+    const market = world.deps.marketplace;
+    world.deps.marketplace = {
+      deliver: async (request) => {
+        started.push(world.w.now);
+        return market.deliver(request);
+      },
+    };
+    let asks = 0;
+    watch.recheck.mockImplementation(async () => {
+      // Every look at an instant (the second of each call's two) reads for 150 ms.
+      if (++asks % 2 === 0) world.w.now += 150;
+      return 'go';
+    });
+    const result = await runSlice(
+      world.deps,
+      store,
+      policy({ ratePerSecond: 2, maxMessagesPerSlice: 3 }),
+      lease(),
+      watch,
+    );
+    expect(result).toMatchObject({ end: 'max_messages', delivered: 3 });
+    // The first call starts after its read (150 ms); each next one 505.101 ms after the one before actually began.
+    expect(started).toEqual([T0 + 150, T0 + 806, T0 + 1_462]);
+  });
+
   it('does not wait for its rate instant when the look before the wait finds the store changed', async () => {
     answers.set(1, 'changed');
     const result = await runSlice(world.deps, store, policy({ ratePerSecond: 2 }), lease(), watch);
