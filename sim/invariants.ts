@@ -1,4 +1,5 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
+import type { DeadLetterReason } from '../lambdas/core/ports.js';
 import {
   CLOCK_SKEW_MS,
   leaseTtlMs,
@@ -11,6 +12,7 @@ import { capAt, capMax } from './model-campaigns.js';
 import type { Actor } from './scheduler.js';
 import { PriorityCheck } from './priority-check.js';
 import { RATE_INVARIANT, RateCheck } from './rate-check.js';
+import { RedriveBudgetCheck } from './redrive-budget-check.js';
 import { APPROXIMATE_LAG_MS } from './sim-sqs.js';
 import {
   ATTENTION_GRACE_MS,
@@ -108,12 +110,14 @@ export class Invariants implements Checks {
 
   private readonly rate: RateCheck;
   private readonly priority: PriorityCheck;
+  private readonly budget: RedriveBudgetCheck;
   /** Highest version the marketplace applied per store/entity. */
   private readonly versions = new Map<string, number>();
 
   constructor(private readonly world: WorldView) {
     this.rate = new RateCheck(world, (invariant, message) => this.fail(invariant, message));
     this.priority = new PriorityCheck(world, (invariant, message) => this.fail(invariant, message));
+    this.budget = new RedriveBudgetCheck(world, (invariant, message) => this.fail(invariant, message));
   }
 
   /* ---- 11. task priority within a store (priority-check.ts) */
@@ -132,6 +136,12 @@ export class Invariants implements Checks {
   taskCallStarted(storeId: string, eventId: string): void {
     this.priority.taskCallStarted(storeId, eventId);
     this.rate.taskCallStarted(storeId, eventId);
+    this.budget.taskCallStarted(storeId, eventId);
+  }
+
+  /* ---- 15. a redrive starts a fresh retry budget (redrive-budget-check.ts) */
+  deadLettered(track: TaskTrack, reason: DeadLetterReason): void {
+    this.budget.deadLettered(track, reason);
   }
 
   throttled(actor: Actor, storeId: string, eventId: string, until: number): void {

@@ -25,7 +25,7 @@ export class MarketplaceModel {
     const port: Marketplace = {
       deliver: (request) => {
         const storeId = request.storeId;
-        const plan = this.limited(storeId, this.planOutcome());
+        const plan = this.failing(storeId, request.body.eventId) ?? this.limited(storeId, this.planOutcome());
         const key = request.idempotencyKey;
         const keyCalls = this.byKey.get(key) ?? [];
         this.byKey.set(key, keyCalls);
@@ -110,6 +110,17 @@ export class MarketplaceModel {
         return;
       }
     }
+  }
+
+  /** A task the marketplace keeps failing while faults run (`StoreSpec.failing`): 503, not applied. */
+  private failing(storeId: string, eventId: string): ReturnType<MarketplaceModel['planOutcome']> | undefined {
+    const failing = this.ctx.scenario.stores.find((s) => s.storeId === storeId)?.failing;
+    if (!this.ctx.faultsOn || failing?.has(eventId) !== true) return undefined;
+    return {
+      outcome: { kind: 'transient', status: 503, error: '503 (this task fails while faults run)' },
+      latencyMs: this.ctx.rng.int(20, 400),
+      serverApplies: false,
+    };
   }
 
   /**

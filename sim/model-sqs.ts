@@ -268,12 +268,15 @@ export class SqsModel {
           messages.map((m) => m.receiptHandle),
         );
       },
-      deadLetter: (url, body) =>
+      deadLetter: (url, body, reason) =>
         ctx.sched.call(actor, 'sqs.deadLetter', ctx.awsLatency(actor, 'sqs.deadLetter'), () => {
           const state = this.queueState(url);
           state.dlq.send(body, ctx.now);
           const track = this.taskOf(body);
-          if (track) track.deadLettered++;
+          if (track) {
+            track.deadLettered++;
+            ctx.checks.deadLettered(track, reason);
+          }
         }),
     };
     // Errors inside a variant's wrapper, so a broken adapter sees them (sim/variants-edges.ts).

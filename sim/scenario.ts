@@ -36,6 +36,12 @@ export interface StoreSpec {
   versioned: boolean;
   /** The marketplace's own limit for this store (adaptive rate), with or without rate-limit headers. */
   marketLimit?: MarketLimitSpec;
+  /**
+   * Tasks the marketplace answers 503 on every call while faults run (the store's `maxAttempts` lowered to 2 or 3):
+   * they are dead-lettered for exhausted retries, and after the operator's redrive again, each time only after a
+   * fresh budget of calls (invariant 15, sim/redrive-budget-check.ts).
+   */
+  failing?: ReadonlySet<string>;
 }
 
 export interface IngestRequest {
@@ -169,6 +175,18 @@ export const scenarioFor = (seed: number): Scenario => {
   for (const store of stores)
     if (store.marketLimit && windows.chance(0.35))
       store.marketLimit.window = { seconds: windows.pick([1, 2, 5]), misread: windows.chance(0.5) };
+  // On a stream of its own: a store whose marketplace keeps failing some tasks, with a small retry budget, so
+  // tasks are dead-lettered for exhausted retries, redriven by the operator, and dead-lettered again.
+  const failing = new Rng(seed ^ 0xfa11ed);
+  if (failing.chance(0.3)) {
+    const store = failing.pick(stores);
+    const share = failing.pick([0.3, 0.6]);
+    store.failing = new Set(
+      Array.from({ length: store.tasks }, (_, k) => `e${k}`).filter(() => failing.chance(share)),
+    );
+    store.overrides = { ...store.overrides, maxAttempts: failing.int(2, 3) };
+    store.policy = resolvePolicy(store.plan, store.overrides);
+  }
   return {
     seed,
     workers,

@@ -1,4 +1,5 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
+import type { DeadLetterReason, DeliveryRecord } from '../lambdas/core/ports.js';
 import type { StoreRecord } from '../lambdas/core/store-model.js';
 import type { SimCampaigns } from './model-campaigns.js';
 import type { StoreSpec } from './scenario.js';
@@ -138,6 +139,11 @@ export interface SimStats {
   callsOverLoweredCap: number;
   /** Dead letters moved back to their store's queue by a redrive (sim/model-redrive.ts). */
   redriven: number;
+  /**
+   * Tasks dead-lettered for exhausted retries after an earlier dead-lettering of theirs (a redriven copy): each
+   * checked to have had a fresh `maxAttempts` budget of calls (invariant 15).
+   */
+  redriveBudgetChecks: number;
   sweepRescues: number;
   /** Leases taken under a campaign's cap (other than the store's own), and those live as a boundary passed. */
   campaignLeases: number;
@@ -187,6 +193,7 @@ export const emptyStats = (): SimStats => ({
   callsWhilePaused: 0,
   callsOverLoweredCap: 0,
   redriven: 0,
+  redriveBudgetChecks: 0,
   sweepRescues: 0,
   campaignLeases: 0,
   leasesAcrossBoundary: 0,
@@ -239,6 +246,8 @@ export interface WorldView {
   capsSince(storeId: string, from: number): number[];
   /** Whether the record this worker last read of the store was consumable (undefined: never read). */
   readActive(actorId: number, storeId: string): boolean | undefined;
+  /** The task's effect-once record as it stands (the delivery log's, in memory). */
+  deliveryRecord(storeId: string, eventId: string): DeliveryRecord | undefined;
   /** Delivered (the marketplace applied it), dead-lettered, or settled as stale (superseded by a newer version). */
   settled(track: { storeId: string; eventId: string; deadLettered: number }): boolean;
 }
@@ -262,6 +271,8 @@ export interface Checks {
   highMissed(storeId: string): void;
   /** A marketplace call starts for this task of the store. */
   taskCallStarted(storeId: string, eventId: string): void;
+  /** A worker's send of this task to its store's DLQ landed, with the reason it gives (SQS's own moves are not). */
+  deadLettered(track: TaskTrack, reason: DeadLetterReason): void;
   /** A marketplace 429 answered a call of the store; `until`: its Retry-After end, true time. */
   throttled(actor: Actor, storeId: string, eventId: string, until: number): void;
   /** An answer said the store's window quota is spent until `until` (its Reset's end, true time). */
