@@ -5,11 +5,12 @@ import type { LeaseTrack, WorldView } from './world-view.js';
 export const RATE_INVARIANT = 9;
 export const RATE_WINDOW_MS = 5_000;
 /**
- * What rate.ts promises, exactly: consecutive calls of a store start no closer than 1/rate on the clock of
- * the worker that reserved the instant (the shared GCRA schedule, or the single consumer's carried pace).
- * Instants reserved on different clocks are compared across up to CLOCK_SKEW_MS of disagreement, so a
- * 5 s window of true time can hold the calls of 5 s + CLOCK_SKEW_MS of schedule; and one more because a
- * call may start up to half an interval after its instant (a late wake-up) next to one on time.
+ * What rate.ts promises, loosely: consecutive calls of a store start no closer than 1/rate on the clock of
+ * the worker that reserved the instant (the shared GCRA schedule, or the single consumer's carried pace; the
+ * paced spacing is a little wider). Instants reserved on different clocks are compared across up to
+ * CLOCK_SKEW_MS of disagreement, so a 5 s window of true time can hold the calls of 5 s + CLOCK_SKEW_MS of
+ * schedule; and one more because a call may start up to its lateness (50–100 ms) after its instant next to
+ * one on time.
  */
 export const rateBound = (ratePerSecond: number): number =>
   Math.floor((ratePerSecond * (RATE_WINDOW_MS + CLOCK_SKEW_MS)) / 1000) + 1;
