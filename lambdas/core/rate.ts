@@ -123,11 +123,13 @@ export const LATENESS_CEILING_MS = 100;
 export const lateness = (interval: number): number =>
   Math.min(Math.max(interval / 2, LATENESS_FLOOR_MS), LATENESS_CEILING_MS);
 /**
- * The most calls any 5 s window may hold at `interval` (the rate's): rate × 5 s, whole, and at least one (a rate
- * under 0.2/s keeps its interval). Allows for an interval rounded up to the microsecond.
+ * The most calls any 5 s window may hold at `interval` (the rate's, 1000 / rate as computed, not rounded): rate × 5 s,
+ * whole, and at least one (a rate under 0.2/s keeps its interval). Allows for the division's rounding error only:
+ * a rate just under a whole budget (2.9999/s: 14.9995 calls) gets the whole number below it (it allowed a
+ * microsecond's rounding before, and so 15 calls there: found in review, session 23).
  */
 export const windowCalls = (interval: number): number =>
-  Math.max(1, Math.floor(RATE_WINDOW_MS / interval + 1e-3));
+  Math.max(1, Math.floor(RATE_WINDOW_MS / interval + 1e-9));
 /** Whole microseconds, rounded up (never denser): see `spanOf`. */
 const wholeUs = (ms: number): number => Math.ceil(ms * 1000 - 1e-6) / 1000;
 

@@ -163,6 +163,24 @@ const busiestWindow = async (opts: {
 
 const RATES = [1000, 500, 333, 100, 50, 10, 7, 5, 4, 3, 2, 1];
 
+describe('windowCalls: the calls a 5 s window may hold at a policy rate', () => {
+  it('is rate × 5 s for every rate in steps of 0.2/s up to 1,000/s, whatever the division rounds to', () => {
+    const off: number[] = [];
+    for (let fifths = 1; fifths <= 5_000; fifths++)
+      if (windowCalls(intervalMs(fifths / 5)) !== fifths) off.push(fifths / 5);
+    expect(off).toEqual([]);
+  });
+
+  it.each([
+    { rate: 2.9999, calls: 14 },
+    { rate: 2.99999999, calls: 14 },
+    { rate: 3.0001, calls: 15 },
+    { rate: 0.1, calls: 1 },
+  ])('is the whole number at or below rate × 5 s ($rate/s: $calls)', ({ rate, calls }) => {
+    expect(windowCalls(intervalMs(rate))).toBe(calls);
+  });
+});
+
 describe('a store keeps its rate in every closed 5 s window of arrivals, calls up to the lateness late (property)', () => {
   const scenario = fc.record({
     rate: fc.constantFrom(...RATES),
