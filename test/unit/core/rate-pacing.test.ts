@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Clock, DispatchState } from '../../../lambdas/core/ports.js';
 import { LATENESS_FLOOR_MS, localPacer, maxPaceWaitMs, sharedPacer } from '../../../lambdas/core/rate.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
@@ -426,8 +426,8 @@ describe('sharedPacer', () => {
           advance(400);
           return { tat: sent + 100 + 100, seq: writes };
         },
-        returnTat: async () => false,
-      } as unknown as DispatchState;
+        returnTat: vi.fn(async () => false),
+      } as unknown as DispatchState & { returnTat: ReturnType<typeof vi.fn> };
       const pacer = sharedPacer(dispatch, STORE, 100, clock);
       const looks: number[] = [];
       const atInstant = async () => {
@@ -441,6 +441,10 @@ describe('sharedPacer', () => {
       expect(looks).toEqual([T0 + 4_000]);
       expect(clock.now()).toBe(T0 + 4_000);
       if (!allowed) expect(pacer.blockedUntil).toBe(T0 + 4_000);
+      // Refused, the last block's unused instant is given back (conditional on its write being the schedule's last).
+      expect(dispatch.returnTat.mock.calls).toEqual(
+        allowed ? [] : [[STORE, { tat: T0 + 3_800, seq: 10 }, 100, 1]],
+      );
     },
   );
 
