@@ -140,8 +140,16 @@ export class Invariants implements Checks {
   }
 
   /* ---- 15. a redrive starts a fresh retry budget (redrive-budget-check.ts) */
-  deadLettered(track: TaskTrack, reason: DeadLetterReason): void {
-    this.budget.deadLettered(track, reason);
+  deadLettered(actor: Actor, track: TaskTrack, reason: DeadLetterReason): void {
+    this.budget.deadLettered(actor, track, reason);
+  }
+
+  taskClaimed(actor: Actor, storeId: string, eventId: string): void {
+    this.budget.taskClaimed(actor, storeId, eventId);
+  }
+
+  deadLetterSettled(storeId: string, eventId: string): void {
+    this.budget.deadLetterSettled(storeId, eventId);
   }
 
   throttled(actor: Actor, storeId: string, eventId: string, until: number): void {

@@ -1,6 +1,6 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
 import { deliveryKey } from '../lambdas/core/names.js';
-import type { DeliveredSettle, DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
+import type { Claim, DeliveredSettle, DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
 import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
 import { T0 } from './constants.js';
@@ -68,6 +68,9 @@ export class DispatchModel {
         const [storeId, eventId, , outcome] = args as [string, string, string, { status?: string }];
         if (name === 'settle' && value === true && outcome.status === 'delivered')
           this.onDelivered(actor, deliveryKey(storeId, eventId));
+        if (name === 'settle' && value === true && outcome.status === 'dead_lettered')
+          this.ctx.checks.deadLetterSettled(storeId, eventId);
+        if (name === 'claim' && (value as Claim).ok) this.ctx.checks.taskClaimed(actor, storeId, eventId);
         if (name === 'settleDelivered')
           for (const key of deliveredKeys(held, value as DeliveredSettle[])) this.onDelivered(actor, key);
       },

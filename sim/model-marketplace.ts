@@ -25,7 +25,8 @@ export class MarketplaceModel {
     const port: Marketplace = {
       deliver: (request) => {
         const storeId = request.storeId;
-        const plan = this.failing(storeId, request.body.eventId) ?? this.limited(storeId, this.planOutcome());
+        const planned = this.planOutcome();
+        const plan = this.limited(storeId, this.failing(storeId, request.body.eventId, planned) ?? planned);
         const key = request.idempotencyKey;
         const keyCalls = this.byKey.get(key) ?? [];
         this.byKey.set(key, keyCalls);
@@ -112,13 +113,20 @@ export class MarketplaceModel {
     }
   }
 
-  /** A task the marketplace keeps failing while faults run (`StoreSpec.failing`): 503, not applied. */
-  private failing(storeId: string, eventId: string): ReturnType<MarketplaceModel['planOutcome']> | undefined {
+  /**
+   * A task the marketplace keeps failing while faults run (`StoreSpec.failing`): its planned answer becomes a 503,
+   * not applied (the store's own limit still counts the call and may answer 429 instead, with its headers).
+   */
+  private failing(
+    storeId: string,
+    eventId: string,
+    planned: ReturnType<MarketplaceModel['planOutcome']>,
+  ): ReturnType<MarketplaceModel['planOutcome']> | undefined {
     const failing = this.ctx.scenario.stores.find((s) => s.storeId === storeId)?.failing;
     if (!this.ctx.faultsOn || failing?.has(eventId) !== true) return undefined;
     return {
+      ...planned,
       outcome: { kind: 'transient', status: 503, error: '503 (this task fails while faults run)' },
-      latencyMs: this.ctx.rng.int(20, 400),
       serverApplies: false,
     };
   }

@@ -275,7 +275,7 @@ export class SqsModel {
           const track = this.taskOf(body);
           if (track) {
             track.deadLettered++;
-            ctx.checks.deadLettered(track, reason);
+            ctx.checks.deadLettered(actor, track, reason);
           }
         }),
     };

@@ -1,32 +1,41 @@
 import type { DeadLetterReason } from '../lambdas/core/ports.js';
+import { deliveryKey } from '../lambdas/core/names.js';
 import { policyOf } from '../lambdas/core/store-model.js';
+import type { Actor } from './scheduler.js';
 import type { TaskTrack, WorldView } from './world-view.js';
 
-/** Invariant 15: a redriven task gets a fresh `maxAttempts` budget (lambdas/core/deliver-task.ts `budgetUsed`). */
+/** Invariant 15: a redrive starts a fresh retry budget (lambdas/core/deliver-task.ts `budgetUsed`). */
 export const REDRIVE_BUDGET_INVARIANT = 15;
 
-/** One of the task's dead-letter sends: the attempts it reported (its settle's `deadAttempts`), and the calls by then. */
-interface DeadSend {
-  attempts: number;
+/** Where an attempt's budget starts: the task's raw calls at the last dead-lettering its claim came after. */
+interface Start {
   calls: number;
+  /** A dead-lettering of the task had landed before the claim (its budget is a fresh one). */
+  fresh: boolean;
 }
 
 /**
  * Invariant 15, **a redrive starts a fresh retry budget**: a task dead-lettered for exhausted retries
- * (`retries_exhausted`) has had at least its store's `maxAttempts` marketplace calls since the dead-lettering its
- * budget counts from — the one whose settle wrote the record's `deadAttempts` as it stands (none: since its first
- * call). Counted on raw calls, as the marketplace saw them: a call counts toward `attempts` only once its settle
- * lands (a crash or a 429 between make raw calls more), and calls are serialized by their claims, so the counted
- * attempts since `deadAttempts` never outnumber the raw calls since the send that reported it. The send that
- * reported it is the latest with that `attempts`: a dead-lettering whose settle was lost (a crash between the DLQ
- * send and the settle, a hard error) leaves the record's `deadAttempts` at an earlier one's, and the budget counts
- * from there, as the core's does. Before session 20 a redriven task kept its attempts, and with `maxAttempts: 2`
- * one more failure dead-lettered it at once (broken variant `redrive-keeps-attempts`).
+ * (`retries_exhausted`) has had at least its store's `maxAttempts` marketplace calls since the last dead-lettering
+ * of it (a settle `dead_lettered` that landed) before the claim of the attempt that dead-letters it — or since it
+ * was accepted, when there was none. Every point comes from what the check saw itself — raw marketplace calls,
+ * claims granted, settles that landed — never from the record's `deadAttempts`, the field under test.
+ *
+ * Why the protocol as built keeps it: the attempt's claim reads the record as that last landed dead-lettering left
+ * it (`deadAttempts` = the attempts then), so the core's budget is the attempts counted since. An attempt is counted
+ * only by its settle landing, which needs its claim still live; claims are exclusive while live; so each attempt
+ * counted since that settle had its claim granted after it, and made its raw call after it. A call whose settle
+ * never landed (a crash, a 429, a zombie whose claim expired) only adds raw calls. A zombie's dead-letter send that
+ * lands after another attempt's dead-lettering is judged by its own claim (simulation seed 11706 of the first
+ * version, which read the record when the send landed and counted from the other's).
  */
 export class RedriveBudgetCheck {
-  /** Raw marketplace calls per task (`storeId:eventId`), and its dead-letter sends. */
+  /** Raw marketplace calls per task (delivery key). */
   private readonly calls = new Map<string, number>();
-  private readonly sends = new Map<string, DeadSend[]>();
+  /** Per task: its raw calls when its last `dead_lettered` settle landed. */
+  private readonly settled = new Map<string, number>();
+  /** Per worker and task: where the budget of the worker's latest claim of the task starts. */
+  private readonly claims = new Map<Actor, Map<string, Start>>();
 
   constructor(
     private readonly world: WorldView,
@@ -34,37 +43,42 @@ export class RedriveBudgetCheck {
   ) {}
 
   taskCallStarted(storeId: string, eventId: string): void {
-    const key = `${storeId}:${eventId}`;
+    const key = deliveryKey(storeId, eventId);
     this.calls.set(key, (this.calls.get(key) ?? 0) + 1);
   }
 
-  deadLettered(track: TaskTrack, reason: DeadLetterReason): void {
-    const key = `${track.storeId}:${track.eventId}`;
-    const calls = this.calls.get(key) ?? 0;
-    const sends = this.sends.get(key) ?? [];
-    this.sends.set(key, sends);
-    if (reason.code === 'retries_exhausted') this.check(track, calls, sends);
-    sends.push({ attempts: reason.attempts, calls });
+  taskClaimed(actor: Actor, storeId: string, eventId: string): void {
+    const key = deliveryKey(storeId, eventId);
+    const settled = this.settled.get(key);
+    const claims = this.claims.get(actor) ?? new Map<string, Start>();
+    this.claims.set(actor, claims);
+    claims.set(key, { calls: settled ?? 0, fresh: settled !== undefined });
   }
 
-  private check(track: TaskTrack, calls: number, sends: readonly DeadSend[]): void {
-    const from = this.world.deliveryRecord(track.storeId, track.eventId)?.deadAttempts;
-    let since = 0;
-    if (from !== undefined) {
-      const send = sends.findLast((s) => s.attempts === from);
-      // Every settle that writes `deadAttempts` follows a send reporting it: none found is a record this run
-      // did not write (none here), so nothing to count from.
-      if (send === undefined) return;
-      since = send.calls;
-      this.world.stats.redriveBudgetChecks++;
+  deadLetterSettled(storeId: string, eventId: string): void {
+    const key = deliveryKey(storeId, eventId);
+    this.settled.set(key, this.calls.get(key) ?? 0);
+  }
+
+  deadLettered(actor: Actor, track: TaskTrack, reason: DeadLetterReason): void {
+    if (reason.code !== 'retries_exhausted') return;
+    const task = deliveryKey(track.storeId, track.eventId);
+    const start = this.claims.get(actor)?.get(task);
+    if (start === undefined) {
+      this.fail(
+        REDRIVE_BUDGET_INVARIANT,
+        `${actor.name} dead-lettered ${task} for exhausted retries unclaimed`,
+      );
+      return;
     }
+    if (start.fresh) this.world.stats.redriveBudgetChecks++;
     const budget = this.budgetOf(track.storeId);
-    const made = calls - since;
+    const made = (this.calls.get(task) ?? 0) - start.calls;
     if (made < budget)
       this.fail(
         REDRIVE_BUDGET_INVARIANT,
-        `${track.storeId}:${track.eventId} was dead-lettered for exhausted retries after ${made} call(s) since ` +
-          `${from === undefined ? 'it was accepted' : 'the dead-lettering its budget counts from'} (maxAttempts ${budget})`,
+        `${actor.name} dead-lettered ${task} for exhausted retries after ${made} call(s) since ` +
+          `${start.fresh ? 'its last dead-lettering' : 'it was accepted'} (maxAttempts ${budget})`,
       );
   }
 

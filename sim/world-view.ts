@@ -1,5 +1,5 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
-import type { DeadLetterReason, DeliveryRecord } from '../lambdas/core/ports.js';
+import type { DeadLetterReason } from '../lambdas/core/ports.js';
 import type { StoreRecord } from '../lambdas/core/store-model.js';
 import type { SimCampaigns } from './model-campaigns.js';
 import type { StoreSpec } from './scenario.js';
@@ -140,8 +140,9 @@ export interface SimStats {
   /** Dead letters moved back to their store's queue by a redrive (sim/model-redrive.ts). */
   redriven: number;
   /**
-   * Tasks dead-lettered for exhausted retries after an earlier dead-lettering of theirs (a redriven copy): each
-   * checked to have had a fresh `maxAttempts` budget of calls (invariant 15).
+   * Dead-letter sends for exhausted retries by an attempt claimed after an earlier dead-lettering of its task (a
+   * redriven copy, a client's repeated POST): each checked to follow a fresh `maxAttempts` budget of calls
+   * (invariant 15).
    */
   redriveBudgetChecks: number;
   sweepRescues: number;
@@ -246,8 +247,6 @@ export interface WorldView {
   capsSince(storeId: string, from: number): number[];
   /** Whether the record this worker last read of the store was consumable (undefined: never read). */
   readActive(actorId: number, storeId: string): boolean | undefined;
-  /** The task's effect-once record as it stands (the delivery log's, in memory). */
-  deliveryRecord(storeId: string, eventId: string): DeliveryRecord | undefined;
   /** Delivered (the marketplace applied it), dead-lettered, or settled as stale (superseded by a newer version). */
   settled(track: { storeId: string; eventId: string; deadLettered: number }): boolean;
 }
@@ -272,7 +271,11 @@ export interface Checks {
   /** A marketplace call starts for this task of the store. */
   taskCallStarted(storeId: string, eventId: string): void;
   /** A worker's send of this task to its store's DLQ landed, with the reason it gives (SQS's own moves are not). */
-  deadLettered(track: TaskTrack, reason: DeadLetterReason): void;
+  deadLettered(actor: Actor, track: TaskTrack, reason: DeadLetterReason): void;
+  /** A worker's claim of the task's effect-once record was granted. */
+  taskClaimed(actor: Actor, storeId: string, eventId: string): void;
+  /** A settle `dead_lettered` of the task's record landed. */
+  deadLetterSettled(storeId: string, eventId: string): void;
   /** A marketplace 429 answered a call of the store; `until`: its Retry-After end, true time. */
   throttled(actor: Actor, storeId: string, eventId: string, until: number): void;
   /** An answer said the store's window quota is spent until `until` (its Reset's end, true time). */

@@ -1,5 +1,4 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
-import type { DeliveryRecord } from '../lambdas/core/ports.js';
 import { deliveryKey } from '../lambdas/core/names.js';
 import { isConsumable, policyOf } from '../lambdas/core/store-model.js';
 import { IngestActors } from './actor-ingest.js';
@@ -201,9 +200,6 @@ export class World implements WorldView {
   }
   effects(task: string): number {
     return this.market.server.effectsByTask.get(task) ?? 0;
-  }
-  deliveryRecord(storeId: string, eventId: string): DeliveryRecord | undefined {
-    return this.db.deliveries.records.get(deliveryKey(storeId, eventId));
   }
   settled(track: { storeId: string; eventId: string; deadLettered: number }): boolean {
     return (
