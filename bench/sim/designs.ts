@@ -95,7 +95,15 @@ export const attentionDesign = (
    * queue instead of long-polling; that queue's event source batches `batch` records with a `windowMs` batching
    * window, and its slices start with the long poll (docs/ARCHITECTURE.md, "Known gaps").
    */
-  confirm?: { batch: number; windowMs: number },
+  confirm?: {
+    batch: number;
+    windowMs: number;
+    /**
+     * The slice keeps its lease across the confirm (the message carries it): no requeue write before the hand-off,
+     * and the confirm slice resumes the lease without the store read and the acquire.
+     */
+    parked?: boolean;
+  },
 ): Design => ({
   id,
   label,
@@ -215,13 +223,16 @@ export const attentionDesign = (
     const startSlice = (s: number, inv: Invocation, confirmSlice: boolean): void => {
       const policy = w.policies[w.plan[s] as number];
       if (policy === undefined) throw new Error('no policy');
-      // Stores read, acquire (conditional write).
-      world.activations++;
+      // Stores read, acquire (conditional write); a parked lease's confirm slice resumes it without either.
+      const resumed = confirmSlice && confirm?.parked === true;
+      if (!resumed) world.activations++;
       const stats = { handled: 0, callMs: 0, confirm: confirmSlice };
       inv.slices.push(stats);
-      req.add('ddbRead', 'attention');
-      req.add('ddbWrite', 'attention');
-      const t0 = eng.now + ATTENTION.invokeMs + 2 * AWS;
+      if (!resumed) {
+        req.add('ddbRead', 'attention');
+        req.add('ddbWrite', 'attention');
+      }
+      const t0 = eng.now + ATTENTION.invokeMs + (resumed ? 0 : 2 * AWS);
       /** When the slice's last read of the store began (store-watch.ts: again before a call a second later). */
       let readAt = eng.now + ATTENTION.invokeMs;
       const deadline = t0 + policy.maxSliceSeconds * 1000;
@@ -368,6 +379,10 @@ export const attentionDesign = (
             // Sensitivity: the short poll came back empty; the slot goes to the confirm queue (requeue write +
             // SendMessage) and this slice ends without the long poll.
             req.add('sqs', 'attention');
+            if (confirm.parked === true) {
+              eng.after(2 * AWS, () => publishConfirm(s));
+              return releaseWorker(inv, eng.now + 2 * AWS);
+            }
             req.add('ddbWrite', 'attention');
             eng.after(3 * AWS, () => publishConfirm(s));
             return releaseWorker(inv, eng.now + 3 * AWS);
@@ -997,6 +1012,19 @@ export const attentionConfirm = attentionDesign(
   true,
   ATTENTION.batchSize,
   { batch: 100, windowMs: 1000 },
+);
+
+/**
+ * Sensitivity: the confirm queue with the lease kept across it (not built): the slice hands its lease, not its
+ * slot, to the confirm queue, and the confirm slice resumes it (no requeue, store read or acquire).
+ */
+export const attentionConfirmParked = attentionDesign(
+  ATTENTION.emptyPollMs,
+  'attention-confirm-parked',
+  'Attention queue, hypothetical confirm queue keeping the lease (batches of 100, 1 s window)',
+  true,
+  ATTENTION.batchSize,
+  { batch: 100, windowMs: 1000, parked: true },
 );
 
 export const designs = (schedulerPeriodSeconds: number): Design[] => [

@@ -1,6 +1,7 @@
 import {
   attentionBatchOne,
   attentionConfirm,
+  attentionConfirmParked,
   attentionNoEmptyPoll,
   designs,
   type Design,
@@ -164,7 +165,7 @@ export const runSimulation = (config: SimConfig, onProgress?: Progress): SimOutc
   const workload = scaleWorkload(config.scale);
   const scale: SimOutcome['scale'] = [];
   const scaleList = config.sensitivity
-    ? [...list, attentionNoEmptyPoll, attentionBatchOne, attentionConfirm]
+    ? [...list, attentionNoEmptyPoll, attentionBatchOne, attentionConfirm, attentionConfirmParked]
     : list;
   const steps = config.workers.length * scaleList.length;
   config.workers.forEach((workers, wi) => {
