@@ -26,7 +26,8 @@ export const CORE_FIXES = {
   /**
    * rate.ts sharedPacer: after MAX_TRIES late wake-ups the call goes ahead "regardless", even when the last
    * DynamoDB write stalled past the slice deadline (seed 958 with zombie stalls: a call 35 s past the
-   * deadline, after the lease expired). Fixed when the pacer re-checks the deadline before it answers true.
+   * deadline, after the lease expired). Fixed when the pacer re-checks the deadline before it answers true
+   * (and since session 23 it refuses the call after MAX_TRIES late wake-ups altogether).
    */
   pacerRechecksDeadline: true,
   /**

@@ -355,9 +355,8 @@ export const attentionDesign = (
             const fresh = nextInstant();
             if (fresh !== undefined) return go(fresh);
             if (++tries < 5) return take();
-            if (eng.now >= deadline) return then(undefined);
-            lastCallAt = eng.now;
-            then(eng.now);
+            // As rate.ts: five late tries in a row refuse the call (the slice hands its messages back).
+            then(undefined);
           });
         take();
       };
