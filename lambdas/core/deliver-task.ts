@@ -180,8 +180,8 @@ export const deliverTask = async (
   });
   if (!claim.ok) {
     const current = claim.record;
-    // A task a 429 sent back under `throttleScope: 'task'`, whose Retry-After has not ended (this copy is another
-    // one: an SQS duplicate, a client's repeated POST): it waits as long, as a fresh copy, without a call. Only a
+    // A task a 429 sent back, whose Retry-After has not ended (this copy is another one: an SQS duplicate, a
+    // client's repeated POST): it waits as long, as a fresh copy, without a call. Only a
     // `pending` record carries `retryAt` (every claim removes it), and only one refused for it has it ahead.
     // (At most SQS's longest delay: `retryAt` is on the settler's clock, which may run ahead of this one.)
     if (current?.retryAt !== undefined && current.retryAt > now) {
@@ -338,13 +338,16 @@ export const deliverTask = async (
           ? { kind: 'throttled', afterSeconds, deadLettered: true }
           : { kind: 'done', as: 'dead_lettered' };
       }
-      // Not an attempt against the task: the store was busy. The claim is released for the retry — under
-      // `throttleScope: 'task'` from the Retry-After's end only, so no other copy of the task is called inside it.
+      // Not an attempt against the task: the store was busy. The claim is released for the retry from the
+      // Retry-After's end only, so no other copy of the task (an SQS duplicate, a client's repeated POST) is called
+      // inside it — under either throttle scope: the store's hold (`holdTat`) does not stop a block another consumer
+      // reserved before it, and until session 23 such a block called a duplicate copy of this very task 6 s inside
+      // its Retry-After (simulation seed 3126243).
       await settle('pending', {
         lastError: 'throttled (429)',
         lastStatus: outcome.status,
         countAttempt: false,
-        ...(storeThrottled ? {} : { retryAt: deps.clock.now() + afterSeconds * 1000 }),
+        retryAt: deps.clock.now() + afterSeconds * 1000,
       });
       return storeThrottled
         ? { kind: 'throttled', afterSeconds }

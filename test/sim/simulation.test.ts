@@ -113,6 +113,13 @@ describe("the 429's throttle scope", () => {
   it('keeps seed 291, where a duplicate copy of a task sent back after its 429 was called inside the Retry-After, clean', async () => {
     expect((await runSeed(291, asBuilt)).ok).toBe(true);
   });
+
+  // The same under the default scope, found in session 23's long run: the store's hold did not stop a block another
+  // consumer had reserved before it, and that consumer held an SQS duplicate of the task the 429 answered, called
+  // 6 s inside its Retry-After. The pending settle now carries `retryAt` under either scope.
+  it("keeps seed 3126243, where a duplicate copy was called inside its 429's Retry-After under throttleScope 'store', clean", async () => {
+    expect((await runSeed(3126243, asBuilt)).ok).toBe(true);
+  });
 });
 
 describe('the wake-up races the simulation found (fixed in lambdas/core)', () => {

@@ -267,6 +267,34 @@ describe('deliverTask: the marketplace call', () => {
   });
 });
 
+describe("deliverTask: a 429 under throttleScope 'store' (the default) also keeps the task's other copies out", () => {
+  // Simulation seed 3126243 (session 23): the store's hold does not stop a block another consumer reserved before it,
+  // and that consumer held an SQS duplicate of the very task the 429 answered: it claimed the released record and
+  // called it 6 s inside the Retry-After. The pending settle now carries the Retry-After's end under either scope.
+  it('settles pending with the Retry-After end, counting no attempt, and throttles the store', async () => {
+    const { deps, deliveries } = setup({ kind: 'throttled', status: 429, retryAfterSeconds: 7 });
+    const result = await deliverTask(deps, storeRecord(), policy, message());
+    expect(result).toEqual({ kind: 'throttled', afterSeconds: 7 });
+    expect(await deliveries.get('store-1', 'evt-1')).toMatchObject({
+      status: 'pending',
+      lastStatus: 429,
+      retryAt: T0 + 7_000,
+    });
+    expect((await deliveries.get('store-1', 'evt-1'))?.attempts ?? 0).toBe(0);
+  });
+
+  it('sends a duplicate copy claimed inside that Retry-After back as a fresh copy, without a call', async () => {
+    const { deps, deliver, at } = setup({ kind: 'throttled', status: 429, retryAfterSeconds: 7 });
+    await deliverTask(deps, storeRecord(), policy, message(work, 'm1'));
+    at(T0 + 1_700);
+    const duplicate = await deliverTask(deps, storeRecord(), policy, message(work, 'm1'));
+    expect({ duplicate, calls: deliver.mock.calls.length }).toEqual({
+      duplicate: { kind: 'retry', afterSeconds: 6, copy: true },
+      calls: 1,
+    });
+  });
+});
+
 describe("deliverTask: a 429 under throttleScope 'task' throttles that task alone", () => {
   const taskScope = { maxAttempts: 3, throttleScope: 'task' as const };
   /** deliverTask with a rate observer: its result and the answers the rate was told. */
