@@ -453,6 +453,19 @@ export const sharedPacer = (
       .catch(() => false);
   };
 
+  /**
+   * No call from `unused`: the slice will not use its instants, so give them back and the slice resuming at them
+   * finds them free. Kept, every slice of a store whose interval exceeds the slice would push the schedule on and
+   * never call (a livelock; simulation seeds 10392, 64157); a held block lies past the hold, where the schedule
+   * goes back to.
+   */
+  const refuse = async (until: number, unused: Block): Promise<false> => {
+    blockedUntil = wholeMs(until);
+    block = undefined;
+    await giveBack(unused);
+    return false;
+  };
+
   return {
     async acquire(deadline, inHand = 1, atInstant) {
       if (lastCallAt !== undefined) cycle = clock.now() - lastCallAt;
@@ -471,20 +484,8 @@ export const sharedPacer = (
           }
         }
         const current: Block = block as Block;
-        /**
-         * No call from this block: the slice will not use its instants, so give them back and the slice resuming
-         * at them finds them free. Kept, every slice of a store whose interval exceeds the slice would push the
-         * schedule on and never call (a livelock; simulation seeds 10392, 64157); a held block lies past the
-         * hold, where the schedule goes back to.
-         */
-        const refuse = async (until: number): Promise<false> => {
-          blockedUntil = wholeMs(until);
-          block = undefined;
-          await giveBack(current);
-          return false;
-        };
         held = instant - clock.now() > read(maxWait);
-        if (held || instant >= deadline) return refuse(instant);
+        if (held || instant >= deadline) return refuse(instant, current);
         if (peek?.wanted() && instant - seenAt > PEEK_FRESH_MS && instant - clock.now() >= PEEK_LEAD_MS) {
           await sleepUntil(clock, instant - PEEK_LEAD_MS);
           const quietUntil = await peek.read();
@@ -496,9 +497,9 @@ export const sharedPacer = (
           }
         }
         await sleepUntil(clock, instant);
-        if (atInstant !== undefined && !(await atInstant())) return refuse(clock.now());
+        if (atInstant !== undefined && !(await atInstant())) return refuse(clock.now(), current);
         // A wake-up (or a look's read) that ran past the deadline: no call at or after it, as the local pacer.
-        if (clock.now() >= deadline) return refuse(clock.now());
+        if (clock.now() >= deadline) return refuse(clock.now(), current);
         if (clock.now() - instant <= lateness(current.interval)) {
           current.next++;
           lastCallAt = clock.now();
@@ -513,11 +514,8 @@ export const sharedPacer = (
       // looked at again at once (`max_time`, due now). Until session 23 it went ahead regardless, on no instant,
       // and the lease's next call took the block's next one: two calls closer than the spacing less the lateness,
       // 13 arrivals within 4,922 ms at 2.4/s in the black-box pass (rate-pacing.test.ts "oversleeps five").
-      blockedUntil = clock.now();
-      const unused = block;
-      block = undefined;
-      if (unused !== undefined) await giveBack(unused);
-      return false;
+      // (Every try used a block or reserved one, so one is in hand.)
+      return refuse(clock.now(), block as Block);
     },
     get carry() {
       const next = block === undefined ? undefined : block.first + block.next * block.step;
