@@ -1,3 +1,4 @@
+import { REST_RULES, type RestRules } from '../lambdas/core/slice-receive.js';
 import { handleAttention, type WorkerDeps } from '../lambdas/core/attention.js';
 import { AttentionMessageSchema, type AttentionMessage } from '../lambdas/core/messages.js';
 import { attentionVisibilitySeconds, workerTimeoutSeconds } from '../lambdas/core/timing.js';
@@ -127,6 +128,19 @@ export class WorkerPool {
     void runBatch(thunks);
   }
 
+  /** The variant's (or the built) rules for an empty check's other long poll, counting those that held messages. */
+  private get restRules(): RestRules {
+    const { ctx } = this;
+    const rules = ctx.variant?.restRules ?? REST_RULES;
+    return {
+      settle: (rest, handBack) =>
+        rules.settle(rest, async (answer) => {
+          if (answer.status === 'fulfilled' && answer.value.length > 0) ctx.stats.restsHandedBack++;
+          await handBack(answer);
+        }),
+    };
+  }
+
   private handle(actor: Actor, parsed: AttentionMessage): Promise<unknown> {
     const { ctx } = this;
     const deps: WorkerDeps = {
@@ -143,6 +157,7 @@ export class WorkerPool {
       ...(ctx.variant?.rateRules ? { rateRules: ctx.variant.rateRules } : {}),
       ...(ctx.variant?.blockRules ? { blockRules: ctx.variant.blockRules } : {}),
       ...(ctx.variant?.watchRules ? { watchRules: ctx.variant.watchRules } : {}),
+      restRules: this.restRules,
     };
     const handle = ctx.variant?.handleAttention ?? handleAttention;
     return handle(deps, parsed);

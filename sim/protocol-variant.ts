@@ -1,6 +1,7 @@
 import type { RateRules } from '../lambdas/core/adaptive-rate.js';
 import type { WatchRules } from '../lambdas/core/store-watch.js';
 import type { BlockRules } from '../lambdas/core/rate.js';
+import type { RestRules } from '../lambdas/core/slice-receive.js';
 import type { WorkerDeps } from '../lambdas/core/attention.js';
 import type { CampaignBook } from '../lambdas/core/campaigns.js';
 import type { HttpRequest, HttpResponse } from '../lambdas/core/http.js';
@@ -46,6 +47,8 @@ export interface Variant {
   rateRules?: RateRules;
   /** Replaces the shared pacer's block arithmetic (one write reserving several rate instants). */
   blockRules?: BlockRules;
+  /** Replaces how a slice ends with its empty check's other long poll still running (lambdas/core/slice-receive.ts). */
+  restRules?: RestRules;
   /** Replaces how a slice re-reads its store (lambdas/core/store-watch.ts). */
   watchRules?: WatchRules;
 }

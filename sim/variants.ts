@@ -17,6 +17,7 @@ import { CAMPAIGN_VARIANTS } from './variants-campaigns.js';
 import { SETTLE_VARIANTS } from './variants-settle.js';
 import { EDGE_VARIANTS, FANOUT_UNFENCED } from './variants-edges.js';
 import { BATCH_VARIANTS } from './variants-batch.js';
+import { RECEIVE_VARIANTS } from './variants-receive.js';
 
 /**
  * The version mark as it was before issue #10: checked before the call, written only with `delivered`.
@@ -339,15 +340,21 @@ const MOVED_BEYOND_FIXED: Record<string, number[]> = {
   // (about one in 250). Session 21: the slice's re-read moved them; seed 154 met it, back in the fixed set.
   // Session 22: the re-read after a paused store's slot is dropped (attention.ts dropForResume) moved 154's; a
   // search from 301 found 615 and 1209; the look at the instant inside the pacer moved 615's, and a search from 1
-  // found 1209, 1239 and 1667.
-  'block-in-one-interval': [1209, 1239],
+  // found 1209, 1239 and 1667. Session 24: the empty check's racing long polls moved 1209's; 615 meets it again.
+  'block-in-one-interval': [615, 1239],
   //
   // Session 15: needs a multi-consumer store's 429 with a Retry-After of 6 s or more and another consumer
   // reserving between its short first hold and its full one: the first seed of a search from 1. Session 19: the
   // window-quota marketplaces moved 5418's interleaving; 20730 is the first of a new search from 1. Session 21: the
   // slice's re-read of its store moved 20730's; 4902 is the first of a new search from 1. Session 23: the
-  // failing-task stores moved 4902's; none of 1–12000 meets it, 17919 is the first after.
-  'first-hold-short': [17919],
+  // failing-task stores moved 4902's; none of 1–12000 meets it, 17919 is the first after. Session 24: the empty
+  // check's racing long polls moved 17919's; 28740 is the first of a new search from 1.
+  'first-hold-short': [28740],
+  //
+  // Session 24: needs the rest of an empty check still running when the slice ends, and another slice marking the
+  // store idle before its detached hand-back lands (the rest usually answers within the slice's own call); the
+  // first two seeds of a search from 1.
+  'rest-after-lease': [4648, 10118],
 };
 
 const ALL_VARIANTS: Variant[] = [
@@ -360,6 +367,7 @@ const ALL_VARIANTS: Variant[] = [
   ...SETTLE_VARIANTS,
   ...BATCH_VARIANTS,
   ...EDGE_VARIANTS,
+  ...RECEIVE_VARIANTS,
 ];
 
 export const VARIANTS: Variant[] = ALL_VARIANTS.filter((variant) => !(variant.name in MOVED_BEYOND_FIXED));

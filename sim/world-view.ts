@@ -145,6 +145,11 @@ export interface SimStats {
    * (invariant 15).
    */
   redriveBudgetChecks: number;
+  /**
+   * Empty checks whose first long poll brought messages while the other still ran, and that other's answer,
+   * settled at the slice's end, held messages too (handed back before the lease went: lambdas/core/slice-receive.ts).
+   */
+  restsHandedBack: number;
   sweepRescues: number;
   /** Leases taken under a campaign's cap (other than the store's own), and those live as a boundary passed. */
   campaignLeases: number;
@@ -195,6 +200,7 @@ export const emptyStats = (): SimStats => ({
   callsOverLoweredCap: 0,
   redriven: 0,
   redriveBudgetChecks: 0,
+  restsHandedBack: 0,
   sweepRescues: 0,
   campaignLeases: 0,
   leasesAcrossBoundary: 0,

@@ -22,7 +22,14 @@ import {
   type Pacer,
 } from './rate.js';
 import { signalStore, type SignalDeps } from './signal.js';
-import { bySource, receiveBatch, type SourcedMessage } from './slice-receive.js';
+import {
+  bySource,
+  receiveBatch,
+  REST_RULES,
+  type PollAnswer,
+  type RestRules,
+  type SourcedMessage,
+} from './slice-receive.js';
 import { StoreRate } from './store-rate.js';
 import type { StoreRecord } from './store-model.js';
 import type { SliceWatch } from './store-watch.js';
@@ -48,6 +55,8 @@ export interface SliceDeps extends DeliverDeps, SignalDeps {
   rateRules?: RateRules;
   /** The shared pacer's block arithmetic; BLOCK_RULES unless the simulation runs a broken variant. */
   blockRules?: BlockRules;
+  /** How a slice ends with an empty check's other long poll still running; REST_RULES unless the simulation runs a broken variant. */
+  restRules?: RestRules;
   settings: DeliverDeps['settings'] & { emptyPollSeconds: number };
 }
 
@@ -353,305 +362,342 @@ export const runSlice = async (
         : {}),
   });
 
-  try {
-    for (;;) {
-      const now = deps.clock.now();
-      if (handled >= policy.maxMessagesPerSlice) return result('max_messages', { resumeAt: now });
-      if (now >= deadline) return result('max_time', { resumeAt: now });
-      // Receive no more than this lease can deliver before its deadline at its share of the rate.
-      const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs()) + 1);
-      const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
-      let batch: SourcedMessage[];
-      /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
-      let trickled: boolean;
-      /** When the polls of this round began: an "empty" answer holds as of then at best (see tryIdle). */
-      const polledAt = deps.clock.now();
-      try {
-        ({ batch, trickled } = await receiveBatch(deps.tasks, store, {
-          want,
-          emptyPollSeconds: deps.settings.emptyPollSeconds,
-          // From the clock at each receive: the polls before it move it on.
-          visibilitySeconds: () =>
-            Math.ceil((lease.expiresAt - deps.clock.now()) / 1000) + VISIBILITY_MARGIN_SECONDS,
-        }));
-      } catch (error) {
-        deps.telemetry.error('receive failed', { error: String(error) });
-        // It may have applied with its answer lost: its messages hide as long as if it had answered.
-        receivedUntil(polledAt);
-        return result('error', { resumeAt: now + ERROR_RETRY_MS });
-      }
-      receivedUntil(polledAt);
-
-      if (batch.length === 0) {
-        const idle = await tryIdle(
-          deps,
-          store.storeId,
-          lease,
-          seenSeq,
-          single ? Math.max(pacer.carry, throttledUntil) : undefined,
-          polledAt,
-        );
-        switch (idle.kind) {
-          case 'idle': {
-            if (idle.drainMs !== undefined) {
-              deps.telemetry.timing(MetricNames.timeToDrain, idle.drainMs);
-              deps.telemetry.info('store drained', { drainMs: idle.drainMs });
-            }
-            return result('empty', { idle: true });
-          }
-          case 'shared':
-            return result('empty');
-          case 'lost':
-            return result('lease_lost');
-          case 'deferred':
-            // Look again well before a long backoff ends: new tasks must not wait behind a retried one.
-            return result('deferred', {
-              resumeAt: Math.min(idle.wakeAt, deps.clock.now() + DEFERRED_LOOK_MS),
-            });
-          case 'new_work':
-            seenSeq = idle.enqSeq;
-            continue;
-        }
-      }
-
-      const oldest = Math.min(...batch.map((m) => m.sentAt));
-      // The age of the oldest task in hand when the slice starts: how long this store's work waited.
-      if (handled === 0 && headSentAt === undefined)
-        deps.telemetry.timing(MetricNames.oldestTaskAge, Math.max(0, now - oldest));
-      headSentAt = oldest;
-      const fullBatch = batch.length === SQS_MAX_BATCH;
-
-      // Each message goes back to the queue it came from (the high-priority queue or the work queue).
-      const finished: SourcedMessage[] = [];
-      /** The delivered settles of this batch's 2xx calls, not yet written (with their messages). */
-      const settles = new Map<SourcedMessage, DeliveredSettle>();
-      /**
-       * Deletes the finished messages — after the delivered settles among them are written, in one request:
-       * a message deleted before its settle landed would leave the task `processing`, and a crash between
-       * them would lose its status. A settle still unwritten after its tries keeps its message (it comes back
-       * after its visibility, and is called again once its claim expires) and fails the slice.
-       */
-      const flush = async (): Promise<void> => {
-        const done = finished.splice(0);
-        const pending = new Map(settles);
-        settles.clear();
-        let failure: UnsettledError | undefined;
+  /**
+   * The empty check's other long poll, still running when the first brought a trickle (`receiveBatch`), and
+   * when that round's polls began.
+   */
+  let rest: { answer: Promise<PollAnswer>; polledAt: number } | undefined;
+  const ended = await (async (): Promise<SliceResult> => {
+    try {
+      for (;;) {
+        const now = deps.clock.now();
+        if (handled >= policy.maxMessagesPerSlice) return result('max_messages', { resumeAt: now });
+        if (now >= deadline) return result('max_time', { resumeAt: now });
+        // Receive no more than this lease can deliver before its deadline at its share of the rate.
+        const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs()) + 1);
+        const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
+        let batch: SourcedMessage[];
+        /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
+        let trickled: boolean;
+        /** When the polls of this round began: an "empty" answer holds as of then at best (see tryIdle). */
+        const polledAt = deps.clock.now();
         try {
-          if (pending.size > 0) await writeDelivered(deps, [...pending.values()]);
+          let pending: Promise<PollAnswer> | undefined;
+          ({
+            batch,
+            trickled,
+            rest: pending,
+          } = await receiveBatch(deps.tasks, store, {
+            want,
+            emptyPollSeconds: deps.settings.emptyPollSeconds,
+            // From the clock at each receive: the polls before it move it on.
+            visibilitySeconds: () =>
+              Math.ceil((lease.expiresAt - deps.clock.now()) / 1000) + VISIBILITY_MARGIN_SECONDS,
+          }));
+          // Only with a trickle, which ends the slice after its batch: no idle decision comes while it runs.
+          if (pending !== undefined) rest = { answer: pending, polledAt };
         } catch (error) {
-          failure =
-            error instanceof UnsettledError ? error : new UnsettledError([...pending.values()], error);
+          deps.telemetry.error('receive failed', { error: String(error) });
+          // It may have applied with its answer lost: its messages hide as long as if it had answered.
+          receivedUntil(polledAt);
+          return result('error', { resumeAt: now + ERROR_RETRY_MS });
         }
-        const unsettled = new Set(failure?.unsettled ?? []);
-        const deletable = done.filter((m) => {
-          const settle = pending.get(m);
-          return settle === undefined || !unsettled.has(settle);
-        });
-        for (const [url, rest] of bySource(deletable))
-          await deps.tasks.deleteBatch(
-            url,
-            rest.map((m) => m.receiptHandle),
+        receivedUntil(polledAt);
+
+        if (batch.length === 0) {
+          const idle = await tryIdle(
+            deps,
+            store.storeId,
+            lease,
+            seenSeq,
+            single ? Math.max(pacer.carry, throttledUntil) : undefined,
+            polledAt,
           );
-        if (failure) throw failure;
-      };
-      const handBack = async (start: number): Promise<void> => {
-        await flush();
-        for (const [url, rest] of bySource(batch.slice(start)))
-          await deps.tasks.changeVisibility(
-            url,
-            rest.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
-          );
-      };
-      /** The messages from `start` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
-      const resendCopies = async (
-        messages: SourcedMessage[],
-        delaySeconds: number,
-        plannedAt: number,
-      ): Promise<void> => {
-        // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
-        // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
-        await deps.dispatch.recordEnqueued(store.storeId, messages.length, deps.clock.now());
-        await hidden({ plannedAt, seconds: delaySeconds, enqueued: messages.length }, async () => {
-          for (const [url, copies] of bySource(messages)) await deps.tasks.resend(url, copies, delaySeconds);
-        });
-        deps.telemetry.count(MetricNames.tasksResent, messages.length);
-      };
-      const resendRest = async (start: number, delaySeconds: number, plannedAt: number): Promise<void> => {
-        await flush();
-        await resendCopies(batch.slice(start), delaySeconds, plannedAt);
-      };
-      try {
-        for (let i = 0; i < batch.length; i++) {
-          const message = batch[i] as SourcedMessage;
-          // No call starts at or after the slice deadline, so the last one ends before the lease expires.
-          const pace = async (): Promise<boolean> => {
-            const asked = deps.clock.now();
-            // The messages in hand from this one on: a shared pacer reserves their instants with one write.
-            // The store as read less than STORE_RECHECK_MS before the call (a pause, a disable, a lowered cap or
-            // rate ends the slice): looked at before the rate's wait, so a read due then does not make the call late
-            // for its instant, and again at the instant, inside the pacer (a read only when the wait was long): its
-            // time counts as the call's lateness there, so a slow read never bunches calls (rate.ts `atInstant`).
-            // Its reads count as pacing, not as the task's work. A failed read ends the slice as an error, after
-            // deliverTask released the task's claim (not_started).
-            const look = async (): Promise<boolean> => {
-              if (!watch) return true;
-              const verdict = await watch.recheck(policy, deadline).catch((error: unknown) => {
-                unread = { error };
-                return 'unread' as const;
+          switch (idle.kind) {
+            case 'idle': {
+              if (idle.drainMs !== undefined) {
+                deps.telemetry.timing(MetricNames.timeToDrain, idle.drainMs);
+                deps.telemetry.info('store drained', { drainMs: idle.drainMs });
+              }
+              return result('empty', { idle: true });
+            }
+            case 'shared':
+              return result('empty');
+            case 'lost':
+              return result('lease_lost');
+            case 'deferred':
+              // Look again well before a long backoff ends: new tasks must not wait behind a retried one.
+              return result('deferred', {
+                resumeAt: Math.min(idle.wakeAt, deps.clock.now() + DEFERRED_LOOK_MS),
               });
-              changed = verdict === 'changed';
-              return verdict === 'go';
-            };
-            const allowed = (await look()) && (await pacer.acquire(deadline, batch.length - i, look));
-            callStartedAt = deps.clock.now();
-            paced += callStartedAt - asked;
-            return allowed;
-          };
-          const taskStartedAt = deps.clock.now();
-          let callStartedAt: number | undefined;
-          /** The re-read before this task's call found the store changed: it ends the slice. */
-          let changed = false;
-          /** The re-read before this task's call failed (its error): it ends the slice as an error. */
-          let unread: { error: unknown } | undefined;
-          /** This task's time in its pacing (the wait, the pacer's writes and reads): not its work. */
-          let paced = 0;
-          if (deps.clock.now() >= deadline) {
-            await handBack(i);
-            return result('max_time', { resumeAt: deps.clock.now() });
+            case 'new_work':
+              seenSeq = idle.enqSeq;
+              continue;
           }
-          // An operational error (DynamoDB, SQS) mid-task ends the slice through the catch below; the message
-          // reappears after its visibility.
-          const outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe, {
-            add: (settle) => settles.set(message, settle),
-            holds: (holder) => [...settles.values()].some((settle) => settle.claimed.holder === holder),
+        }
+
+        const oldest = Math.min(...batch.map((m) => m.sentAt));
+        // The age of the oldest task in hand when the slice starts: how long this store's work waited.
+        if (handled === 0 && headSentAt === undefined)
+          deps.telemetry.timing(MetricNames.oldestTaskAge, Math.max(0, now - oldest));
+        headSentAt = oldest;
+        const fullBatch = batch.length === SQS_MAX_BATCH;
+
+        // Each message goes back to the queue it came from (the high-priority queue or the work queue).
+        const finished: SourcedMessage[] = [];
+        /** The delivered settles of this batch's 2xx calls, not yet written (with their messages). */
+        const settles = new Map<SourcedMessage, DeliveredSettle>();
+        /**
+         * Deletes the finished messages — after the delivered settles among them are written, in one request:
+         * a message deleted before its settle landed would leave the task `processing`, and a crash between
+         * them would lose its status. A settle still unwritten after its tries keeps its message (it comes back
+         * after its visibility, and is called again once its claim expires) and fails the slice.
+         */
+        const flush = async (): Promise<void> => {
+          const done = finished.splice(0);
+          const pending = new Map(settles);
+          settles.clear();
+          let failure: UnsettledError | undefined;
+          try {
+            if (pending.size > 0) await writeDelivered(deps, [...pending.values()]);
+          } catch (error) {
+            failure =
+              error instanceof UnsettledError ? error : new UnsettledError([...pending.values()], error);
+          }
+          const unsettled = new Set(failure?.unsettled ?? []);
+          const deletable = done.filter((m) => {
+            const settle = pending.get(m);
+            return settle === undefined || !unsettled.has(settle);
           });
-          if (outcome.kind === 'not_started') {
-            const at = deps.clock.now();
-            if (unread) {
-              // The messages in hand were not called: back to the queue now (best effort), not after the lease.
-              await handBack(i).catch(() => undefined);
-              throw unread.error;
-            }
-            if (changed) {
-              // Paused, disabled, deleted, or a lower cap or rate in force: the messages in hand go back at once,
-              // and the slot is requeued under the store as just read (dropped over a lowered cap; a paused
-              // store's attention is discarded, its slot with it, and resuming issues a fresh one).
+          for (const [url, rest] of bySource(deletable))
+            await deps.tasks.deleteBatch(
+              url,
+              rest.map((m) => m.receiptHandle),
+            );
+          if (failure) throw failure;
+        };
+        const handBack = async (start: number): Promise<void> => {
+          await flush();
+          for (const [url, rest] of bySource(batch.slice(start)))
+            await deps.tasks.changeVisibility(
+              url,
+              rest.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
+            );
+        };
+        /** The messages from `start` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
+        const resendCopies = async (
+          messages: SourcedMessage[],
+          delaySeconds: number,
+          plannedAt: number,
+        ): Promise<void> => {
+          // Write-ahead, as an enqueue: a zombie (its lease expired while it waited) re-sending into a store
+          // that went idle meanwhile has marked it active again before its copies land (simulation seed 9162).
+          await deps.dispatch.recordEnqueued(store.storeId, messages.length, deps.clock.now());
+          await hidden({ plannedAt, seconds: delaySeconds, enqueued: messages.length }, async () => {
+            for (const [url, copies] of bySource(messages))
+              await deps.tasks.resend(url, copies, delaySeconds);
+          });
+          deps.telemetry.count(MetricNames.tasksResent, messages.length);
+        };
+        const resendRest = async (start: number, delaySeconds: number, plannedAt: number): Promise<void> => {
+          await flush();
+          await resendCopies(batch.slice(start), delaySeconds, plannedAt);
+        };
+        try {
+          for (let i = 0; i < batch.length; i++) {
+            const message = batch[i] as SourcedMessage;
+            // No call starts at or after the slice deadline, so the last one ends before the lease expires.
+            const pace = async (): Promise<boolean> => {
+              const asked = deps.clock.now();
+              // The messages in hand from this one on: a shared pacer reserves their instants with one write.
+              // The store as read less than STORE_RECHECK_MS before the call (a pause, a disable, a lowered cap or
+              // rate ends the slice): looked at before the rate's wait, so a read due then does not make the call late
+              // for its instant, and again at the instant, inside the pacer (a read only when the wait was long): its
+              // time counts as the call's lateness there, so a slow read never bunches calls (rate.ts `atInstant`).
+              // Its reads count as pacing, not as the task's work. A failed read ends the slice as an error, after
+              // deliverTask released the task's claim (not_started).
+              const look = async (): Promise<boolean> => {
+                if (!watch) return true;
+                const verdict = await watch.recheck(policy, deadline).catch((error: unknown) => {
+                  unread = { error };
+                  return 'unread' as const;
+                });
+                changed = verdict === 'changed';
+                return verdict === 'go';
+              };
+              const allowed = (await look()) && (await pacer.acquire(deadline, batch.length - i, look));
+              callStartedAt = deps.clock.now();
+              paced += callStartedAt - asked;
+              return allowed;
+            };
+            const taskStartedAt = deps.clock.now();
+            let callStartedAt: number | undefined;
+            /** The re-read before this task's call found the store changed: it ends the slice. */
+            let changed = false;
+            /** The re-read before this task's call failed (its error): it ends the slice as an error. */
+            let unread: { error: unknown } | undefined;
+            /** This task's time in its pacing (the wait, the pacer's writes and reads): not its work. */
+            let paced = 0;
+            if (deps.clock.now() >= deadline) {
               await handBack(i);
-              return result('store_changed', { resumeAt: at });
+              return result('max_time', { resumeAt: deps.clock.now() });
             }
-            if (pacer.held) {
-              // Another consumer's 429 holds the store (holdTat), or the marketplace's window quota is spent
-              // (quotaPacer) for longer than a sleep-through: the messages in hand come back when the hold
-              // ends, as fresh copies — handing them back would spend one receive per hold, and a long
-              // throttle would push them into the DLQ. Write-ahead: no idling before they are visible again.
-              const delaySeconds = Math.min(
-                MAX_DELAY_SECONDS,
-                Math.max(1, Math.ceil((pacer.blockedUntil - at) / 1000)),
-              );
-              const visibleAt = at + delaySeconds * 1000;
-              await guardUntilVisible(deps.dispatch, store.storeId, visibleAt);
-              await resendRest(i, delaySeconds, at);
-              return result('throttled', { resumeAt: visibleAt });
+            // An operational error (DynamoDB, SQS) mid-task ends the slice through the catch below; the message
+            // reappears after its visibility.
+            const outcome = await deliverTask(deps, store, policy, message, pace, deadline, observe, {
+              add: (settle) => settles.set(message, settle),
+              holds: (holder) => [...settles.values()].some((settle) => settle.claimed.holder === holder),
+            });
+            if (outcome.kind === 'not_started') {
+              const at = deps.clock.now();
+              if (unread) {
+                // The messages in hand were not called: back to the queue now (best effort), not after the lease.
+                await handBack(i).catch(() => undefined);
+                throw unread.error;
+              }
+              if (changed) {
+                // Paused, disabled, deleted, or a lower cap or rate in force: the messages in hand go back at once,
+                // and the slot is requeued under the store as just read (dropped over a lowered cap; a paused
+                // store's attention is discarded, its slot with it, and resuming issues a fresh one).
+                await handBack(i);
+                return result('store_changed', { resumeAt: at });
+              }
+              if (pacer.held) {
+                // Another consumer's 429 holds the store (holdTat), or the marketplace's window quota is spent
+                // (quotaPacer) for longer than a sleep-through: the messages in hand come back when the hold
+                // ends, as fresh copies — handing them back would spend one receive per hold, and a long
+                // throttle would push them into the DLQ. Write-ahead: no idling before they are visible again.
+                const delaySeconds = Math.min(
+                  MAX_DELAY_SECONDS,
+                  Math.max(1, Math.ceil((pacer.blockedUntil - at) / 1000)),
+                );
+                const visibleAt = at + delaySeconds * 1000;
+                await guardUntilVisible(deps.dispatch, store.storeId, visibleAt);
+                await resendRest(i, delaySeconds, at);
+                return result('throttled', { resumeAt: visibleAt });
+              }
+              // No call may start before the deadline: look again when one may.
+              await handBack(i);
+              return result('max_time', { resumeAt: Math.max(at, pacer.blockedUntil) });
             }
-            // No call may start before the deadline: look again when one may.
-            await handBack(i);
-            return result('max_time', { resumeAt: Math.max(at, pacer.blockedUntil) });
-          }
-          if (callStartedAt !== undefined) {
-            calls++;
-            callMs += deps.clock.now() - taskStartedAt - paced;
-          }
-          // A slow marketplace: two delivered calls or more have taken a second of work (not a failing one, whose
-          // timeouts would add consumers against it; not one cold first call, which would overstate the need).
-          if (
-            fullBatch &&
-            outcome.kind === 'done' &&
-            outcome.as === 'delivered' &&
-            calls >= 2 &&
-            callMs >= FANOUT_WORK_MS
-          )
-            await fanOut();
-          handled++;
-          // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
-          if (outcome.kind === 'throttled' && !outcome.deadLettered) {
-            // A short Retry-After that ends before the deadline: hold every consumer of the store (the shared
-            // schedule), sleep through it with the task still in hand, and call it again — no copies, no restart.
-            // The 429 counted as one of the slice's calls: only while the batch's calls still fit the slice.
-            // Not twice in a row: a store the marketplace keeps refusing (a 429 storm) gives its worker back.
-            const at = deps.clock.now();
-            const resume = sleptThrough
-              ? undefined
-              : rules.resumeWithinSlice(outcome.afterSeconds, at, deadline);
-            if (resume !== undefined && handled + batch.length - i <= policy.maxMessagesPerSlice) {
-              sleptThrough = true;
-              await deps.dispatch.holdTat(store.storeId, resume);
-              const wait = resume - deps.clock.now();
-              if (wait > 0) await deps.clock.sleep(wait);
-              i--;
+            if (callStartedAt !== undefined) {
+              calls++;
+              callMs += deps.clock.now() - taskStartedAt - paced;
+            }
+            // A slow marketplace: two delivered calls or more have taken a second of work (not a failing one, whose
+            // timeouts would add consumers against it; not one cold first call, which would overstate the need).
+            if (
+              fullBatch &&
+              outcome.kind === 'done' &&
+              outcome.as === 'delivered' &&
+              calls >= 2 &&
+              callMs >= FANOUT_WORK_MS
+            )
+              await fanOut();
+            handled++;
+            // (Not a task dead-lettered as expiring on its 429: it is done, never called again.)
+            if (outcome.kind === 'throttled' && !outcome.deadLettered) {
+              // A short Retry-After that ends before the deadline: hold every consumer of the store (the shared
+              // schedule), sleep through it with the task still in hand, and call it again — no copies, no restart.
+              // The 429 counted as one of the slice's calls: only while the batch's calls still fit the slice.
+              // Not twice in a row: a store the marketplace keeps refusing (a 429 storm) gives its worker back.
+              const at = deps.clock.now();
+              const resume = sleptThrough
+                ? undefined
+                : rules.resumeWithinSlice(outcome.afterSeconds, at, deadline);
+              if (resume !== undefined && handled + batch.length - i <= policy.maxMessagesPerSlice) {
+                sleptThrough = true;
+                await deps.dispatch.holdTat(store.storeId, resume);
+                const wait = resume - deps.clock.now();
+                if (wait > 0) await deps.clock.sleep(wait);
+                i--;
+                continue;
+              }
+            }
+            sleptThrough = false;
+            if (outcome.kind === 'done') {
+              if (outcome.as === 'delivered') delivered++;
+              if (outcome.as === 'dead_lettered') deadLettered++;
+              finished.push(message);
               continue;
             }
+            // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
+            const plannedAt = deps.clock.now();
+            const until = plannedAt + outcome.afterSeconds * 1000;
+            await guardUntilVisible(deps.dispatch, store.storeId, until);
+            if (outcome.kind === 'retry') {
+              // A 429 under `throttleScope: 'task'`: that task alone comes back after its Retry-After, as a fresh
+              // copy; a transient failure, by its message's visibility.
+              if (outcome.copy) await resendCopies([message], outcome.afterSeconds, plannedAt);
+              else
+                await hidden({ plannedAt, seconds: outcome.afterSeconds }, () =>
+                  deps.tasks.changeVisibility(message.queueUrl, [
+                    { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
+                  ]),
+                );
+              continue;
+            }
+            // Throttled: the store stops until Retry-After — all its consumers, not only this one: holding the
+            // shared schedule makes the others' next calls wait for it too (or end their slices until then).
+            // Written for a single-consumer store too (one write per 429): a consumer added meanwhile by a raised
+            // cap paces on the shared schedule, and must find the hold there.
+            // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
+            // receive limit.
+            await deps.dispatch.holdTat(store.storeId, until);
+            // A task past its expiry age was dead-lettered instead (issue #10): delete it, re-send the rest.
+            if (outcome.deadLettered) {
+              deadLettered++;
+              finished.push(message);
+            }
+            await resendRest(outcome.deadLettered ? i + 1 : i, outcome.afterSeconds, plannedAt);
+            return result('throttled', { resumeAt: until });
           }
-          sleptThrough = false;
-          if (outcome.kind === 'done') {
-            if (outcome.as === 'delivered') delivered++;
-            if (outcome.as === 'dead_lettered') deadLettered++;
-            finished.push(message);
-            continue;
-          }
-          // The task must come back later: first forbid "idle" until then (write-ahead), then hide the message.
-          const plannedAt = deps.clock.now();
-          const until = plannedAt + outcome.afterSeconds * 1000;
-          await guardUntilVisible(deps.dispatch, store.storeId, until);
-          if (outcome.kind === 'retry') {
-            // A 429 under `throttleScope: 'task'`: that task alone comes back after its Retry-After, as a fresh
-            // copy; a transient failure, by its message's visibility.
-            if (outcome.copy) await resendCopies([message], outcome.afterSeconds, plannedAt);
-            else
-              await hidden({ plannedAt, seconds: outcome.afterSeconds }, () =>
-                deps.tasks.changeVisibility(message.queueUrl, [
-                  { receiptHandle: message.receiptHandle, seconds: outcome.afterSeconds },
-                ]),
-              );
-            continue;
-          }
-          // Throttled: the store stops until Retry-After — all its consumers, not only this one: holding the
-          // shared schedule makes the others' next calls wait for it too (or end their slices until then).
-          // Written for a single-consumer store too (one write per 429): a consumer added meanwhile by a raised
-          // cap paces on the shared schedule, and must find the hold there.
-          // Its messages in hand come back then as fresh copies, so throttling never counts toward the DLQ's
-          // receive limit.
-          await deps.dispatch.holdTat(store.storeId, until);
-          // A task past its expiry age was dead-lettered instead (issue #10): delete it, re-send the rest.
-          if (outcome.deadLettered) {
-            deadLettered++;
-            finished.push(message);
-          }
-          await resendRest(outcome.deadLettered ? i + 1 : i, outcome.afterSeconds, plannedAt);
-          return result('throttled', { resumeAt: until });
+        } catch (error) {
+          // Any failure mid-batch (a task's claim or settle, a guard, visibility or hold write, a re-send): the calls
+          // that already answered 2xx still get their delivered settles (best effort) before the error ends the
+          // slice; left unwritten, their claims would expire and a later copy would call again (simulation seed 129).
+          await flush().catch(() => undefined);
+          throw error;
         }
-      } catch (error) {
-        // Any failure mid-batch (a task's claim or settle, a guard, visibility or hold write, a re-send): the calls
-        // that already answered 2xx still get their delivered settles (best effort) before the error ends the
-        // slice; left unwritten, their claims would expire and a later copy would call again (simulation seed 129).
-        await flush().catch(() => undefined);
-        throw error;
+        // DynamoDB refusing the batch's delivered settles every try (UnsettledError) ends the slice as an error in the
+        // outer catch, like any failure: their messages stay.
+        await flush();
+        if (trickled) {
+          // A store fed by a trickle would keep its worker waiting in long polls until maxSliceSeconds; its turn
+          // ends instead, and it goes to the back of the round like any other (invariant 5).
+          return result('yielded', { resumeAt: deps.clock.now() });
+        }
+        if (fullBatch && calls > 0) await fanOut();
       }
-      // DynamoDB refusing the batch's delivered settles every try (UnsettledError) ends the slice as an error in the
-      // outer catch, like any failure: their messages stay.
-      await flush();
-      if (trickled) {
-        // A store fed by a trickle would keep its worker waiting in long polls until maxSliceSeconds; its turn
-        // ends instead, and it goes to the back of the round like any other (invariant 5).
-        return result('yielded', { resumeAt: deps.clock.now() });
-      }
-      if (fullBatch && calls > 0) await fanOut();
+    } catch (error) {
+      // An operational error (DynamoDB, SQS) anywhere in the slice ends it as an error, here rather than in the
+      // caller, so the result still carries a Retry-After this slice was told (simulation seed 1513).
+      deps.telemetry.error('slice failed', { error: String(error) });
+      return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
     }
-  } catch (error) {
-    // An operational error (DynamoDB, SQS) anywhere in the slice ends it as an error, here rather than in the
-    // caller, so the result still carries a Retry-After this slice was told (simulation seed 1513).
-    deps.telemetry.error('slice failed', { error: String(error) });
-    return result('error', { resumeAt: deps.clock.now() + ERROR_RETRY_MS });
-  }
+  })();
+  if (rest === undefined) return ended;
+  // Settled before the lease goes: its messages handed back, or the slice fails, forbidding idle while they may
+  // stay hidden (hiddenUntil), like a receive whose answer was lost.
+  const { answer, polledAt } = rest;
+  let outcome = ended;
+  await (deps.restRules ?? REST_RULES).settle(answer, async (settledAnswer) => {
+    try {
+      if (settledAnswer.status === 'rejected') throw settledAnswer.reason;
+      for (const [url, messages] of bySource(settledAnswer.value))
+        await deps.tasks.changeVisibility(
+          url,
+          messages.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
+        );
+    } catch (error) {
+      deps.telemetry.error('empty check not settled', { error: String(error) });
+      receivedUntil(polledAt);
+      outcome = result('error', {
+        resumeAt: Math.max(ended.resumeAt ?? 0, deps.clock.now() + ERROR_RETRY_MS),
+      });
+    }
+  });
+  return outcome;
 };
 
 export const countSliceEnd = (deps: Pick<SliceDeps, 'telemetry'>, result: SliceResult): void => {

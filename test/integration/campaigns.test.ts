@@ -8,11 +8,10 @@ import { inventoryTasks, startTestStack, waitFor, type TestStack } from '../supp
  * store view shows each policy in turn, and no marketplace call ever starts over the cap in force, counting
  * the leases taken before a boundary under the cap they were taken with (they run to their end).
  */
-// Four messages a slice, which 150 ms calls finish well inside its second: a slice that ended with messages in hand
-// could livelock the store with 1 s slices (session 23, docs/ARCHITECTURE.md "Known gaps": the empty check's two long
-// polls are joined, so a slice whose work-queue poll gets the other consumer's handed-back messages waits out the
-// high queue's full second and receives them after its own deadline, and hands them back in turn).
-const OWN = { maxConcurrentConsumers: 2, maxSliceSeconds: 1, maxMessagesPerSlice: 4, ratePerSecond: 1000 };
+// The plan's messages per slice (ten a receive), which 150 ms calls do not finish inside its second: slices end with
+// messages in hand, and the other consumer's empty check must take them at once. Until session 24 its two long polls were
+// joined, and this livelocked the store in about 40 % of runs (docs/ARCHITECTURE.md, "The empty check's race").
+const OWN = { maxConcurrentConsumers: 2, maxSliceSeconds: 1, ratePerSecond: 1000 };
 const iso = (ms: number) => new Date(ms).toISOString();
 
 interface View {

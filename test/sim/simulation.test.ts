@@ -33,7 +33,7 @@ describe('deterministic simulation', () => {
     expect(first.stats.steps).toBeGreaterThan(100);
   });
 
-  it("injects the faults it claims to (crashes, lost attentions, zombies, hard errors, operator actions, two PATCHes of one store at once, setOverrides merges, unprocessed settles, upgrades from before f267a90, repeated calls after a timeout or crash, 429s under throttleScope 'task', spent window quotas, tasks dead-lettered again for exhausted retries)", async () => {
+  it("injects the faults it claims to (crashes, lost attentions, zombies, hard errors, operator actions, two PATCHes of one store at once, setOverrides merges, unprocessed settles, upgrades from before f267a90, repeated calls after a timeout or crash, 429s under throttleScope 'task', spent window quotas, tasks dead-lettered again for exhausted retries, an empty check's other long poll handed back)", async () => {
     const totals = {
       crashes: 0,
       attentionsLost: 0,
@@ -52,6 +52,7 @@ describe('deterministic simulation', () => {
       unprocessedSettles: 0,
       legacyItems: 0,
       redriveBudgetChecks: 0,
+      restsHandedBack: 0,
     };
     for (let seed = 1; seed <= 100; seed++) {
       const { stats } = await runSeed(seed, asBuilt);
@@ -62,9 +63,10 @@ describe('deterministic simulation', () => {
 
   // Invariant 13 as the code guarantees it: a slice reads the store again before a call once STORE_RECHECK_MS has
   // passed since its last read began, so one that read the store active may still call for less than that after
-  // the pause lands, and no longer (seed 17: a pause mid-slice; 127 until session 23's failing-task stores moved its interleaving).
-  it('lets a slice that read the store before its pause call for less than a second more, and stays clean (seed 17)', async () => {
-    const result = await runSeed(17, asBuilt);
+  // the pause lands, and no longer (seed 76: a pause mid-slice; 127 until session 23's failing-task stores moved its
+  // interleaving, 17 until session 24's racing long polls of the empty check moved it).
+  it('lets a slice that read the store before its pause call for less than a second more, and stays clean (seed 76)', async () => {
+    const result = await runSeed(76, asBuilt);
     expect(result.ok).toBe(true);
     expect(result.stats.callsWhilePaused).toBeGreaterThan(0);
   });

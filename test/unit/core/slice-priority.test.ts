@@ -8,7 +8,8 @@ import type {
   ReceivedMessage,
   TaskQueues,
 } from '../../../lambdas/core/ports.js';
-import { runSlice, type SliceDeps } from '../../../lambdas/core/slice.js';
+import { ERROR_RETRY_MS, runSlice, type SliceDeps } from '../../../lambdas/core/slice.js';
+import { VISIBILITY_MARGIN_SECONDS } from '../../../lambdas/core/timing.js';
 import { MemoryDeliveryLog } from '../../support/memory-delivery-log.js';
 import { SLICE_T0, slicePolicy, sliceLease, sliceStore } from '../support/slice-fixtures.js';
 
@@ -182,5 +183,81 @@ describe('runSlice with a high-priority queue', () => {
       [NORMAL, 0, 10],
       [NORMAL, 1, 10],
     ]);
+  });
+});
+
+/**
+ * The empty check's two long polls race (lambdas/core/slice-receive.ts): a task one of them brings is delivered
+ * at once, and the other, still polling, is settled before the slice ends.
+ */
+describe('runSlice, the empty check’s other long poll (the rest)', () => {
+  /** The work queue's long poll brings n1 at once; the high queue's answers when `answerHigh` is called. */
+  const racing = (onCall?: () => void) => {
+    let answerHigh: (answer: ReceivedMessage[] | Error) => void = () => undefined;
+    const events: string[] = [];
+    const world = setup({ [NORMAL]: [] }, { onCall: (id) => (events.push(`call ${id}`), onCall?.()) });
+    const receive = world.deps.tasks.receive;
+    world.deps.tasks.receive = async (url, opts) => {
+      if (opts.waitSeconds === 0) return receive(url, opts);
+      if (url === NORMAL) return [message('n1')];
+      return new Promise<ReceivedMessage[]>((resolve, reject) => {
+        answerHigh = (answer) => {
+          events.push('high answered');
+          if (answer instanceof Error) reject(answer);
+          else resolve(answer);
+        };
+      });
+    };
+    return { world, events, answerHigh: (answer: ReceivedMessage[] | Error) => answerHigh(answer) };
+  };
+
+  it('delivers what the work queue’s long poll brings while the high queue’s still polls, then waits for it', async () => {
+    const race = racing(() => race.answerHigh([]));
+    const result = await runSlice(race.world.deps, store, policy, lease);
+    expect({ end: result.end, events: race.events, handedBack: race.world.hidden }).toEqual({
+      end: 'yielded',
+      events: ['call n1', 'high answered'],
+      handedBack: [],
+    });
+  });
+
+  it('hands back what the other long poll took, before the slice ends', async () => {
+    const race = racing(() => race.answerHigh([message('h1')]));
+    const result = await runSlice(race.world.deps, store, policy, lease);
+    expect({ end: result.end, calls: race.world.calls, handedBack: race.world.hidden }).toEqual({
+      end: 'yielded',
+      calls: ['n1'],
+      handedBack: [[HIGH, 'r-h1']],
+    });
+    expect(race.world.deps.tasks.changeVisibility).toHaveBeenCalledWith(HIGH, [
+      { receiptHandle: 'r-h1', seconds: 0 },
+    ]);
+  });
+
+  const errorEnd = (now: number) => ({
+    end: 'error',
+    resumeAt: now + ERROR_RETRY_MS,
+    // What it took may stay hidden for the visibility asked when the polls began, from when it answered.
+    hiddenUntil: now + (Math.ceil((lease.expiresAt - T0) / 1000) + VISIBILITY_MARGIN_SECONDS) * 1000,
+  });
+
+  it('ends as an error when the other long poll fails: what it took may stay hidden', async () => {
+    const race = racing(() => race.answerHigh(new Error('SQS unavailable')));
+    const result = await runSlice(race.world.deps, store, policy, lease);
+    const now = race.world.deps.clock.now();
+    expect({ ...result, calls: race.world.calls }).toMatchObject({
+      ...errorEnd(now),
+      calls: ['n1'],
+      delivered: 1,
+    });
+  });
+
+  it('ends as an error when its hand-back fails', async () => {
+    const race = racing(() => race.answerHigh([message('h1')]));
+    race.world.deps.tasks.changeVisibility = vi.fn(async () => {
+      throw new Error('SQS unavailable');
+    });
+    const result = await runSlice(race.world.deps, store, policy, lease);
+    expect(result).toMatchObject(errorEnd(race.world.deps.clock.now()));
   });
 });

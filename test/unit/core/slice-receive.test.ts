@@ -183,14 +183,105 @@ describe('receiveBatch', () => {
     });
   });
 
-  it('fails when the work queue’s long poll fails, even if the high queue answered', async () => {
+  it('fails when the work queue’s long poll fails and the high queue’s found nothing', async () => {
     const tasks = {
       receive: async (url: string, { waitSeconds }: { waitSeconds: number }) => {
         if (waitSeconds > 0 && url === 'q-url') throw new Error('SQS unavailable');
-        return waitSeconds > 0 ? [queued('h1')] : [];
+        return [];
       },
     } as unknown as TaskQueues;
     await expect(receiveBatch(tasks, withHigh, opts(4))).rejects.toThrow('SQS unavailable');
+  });
+});
+
+/**
+ * The empty check's two long polls race: the first to bring messages is the batch at once, the other (still
+ * polling) its `rest`. Each queue's long poll answers when the test says so.
+ */
+describe('receiveBatch, the empty check’s race', () => {
+  const withHigh = sliceStore({ priorityQueueUrl: 'h-url' });
+  const controlled = () => {
+    const answer: Record<string, (messages: string[] | Error) => void> = {};
+    const tasks = {
+      receive: async (url: string, { waitSeconds }: { waitSeconds: number }) => {
+        if (waitSeconds === 0) return [];
+        return new Promise<ReceivedMessage[]>((resolve, reject) => {
+          answer[url] = (messages) =>
+            messages instanceof Error ? reject(messages) : resolve(messages.map(queued));
+        });
+      },
+    } as unknown as TaskQueues;
+    return { tasks, answer };
+  };
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  const start = (tasks: TaskQueues) => {
+    let done: Awaited<ReturnType<typeof receiveBatch>> | undefined;
+    const receiving = receiveBatch(tasks, withHigh, {
+      want: 4,
+      emptyPollSeconds: 1,
+      visibilitySeconds: () => 30,
+    });
+    void receiving.then((r) => (done = r));
+    return { receiving, done: () => done };
+  };
+
+  it.each([
+    ['h-url', 'q-url'],
+    ['q-url', 'h-url'],
+  ])(
+    'takes what %s’s long poll brings at once, with %s’s still polling as the rest',
+    async (first, other) => {
+      const q = controlled();
+      const run = start(q.tasks);
+      await settle();
+      q.answer[first]?.(['m1', 'm2']);
+      const r = await run.receiving;
+      expect(ids(r)).toEqual({ batch: [`${first}:m1`, `${first}:m2`], trickled: true });
+      let rest: unknown;
+      void r.rest?.then((answer) => (rest = answer));
+      await settle();
+      expect(rest).toBeUndefined();
+      q.answer[other]?.(['m3']);
+      await settle();
+      expect(rest).toEqual({ status: 'fulfilled', value: [{ ...queued('m3'), queueUrl: other }] });
+    },
+  );
+
+  it('carries the other long poll’s failure in the rest, not in the batch', async () => {
+    const q = controlled();
+    const run = start(q.tasks);
+    await settle();
+    q.answer['q-url']?.(['m1']);
+    const r = await run.receiving;
+    q.answer['h-url']?.(new Error('SQS unavailable'));
+    expect(await r.rest).toEqual({ status: 'rejected', reason: new Error('SQS unavailable') });
+  });
+
+  it.each([
+    ['h-url', 'q-url'],
+    ['q-url', 'h-url'],
+  ])('waits for %s’s long poll when %s’s answers empty, and has no rest', async (later, first) => {
+    const q = controlled();
+    const run = start(q.tasks);
+    await settle();
+    q.answer[first]?.([]);
+    await settle();
+    expect(run.done()).toBeUndefined();
+    q.answer[later]?.(['m1']);
+    const r = await run.receiving;
+    expect(ids(r)).toEqual({ batch: [`${later}:m1`], trickled: true });
+    expect(r.rest).toBeUndefined();
+  });
+
+  it('puts both answers in the batch, high first, when the second is in before the slice looks', async () => {
+    const q = controlled();
+    const run = start(q.tasks);
+    await settle();
+    q.answer['q-url']?.(['q1']);
+    q.answer['h-url']?.(['h1']);
+    const r = await run.receiving;
+    expect(ids(r)).toEqual({ batch: ['h-url:h1', 'q-url:q1'], trickled: true });
+    expect(r.rest).toBeUndefined();
   });
 });
 
