@@ -55,9 +55,9 @@ const settled = (poll: Promise<SourcedMessage[]>): Promise<PollAnswer> =>
  * 2. if it is empty, a short poll of the work queue: a backlog answers at once;
  * 3. if both are empty, the "empty" decision: long polls of both queues at once, `want` shared between them.
  *    A short poll samples SQS's servers and can miss what a small queue holds, so each queue gets a long poll.
- *    The first to bring messages is the batch at once (with the other's, when that has answered too and they
- *    fit `want`); the other, still running, is the batch's `rest`. Waiting for both would hold a task that
- *    arrives on one queue until the other's poll ends (up to `emptyPollSeconds`), past a 1 s slice's deadline.
+ *    The first to bring messages is the batch at once (with the other's, when that has answered too); the
+ *    other, still running, is the batch's `rest`. Waiting for both would hold a task that arrives on one queue
+ *    until the other's poll ends (up to `emptyPollSeconds`), past a 1 s slice's deadline.
  *    An empty or failed first answer waits for the other: the check is "empty" only when both are.
  */
 export const receiveBatch = async (
@@ -100,7 +100,8 @@ export const receiveBatch = async (
     ? [highAnswer as PollAnswer, workAnswer, workPoll]
     : [workAnswer as PollAnswer, highAnswer, highPoll];
   if (first.status === 'fulfilled' && first.value.length > 0) {
-    if (other?.status === 'fulfilled' && first.value.length + other.value.length <= opts.want) {
+    // The other's answer in too (the split makes the two fit `want`): one batch, high first.
+    if (other?.status === 'fulfilled') {
       const batch = highFirst ? [...first.value, ...other.value] : [...other.value, ...first.value];
       return { batch, trickled: true };
     }

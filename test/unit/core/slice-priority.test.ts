@@ -243,6 +243,7 @@ describe('runSlice, the empty check’s other long poll (the rest)', () => {
 
   it('ends as an error when the other long poll fails: what it took may stay hidden', async () => {
     const race = racing(() => race.answerHigh(new Error('SQS unavailable')));
+    const logged = vi.spyOn(race.world.deps.telemetry, 'error');
     const result = await runSlice(race.world.deps, store, policy, lease);
     const now = race.world.deps.clock.now();
     expect({ ...result, calls: race.world.calls }).toMatchObject({
@@ -250,6 +251,26 @@ describe('runSlice, the empty check’s other long poll (the rest)', () => {
       calls: ['n1'],
       delivered: 1,
     });
+    expect(logged).toHaveBeenCalledWith('empty check not settled', { error: 'Error: SQS unavailable' });
+  });
+
+  it('keeps the later look its end asked for (another consumer’s hold) when the other long poll fails', async () => {
+    const race = racing();
+    // Two consumers: the shared schedule's next instant lies a minute ahead (another consumer's 429 holds the
+    // store), so n1 is not called and the slice ends `throttled`, to be looked at when the hold ends.
+    Object.assign(race.world.deps.dispatch, {
+      restartTat: vi.fn(async () => undefined),
+      advanceTat: vi.fn(async () => ({ tat: T0 + 60_000, seq: 1, calls: 1 })),
+      returnTat: vi.fn(async () => true),
+      read: vi.fn(async () => item),
+    });
+    const shared = { ...policy, maxConcurrentConsumers: 2 };
+    const running = runSlice(race.world.deps, store, shared, lease);
+    await new Promise((resolve) => setImmediate(resolve));
+    race.answerHigh(new Error('SQS unavailable'));
+    const result = await running;
+    expect({ end: result.end, calls: race.world.calls }).toEqual({ end: 'error', calls: [] });
+    expect(result.resumeAt).toBeGreaterThanOrEqual(T0 + 60_000);
   });
 
   it('ends as an error when its hand-back fails', async () => {
