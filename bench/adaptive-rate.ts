@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDynamoDbLocal, startFauxqs } from '../bin/local/emulators.js';
 import { startLocalStack } from '../bin/local/local-stack.js';
@@ -200,6 +200,19 @@ const report = (results: ModeResult[], seconds: number): string => {
   return lines.join('\n');
 };
 
+const RESULTS = 'bench/results/adaptive-rate.md';
+
+/**
+ * The readings kept below the run's own tables: the file's sections from its first `## ` heading on (each
+ * session's runs and what they showed). A run rewrites only the head above them.
+ */
+const history = (): string => {
+  if (!existsSync(RESULTS)) return '';
+  const text = readFileSync(RESULTS, 'utf8');
+  const start = text.search(/^## /m);
+  return start < 0 ? '' : `\n${text.slice(start)}`;
+};
+
 const main = async (): Promise<void> => {
   const t0 = performance.now();
   mkdirSync('bench/results', { recursive: true });
@@ -220,8 +233,8 @@ const main = async (): Promise<void> => {
   } finally {
     await Promise.all([dynamo.stop(), sqs.stop()]);
   }
-  writeFileSync('bench/results/adaptive-rate.md', report(results, (performance.now() - t0) / 1000));
-  log('wrote bench/results/adaptive-rate.md');
+  writeFileSync(RESULTS, report(results, (performance.now() - t0) / 1000) + history());
+  log(`wrote ${RESULTS}`);
 };
 
 await main();

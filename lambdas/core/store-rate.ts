@@ -1,5 +1,7 @@
 import {
   ADAPTIVE_RULES,
+  SENT_MIN_SPAN_AFTER_BACKOFF_MS,
+  SENT_MIN_SPAN_MS,
   SentCount,
   heededState,
   learnWindow,
@@ -102,18 +104,27 @@ export class StoreRate {
   }
 
   /** A shared-schedule reservation (or restart): the store's learnt rate and its call count as it stands. */
-  reserved(reservation: Pick<TatReservation, 'rate' | 'calls'>): void {
+  reserved(reservation: Pick<TatReservation, 'tat' | 'rate' | 'calls'>): void {
     this.adopt(reservation.rate);
     if (reservation.calls === undefined) return;
     this.shared = true;
-    this.sent.add(this.deps.clock.now(), reservation.calls);
+    // On the schedule's time: `calls` instants lie before `tat`, the end of what was just reserved. Taken at the
+    // clock instead, a block reserved ahead counted its instants seconds early and the rate read off a few
+    // samples was skewed by the blocks' sizes (a third low in the adaptive-rate model's traces; session 24).
+    this.sent.add(reservation.tat, reservation.calls);
   }
 
   /** One marketplace answer: changes the rate when it says something new, shared through the dispatch item. */
   async observe(answer: RateAnswer): Promise<void> {
     const now = this.deps.clock.now();
     if (!this.shared) this.sent.add(answer.startedAt, ++this.ownCalls);
-    const sentPerSecond = answer.throttled ? this.sent.perSecond(this.state?.at, now) : undefined;
+    const sentPerSecond = answer.throttled
+      ? this.sent.perSecond(
+          this.state?.at,
+          now,
+          this.state?.why === 'backoff' ? SENT_MIN_SPAN_AFTER_BACKOFF_MS : SENT_MIN_SPAN_MS,
+        )
+      : undefined;
     // A limit that named no window: its rate over the longest window seen (this lease's answers, or the store's
     // while it is fresh: a window that changed, or one odd Reset, is learnt again after WINDOW_MEMORY_MS).
     const storedWindow = windowRemembered(this.stored, now);

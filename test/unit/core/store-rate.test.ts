@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
-import { BACKOFF_FACTOR } from '../../../lambdas/core/adaptive-rate.js';
+import { BACKOFF_FACTOR, SENT_MIN_SPAN_AFTER_BACKOFF_MS } from '../../../lambdas/core/adaptive-rate.js';
 import { StoreRate } from '../../../lambdas/core/store-rate.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 
@@ -26,7 +26,7 @@ describe('StoreRate: the sent-rate bound', () => {
     // The store's consumers reserved 8 calls/s for 5 s (the schedule's call count), this lease one in four.
     for (let ms = 0; ms <= 5_000; ms += 500) {
       w.now = T + ms;
-      rate.reserved({ calls: (ms / 1000) * 8 });
+      rate.reserved({ tat: w.now, calls: (ms / 1000) * 8 });
     }
     await rate.observe({ throttled: true, startedAt: w.now - 30 });
     expect(dispatch.items.get('s1')?.rate).toEqual({
@@ -37,12 +37,41 @@ describe('StoreRate: the sent-rate bound', () => {
     });
   });
 
+  it('counts a block’s instants where the schedule puts them, not when they were reserved', async () => {
+    const { w, dispatch, rate } = await setup();
+    // 4/s: a block of 4 instants (to T + 1 s), then one of 20 reserved ahead at T + 0.9 s (to T + 6 s). Read at the
+    // clock, the second block's 20 instants in 0.9 s looked like 22 calls/s.
+    rate.reserved({ tat: T + 1_000, calls: 4 });
+    w.now = T + 900;
+    rate.reserved({ tat: T + 6_000, calls: 24 });
+    w.now = T + 2_000;
+    await rate.observe({ throttled: true, startedAt: w.now - 30 });
+    expect(dispatch.items.get('s1')?.rate?.c).toBeCloseTo(4);
+  });
+
+  it('after a backoff, bounds the estimate only by a count spanning SENT_MIN_SPAN_AFTER_BACKOFF_MS', async () => {
+    const run = async (span: number) => {
+      const { w, dispatch, rate } = await setup();
+      // A backoff 20 s ago to 4/s with a limit estimate of 8/s: the rate has climbed past the knee since.
+      await dispatch.noteRate('s1', { why: 'backoff', r: 4, c: 8, at: T - 20_000 }, undefined);
+      rate.adopt((await dispatch.read('s1'))?.rate);
+      // The schedule counted 3 calls a second over `span`.
+      rate.reserved({ tat: T, calls: 100 });
+      rate.reserved({ tat: T + span, calls: 100 + (3 * span) / 1000 });
+      w.now = T + span;
+      await rate.observe({ throttled: true, startedAt: w.now - 30 });
+      return dispatch.items.get('s1')?.rate?.c;
+    };
+    expect(await run(SENT_MIN_SPAN_AFTER_BACKOFF_MS)).toBeCloseTo(3);
+    expect(await run(SENT_MIN_SPAN_AFTER_BACKOFF_MS - 1)).toBeGreaterThan(6);
+  });
+
   it('a single-consumer store counts its own calls (no shared schedule hands a count)', async () => {
     const { w, dispatch, rate } = await setup();
     // Calls start every 250 ms (4/s) for 3 s; no reservation carries a count.
     for (let ms = 0; ms <= 3_000; ms += 250) {
       w.now = T + ms + 20;
-      rate.reserved({});
+      rate.reserved({ tat: w.now });
       await rate.observe({ throttled: ms === 3_000, startedAt: T + ms });
     }
     expect(dispatch.items.get('s1')?.rate?.c).toBeCloseTo(4);
@@ -52,7 +81,7 @@ describe('StoreRate: the sent-rate bound', () => {
     const { w, dispatch, rate } = await setup();
     for (let ms = 0; ms <= 2_000; ms += 100) {
       w.now = T + ms;
-      if (ms % 1_000 === 0) rate.reserved({ calls: ms / 1000 });
+      if (ms % 1_000 === 0) rate.reserved({ tat: w.now, calls: ms / 1000 });
       await rate.observe({ throttled: ms === 2_000, startedAt: w.now });
     }
     // One call a second by the schedule's count, not the ten a second this lease observed.
@@ -61,16 +90,16 @@ describe('StoreRate: the sent-rate bound', () => {
 
   it('without enough samples, the estimate is the rate at the 429 (the policy, at first)', async () => {
     const { w, dispatch, rate } = await setup();
-    rate.reserved({ calls: 1 });
+    rate.reserved({ tat: w.now, calls: 1 });
     w.now += 500;
-    rate.reserved({ calls: 5 });
+    rate.reserved({ tat: w.now, calls: 5 });
     await rate.observe({ throttled: true, startedAt: w.now });
     expect(dispatch.items.get('s1')?.rate?.c).toBe(POLICY);
   });
 
   it('follows the learnt rate a reservation hands back', async () => {
     const { rate } = await setup();
-    rate.reserved({ rate: { why: 'header', r: 5, at: T }, calls: 3 });
+    rate.reserved({ tat: T, rate: { why: 'header', r: 5, at: T }, calls: 3 });
     expect(rate.current()).toEqual({ configured: POLICY, effective: 5, reason: 'header' });
   });
 });
@@ -159,8 +188,8 @@ describe("StoreRate: a write another consumer's came before", () => {
 
   it('keeps its own view when a reservation hands back no rate', async () => {
     const { rate } = await setup();
-    rate.reserved({ rate: { why: 'header', r: 5, at: T }, calls: 1 });
-    rate.reserved({ calls: 2 });
+    rate.reserved({ tat: T, rate: { why: 'header', r: 5, at: T }, calls: 1 });
+    rate.reserved({ tat: T, calls: 2 });
     rate.adopt(undefined);
     expect(rate.current()).toEqual({ configured: POLICY, effective: 5, reason: 'header' });
   });
