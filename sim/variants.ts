@@ -207,7 +207,8 @@ const BROKEN: Variant[] = [
     handleAttention: async (deps, message) => {
       let outcome: AttentionOutcome = await handleAttention(deps, message);
       for (let round = 0; round < 30; round++) {
-        if (outcome.kind !== 'sliced' || !['max_messages', 'max_time'].includes(outcome.slice.end)) break;
+        if (outcome.kind !== 'sliced' || !['max_messages', 'max_time', 'stalled'].includes(outcome.slice.end))
+          break;
         const wait = (outcome.slice.resumeAt ?? 0) - deps.clock.now();
         if (wait > 0) await deps.clock.sleep(wait);
         outcome = await handleAttention(deps, { ...message, reason: 'requeue' });

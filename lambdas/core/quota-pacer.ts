@@ -40,5 +40,8 @@ export const quotaPacer = (
     get held() {
       return refusedUntil !== undefined || inner.held;
     },
+    get stalled() {
+      return refusedUntil === undefined && inner.stalled;
+    },
   };
 };

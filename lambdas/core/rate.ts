@@ -35,6 +35,11 @@ export interface Pacer {
    * than a normal wait), not merely because the slice deadline came — decided once, where the wait was seen.
    */
   readonly held: boolean;
+  /**
+   * After `acquire` answered false: because the host is stalled — MAX_TRIES late wake-ups (or block writes
+   * stalled past their instants) in a row, past the lateness the spacing pays for (the slice ends `stalled`).
+   */
+  readonly stalled: boolean;
 }
 
 export const intervalMs = (ratePerSecond: number): number => 1000 / ratePerSecond;
@@ -96,6 +101,7 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
     },
     // One consumer: nothing else reserves its schedule, so a refusal is only ever the deadline.
     held: false,
+    stalled: false,
   };
 };
 
@@ -332,6 +338,7 @@ export const sharedPacer = (
   let cycle: number | undefined;
   let blockedUntil = 0;
   let held = false;
+  let stalled = false;
   /** When this lease last saw the store's rate: its last reservation's answer, or its last peek. */
   let seenAt = Number.NEGATIVE_INFINITY;
 
@@ -468,6 +475,7 @@ export const sharedPacer = (
 
   return {
     async acquire(deadline, inHand = 1, atInstant) {
+      stalled = false;
       if (lastCallAt !== undefined) cycle = clock.now() - lastCallAt;
       for (let late = 0; late < MAX_TRIES;) {
         // A lowered rate (this lease's own answer stretched the schedule): the block's instants are too close.
@@ -515,6 +523,7 @@ export const sharedPacer = (
       // and the lease's next call took the block's next one: two calls closer than the spacing less the lateness,
       // 13 arrivals within 4,922 ms at 2.4/s in the black-box pass (rate-pacing.test.ts "oversleeps five").
       // (Every try used a block or reserved one, so one is in hand.)
+      stalled = true;
       return refuse(clock.now(), block as Block);
     },
     get carry() {
@@ -526,6 +535,9 @@ export const sharedPacer = (
     },
     get held() {
       return held;
+    },
+    get stalled() {
+      return stalled;
     },
   };
 };

@@ -46,6 +46,7 @@ export const SLICE_END_REASONS = [
   'error',
   'lease_lost',
   'store_changed',
+  'stalled',
 ] as const;
 export type SliceEndReason = (typeof SLICE_END_REASONS)[number];
 
@@ -576,9 +577,12 @@ export const runSlice = async (
                 await resendRest(i, delaySeconds, at);
                 return result('throttled', { resumeAt: visibleAt });
               }
-              // No call may start before the deadline: look again when one may.
+              // No call may start before the deadline, or the host is stalled past the lateness the spacing pays for
+              // (the pacer's late wake-ups in a row, its own reason so an operator can tell it): look again when one may.
               await handBack(i);
-              return result('max_time', { resumeAt: Math.max(at, pacer.blockedUntil) });
+              return result(pacer.stalled ? 'stalled' : 'max_time', {
+                resumeAt: Math.max(at, pacer.blockedUntil),
+              });
             }
             if (callStartedAt !== undefined) {
               calls++;

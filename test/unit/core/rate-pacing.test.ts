@@ -208,10 +208,11 @@ describe('sharedPacer', () => {
     const { dispatch, writes, tat } = recordingDispatch('s1');
     const pacer = sharedPacer(dispatch, 's1', 500, clock);
     expect(await pacer.acquire(T0 + 10_000, 3, async () => false)).toBe(false);
-    expect({ writes, tat: tat(), held: pacer.held }).toEqual({
+    expect({ writes, tat: tat(), held: pacer.held, stalled: pacer.stalled }).toEqual({
       writes: ['restart', 'return'],
       tat: T0,
       held: false,
+      stalled: false,
     });
   });
 
@@ -396,6 +397,8 @@ describe('sharedPacer', () => {
     // Five sleeps of 200 ms that each overshoot by a second end past a deadline 4 s away.
     expect(await pacer.acquire(T0 + 4_000)).toBe(false);
     expect(pacer.blockedUntil).toBeGreaterThanOrEqual(T0 + 4_000);
+    // The deadline refused it, not the stall: the slice ends `max_time`.
+    expect(pacer.stalled).toBe(false);
   });
 
   it('refuses the call after five late wake-ups, however far the deadline (no call on no instant)', async () => {
@@ -405,6 +408,7 @@ describe('sharedPacer', () => {
     expect(await pacer.acquire(T0 + 60_000)).toBe(false);
     expect(advances()).toBe(5);
     expect(pacer.held).toBe(false);
+    expect(pacer.stalled).toBe(true);
     expect(pacer.blockedUntil).toBe(clock.now());
     expect(clock.now()).toBe(T0 + 6_000);
   });

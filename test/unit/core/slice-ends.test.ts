@@ -115,6 +115,34 @@ describe('a slice’s result', () => {
     });
   });
 
+  it('of a stalled host (five late wake-ups in a row): `stalled`, the rest handed back, looked at again at once', async () => {
+    const world = setup({ messages: 3 });
+    // Every sleep overshoots by a second: the shared pacer's instants (2/s, two consumers) are all overslept.
+    world.deps.clock.sleep = async (ms) => {
+      world.w.now += ms + 1_000;
+    };
+    const result = await runSlice(
+      world.deps,
+      store,
+      policy({ maxConcurrentConsumers: 2, ratePerSecond: 2 }),
+      lease(),
+    );
+    expect({
+      end: result.end,
+      resumeAt: result.resumeAt,
+      calls: world.w.calls,
+      back: world.w.visibility,
+    }).toEqual({
+      end: 'stalled',
+      resumeAt: world.w.now,
+      calls: ['e0'],
+      back: [
+        { receiptHandle: 'r1', seconds: 0 },
+        { receiptHandle: 'r2', seconds: 0 },
+      ],
+    });
+  });
+
   it('ends at the deadline reached between batches, looking again at once', async () => {
     const world = setup({ messages: 3, callMs: 1_000 });
     const result = await runSlice(world.deps, store, policy({ maxSliceSeconds: 3 }), lease());
