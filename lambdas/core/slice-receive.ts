@@ -7,8 +7,13 @@ export interface SourcedMessage extends ReceivedMessage {
 }
 
 export interface ReceiveOptions {
-  /** At most this many messages in all. */
+  /** The batch the slice wants: at most this many messages in it. */
   want: number;
+  /**
+   * At most this many messages received in all, batch and rest (≥ `want`): what the slice may still handle
+   * (`maxMessagesPerSlice`), where `want` may be smaller by the time left at its share of the rate.
+   */
+  budget: number;
   /** The long poll of the "empty" decision. */
   emptyPollSeconds: number;
   /** Visibility for a receive starting now (the lease's remaining time and a margin). */
@@ -80,17 +85,19 @@ export const receiveBatch = async (
     const batch = await receive(store.queueUrl, opts.want, opts.emptyPollSeconds);
     return { batch, trickled: batch.length > 0 };
   }
-  if (opts.want < 2) {
-    // One message left to take: the two long polls one after the other, so the slice never receives more than
+  if (opts.budget < 2) {
+    // One message left to handle: the two long polls one after the other, so the slice never receives more than
     // it may handle (rare: a slice's last message).
     const first = await receive(high, 1, opts.emptyPollSeconds);
     const batch = first.length > 0 ? first : await receive(store.queueUrl, 1, opts.emptyPollSeconds);
     return { batch, trickled: batch.length > 0 };
   }
-  // `want` split between them: the two together never take more than the slice may handle.
-  const forHigh = Math.ceil(opts.want / 2);
+  // `want` split between them, at least one each (within the budget): one call left in the slice's time still
+  // races both polls, so a task arriving on either is taken at once (a store whose share of the rate is longer
+  // than its slice wants one a batch).
+  const forHigh = Math.max(1, Math.ceil(opts.want / 2));
   const highPoll = settled(receive(high, forHigh, opts.emptyPollSeconds));
-  const workPoll = settled(receive(store.queueUrl, opts.want - forHigh, opts.emptyPollSeconds));
+  const workPoll = settled(receive(store.queueUrl, Math.max(1, opts.want - forHigh), opts.emptyPollSeconds));
   let highAnswer: PollAnswer | undefined;
   let workAnswer: PollAnswer | undefined;
   void highPoll.then((answer) => (highAnswer = answer));
@@ -100,8 +107,8 @@ export const receiveBatch = async (
     ? [highAnswer as PollAnswer, workAnswer, workPoll]
     : [workAnswer as PollAnswer, highAnswer, highPoll];
   if (first.status === 'fulfilled' && first.value.length > 0) {
-    // The other's answer in too (the split makes the two fit `want`): one batch, high first.
-    if (other?.status === 'fulfilled') {
+    // The other's answer in too and the two fit `want`: one batch, high first.
+    if (other?.status === 'fulfilled' && first.value.length + other.value.length <= opts.want) {
       const batch = highFirst ? [...first.value, ...other.value] : [...other.value, ...first.value];
       return { batch, trickled: true };
     }

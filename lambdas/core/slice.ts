@@ -376,7 +376,8 @@ export const runSlice = async (
         if (now >= deadline) return result('max_time', { resumeAt: now });
         // Receive no more than this lease can deliver before its deadline at its share of the rate.
         const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs()) + 1);
-        const want = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
+        const budget = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled);
+        const want = Math.min(budget, callsLeft);
         let batch: SourcedMessage[];
         /** Tasks that only arrived during the empty check: deliver them, then yield the worker. */
         let trickled: boolean;
@@ -390,6 +391,7 @@ export const runSlice = async (
             rest: pending,
           } = await receiveBatch(deps.tasks, store, {
             want,
+            budget,
             emptyPollSeconds: deps.settings.emptyPollSeconds,
             // From the clock at each receive: the polls before it move it on.
             visibilitySeconds: () =>

@@ -212,7 +212,8 @@ describe('runSlice, the empty check’s other long poll (the rest)', () => {
   };
 
   it('delivers what the work queue’s long poll brings while the high queue’s still polls, then waits for it', async () => {
-    const race = racing(() => race.answerHigh([]));
+    // The high queue's poll answers after the call, in a later turn of the event loop: the slice waits for it.
+    const race = racing(() => setImmediate(() => race.answerHigh([])));
     const result = await runSlice(race.world.deps, store, policy, lease);
     expect({ end: result.end, events: race.events, handedBack: race.world.hidden }).toEqual({
       end: 'yielded',
@@ -222,7 +223,7 @@ describe('runSlice, the empty check’s other long poll (the rest)', () => {
   });
 
   it('hands back what the other long poll took, before the slice ends', async () => {
-    const race = racing(() => race.answerHigh([message('h1')]));
+    const race = racing(() => setImmediate(() => race.answerHigh([message('h1')])));
     const result = await runSlice(race.world.deps, store, policy, lease);
     expect({ end: result.end, calls: race.world.calls, handedBack: race.world.hidden }).toEqual({
       end: 'yielded',
@@ -242,10 +243,15 @@ describe('runSlice, the empty check’s other long poll (the rest)', () => {
   });
 
   it('ends as an error when the other long poll fails: what it took may stay hidden', async () => {
-    const race = racing(() => race.answerHigh(new Error('SQS unavailable')));
+    // It fails 700 ms after the work queue's poll answered: what it may have taken hides from then.
+    const race = racing(() => {
+      void race.world.deps.clock.sleep(700);
+      race.answerHigh(new Error('SQS unavailable'));
+    });
     const logged = vi.spyOn(race.world.deps.telemetry, 'error');
     const result = await runSlice(race.world.deps, store, policy, lease);
     const now = race.world.deps.clock.now();
+    expect(now).toBe(T0 + 700);
     expect({ ...result, calls: race.world.calls }).toMatchObject({
       ...errorEnd(now),
       calls: ['n1'],

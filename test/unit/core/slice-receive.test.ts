@@ -25,6 +25,7 @@ describe('receiveBatch, when one of the two long polls fails', () => {
     } as unknown as TaskQueues;
     const receiving = receiveBatch(tasks, sliceStore({ priorityQueueUrl: 'h-url' }), {
       want: 4,
+      budget: 4,
       emptyPollSeconds: 1,
       visibilitySeconds: () => 30,
     }).catch((error: unknown) => {
@@ -72,7 +73,12 @@ const ids = (r: { batch: { messageId: string; queueUrl: string }[]; trickled: bo
 
 describe('receiveBatch', () => {
   const withHigh = sliceStore({ priorityQueueUrl: 'h-url' });
-  const opts = (want: number) => ({ want, emptyPollSeconds: 20, visibilitySeconds: () => 40 });
+  const opts = (want: number, budget = want) => ({
+    want,
+    budget,
+    emptyPollSeconds: 20,
+    visibilitySeconds: () => 40,
+  });
 
   it('takes a backlog from the high queue first, without touching the work queue', async () => {
     const q = queues({ 'h-url': ['h1', 'h2'], 'q-url': ['n1'] });
@@ -100,6 +106,7 @@ describe('receiveBatch', () => {
     const q = queues({});
     await receiveBatch(q.tasks, sliceStore(), {
       want: 10,
+      budget: 10,
       emptyPollSeconds: 20,
       visibilitySeconds: () => seconds--,
     });
@@ -156,7 +163,7 @@ describe('receiveBatch', () => {
     });
   });
 
-  describe('with one message left to take (the two long polls one after the other)', () => {
+  describe('with one message left to handle (the two long polls one after the other)', () => {
     it('takes a task the high queue’s long poll finds, without polling the work queue', async () => {
       const q = queues({}, (url, wait) => (wait > 0 ? [`${url[0]}1`] : []));
       expect(ids(await receiveBatch(q.tasks, withHigh, opts(1)))).toEqual({
@@ -181,6 +188,18 @@ describe('receiveBatch', () => {
         ['q-url', 1, 20, 40],
       ]);
     });
+  });
+
+  it('with one call left in the slice’s time but a larger budget, races both polls for one each', async () => {
+    const q = queues({}, (url, wait) => (wait > 0 ? [`${url[0]}1`] : []));
+    const r = await receiveBatch(q.tasks, withHigh, opts(1, 10));
+    // Both answered at once: one batch of `want`, the other's message the rest (handed back by the slice).
+    expect(ids(r)).toEqual({ batch: ['h-url:h1'], trickled: true });
+    expect(await r.rest).toEqual({ status: 'fulfilled', value: [{ ...queued('q1'), queueUrl: 'q-url' }] });
+    expect(q.receives.slice(2)).toEqual([
+      ['h-url', 1, 20, 40],
+      ['q-url', 1, 20, 40],
+    ]);
   });
 
   it('fails when the work queue’s long poll fails and the high queue’s found nothing', async () => {
@@ -218,6 +237,7 @@ describe('receiveBatch, the empty check’s race', () => {
     let done: Awaited<ReturnType<typeof receiveBatch>> | undefined;
     const receiving = receiveBatch(tasks, withHigh, {
       want: 4,
+      budget: 4,
       emptyPollSeconds: 1,
       visibilitySeconds: () => 30,
     });
