@@ -324,6 +324,14 @@ export const sharedPacer = (
   onReservation: (reservation: TatReservation) => void = () => undefined,
   rules: BlockRules = BLOCK_RULES,
   peek?: RatePeek,
+  /**
+   * How far ahead one block may reach (`maxWait` by default). A store's consumers reserve one after another,
+   * each behind the blocks before it, so their blocks stacked end to end must still fit `maxWait`: a consumer
+   * whose first instant lay further out took it for another consumer's hold (`held`) with no hold at all — a
+   * slice ending `throttled` on a slow marketplace that never answered 429 (session 24's black-box pass). The
+   * slice passes `maxWait` / the store's cap.
+   */
+  horizon: Interval = maxWait,
 ): Pacer => {
   let block: Block | undefined;
   /** Where this lease last left the schedule (its block's end). */
@@ -423,7 +431,7 @@ export const sharedPacer = (
     const now = clock.now();
     const interval = read(spacing);
     const size = (start: number): number =>
-      blockSize({ interval, inHand, start, deadline, horizon: read(maxWait), cycle });
+      blockSize({ interval, inHand, start, deadline, horizon: read(horizon), cycle });
     // The schedule may lag the clock (it did at this lease's last reservation, and this lease's own block has
     // ended — else the schedule is surely ahead): restart it at now, one write.
     if (lagging && (knownEnd === undefined || knownEnd <= now)) {

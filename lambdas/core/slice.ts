@@ -227,6 +227,8 @@ export const runSlice = async (
         (reservation) => rate.reserved(reservation),
         deps.blockRules,
         { wanted: () => rate.peekWanted(), read: () => rate.peek() },
+        // The cap's blocks, stacked end to end, within the wait a call takes for a normal one.
+        () => maxWaitMs() / policy.maxConcurrentConsumers,
       );
   const pacer = quotaPacer(ratePacer, deps.clock, () => quotaUntil, rules.resumeWithinSlice);
   /** This lease's expected spacing between calls: its share of the store's rate. */

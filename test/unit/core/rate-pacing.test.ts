@@ -471,3 +471,48 @@ describe('sharedPacer', () => {
     expect(dispatch.returnTat.mock.calls).toEqual([[STORE, { tat: T0 + 3_800, seq: 10 }, 100, 1]]);
   });
 });
+
+/**
+ * Session 24's black-box pass: a 3/s store with three consumers on a slow marketplace ended a slice `throttled`
+ * with no 429. Fresh leases (no pace known yet) reserve whole blocks one behind the other; the third's first
+ * instant lay past `maxWait`, which the pacer takes for another consumer's hold.
+ */
+describe('the cap’s first blocks, stacked end to end', () => {
+  const STORE = 's3';
+  const spacing = pacedInterval(intervalMs(3), true);
+  const maxWait = maxPaceWaitMs(spacing, 3) + 2_000;
+  /** Three fresh leases reserving at the same instant (a clock that never moves: each sees the others' blocks). */
+  const firstCalls = async (horizon?: number) => {
+    const clock: Clock = { now: () => T0, sleep: async () => undefined };
+    const { dispatch } = recordingDispatch(STORE);
+    const outcomes: { called: boolean; held: boolean }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const pacer = sharedPacer(
+        dispatch,
+        STORE,
+        spacing,
+        clock,
+        maxWait,
+        undefined,
+        undefined,
+        undefined,
+        horizon,
+      );
+      const called = await pacer.acquire(T0 + 20_000, 10);
+      outcomes.push({ called, held: pacer.held });
+    }
+    return outcomes;
+  };
+
+  it('fit the wait when each block reaches maxWait / cap (as the slice passes): no hold is inferred', async () => {
+    expect(await firstCalls(maxWait / 3)).toEqual([
+      { called: true, held: false },
+      { called: true, held: false },
+      { called: true, held: false },
+    ]);
+  });
+
+  it('did not when each block could reach maxWait (before session 24): the third lease saw a hold', async () => {
+    expect((await firstCalls()).map((o) => o.held)).toEqual([false, false, true]);
+  });
+});

@@ -473,3 +473,13 @@ describe('fan-out after a full batch', () => {
     }).toEqual({ end: 'empty', delivered: 30, slots: 1 });
   });
 });
+
+describe('a multi-consumer slice’s blocks', () => {
+  it('reach at most the wait for a normal instant over the cap, so the cap’s blocks stacked fit it', async () => {
+    const world = setup({ messages: 10 });
+    // 3/s, three consumers: a call waits up to max(1 s, 2 × 3 × 340 ms) + 2 s ≈ 4.04 s for a normal instant, so one
+    // lease's block reaches 1.35 s: 4 instants at 340 ms, not the 10 in hand (3.4 s; three such blocks, 10.2 s).
+    await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 3, ratePerSecond: 3 }), lease());
+    expect(world.dispatch.restartTat.mock.calls[0]?.[3]).toBe(4);
+  });
+});
