@@ -370,6 +370,14 @@ export const runSlice = async (
    * when that round's polls began.
    */
   let rest: { answer: Promise<PollAnswer>; polledAt: number } | undefined;
+  /** Messages this slice will not call, back to their queues at once (one batch call per queue). */
+  const visibleNow = async (messages: SourcedMessage[]): Promise<void> => {
+    for (const [url, group] of bySource(messages))
+      await deps.tasks.changeVisibility(
+        url,
+        group.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
+      );
+  };
   const ended = await (async (): Promise<SliceResult> => {
     try {
       for (;;) {
@@ -483,11 +491,7 @@ export const runSlice = async (
         };
         const handBack = async (start: number): Promise<void> => {
           await flush();
-          for (const [url, rest] of bySource(batch.slice(start)))
-            await deps.tasks.changeVisibility(
-              url,
-              rest.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
-            );
+          await visibleNow(batch.slice(start));
         };
         /** The messages from `start` on come back after `delaySeconds` as fresh copies (their receive count restarts). */
         const resendCopies = async (
@@ -692,11 +696,7 @@ export const runSlice = async (
   await (deps.restRules ?? REST_RULES).settle(answer, async (settledAnswer) => {
     try {
       if (settledAnswer.status === 'rejected') throw settledAnswer.reason;
-      for (const [url, messages] of bySource(settledAnswer.value))
-        await deps.tasks.changeVisibility(
-          url,
-          messages.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
-        );
+      await visibleNow(settledAnswer.value);
     } catch (error) {
       deps.telemetry.error('empty check not settled', { error: String(error) });
       receivedUntil(polledAt);
