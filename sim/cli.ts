@@ -74,6 +74,9 @@ const edges = {
   redriven: 0,
   stale: 0,
   unprocessedSettles: 0,
+  restsHandedBack: 0,
+  reachBlocks: 0,
+  lateLowerings: 0,
 };
 const idleTail = !flag('no-idle-tail');
 for (let seed = from; seed < from + count; seed++) {

@@ -101,7 +101,9 @@ export const CORE_FIXES = {
 
 /** Worker calls that get no zombie stall until the matching CORE_FIXES flag is set. */
 export const ZOMBIE_STALL_GATED: ReadonlySet<string> = new Set([
-  ...(CORE_FIXES.pacerRechecksDeadline ? [] : ['dispatch.restartTat', 'dispatch.advanceTat']),
+  ...(CORE_FIXES.pacerRechecksDeadline
+    ? []
+    : ['dispatch.restartTat', 'dispatch.advanceTat', 'dispatch.placeTat']),
   ...(CORE_FIXES.wakeGuardSurvivesStall ? [] : ['dispatch.deferWake', 'dispatch.holdTat']),
   ...(CORE_FIXES.hidingCallStallCovered ? [] : ['sqs.resend', 'sqs.changeVisibility']),
   ...(CORE_FIXES.zombieResendFenced ? [] : ['deliveries.settle:pending']),

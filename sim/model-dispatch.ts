@@ -1,6 +1,7 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
 import { deliveryKey } from '../lambdas/core/names.js';
 import type { Claim, DeliveredSettle, DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
+import { LATENESS_CEILING_MS } from '../lambdas/core/rate.js';
 import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
 import { T0 } from './constants.js';
@@ -100,11 +101,23 @@ export class DispatchModel {
       this.ctx.lastReclaimAt = this.ctx.now;
     // The first instant a reservation of instants hands out: a restart's `now`, an advance's tat less its span
     // (a widening, count 0, only moves the block it follows, seq-checked).
+    const late =
+      name === 'advanceTat' ? (args[3] as { ms: number } | undefined)?.ms : (args.at(-1) as number);
+    const reserved = (name === 'restartTat' || name === 'placeTat') && value !== undefined;
+    const advanced = name === 'advanceTat' && (value as { refused?: unknown }).refused === undefined;
+    if ((reserved || advanced) && (late ?? 0) > LATENESS_CEILING_MS) this.ctx.stats.reachBlocks++;
+    if (name === 'placeTat' && value !== undefined) this.ctx.stats.lateLowerings++;
+    // A placed block's first instant is its `first`; a refused advance reserved nothing.
+    const refused = name === 'advanceTat' && (value as { refused?: unknown }).refused !== undefined;
     if (name === 'restartTat' && value !== undefined)
       this.ctx.checks.reservedFrom(storeId, args[1] as number);
-    if (name === 'advanceTat' && (args[2] as number) > 0)
+    if (name === 'placeTat' && value !== undefined) this.ctx.checks.reservedFrom(storeId, args[2] as number);
+    if (name === 'advanceTat' && (args[2] as number) > 0 && !refused)
       this.ctx.checks.reservedFrom(storeId, (value as { tat: number }).tat - (args[1] as number));
-    if ((name === 'restartTat' && value !== undefined) || name === 'advanceTat') {
+    if (
+      (['restartTat', 'placeTat'].includes(name) && value !== undefined) ||
+      (name === 'advanceTat' && !refused)
+    ) {
       const lease = this.leases.get(actor.id);
       if (lease?.storeId === storeId) lease.reservedAt = this.ctx.now;
     }

@@ -38,8 +38,8 @@ export const ADAPTIVE_VARIANTS: Variant[] = [
       new Proxy(inner, {
         get: (target, property) => {
           if (property === 'restartTat')
-            return async (storeId: string, now: number, intervalMs: number, calls: number) =>
-              (await target.restartTat(storeId, now, intervalMs, calls)) ?? { tat: now + intervalMs };
+            return async (storeId: string, now: number, intervalMs: number, calls: number, late?: number) =>
+              (await target.restartTat(storeId, now, intervalMs, calls, late)) ?? { tat: now + intervalMs };
           const value = (target as unknown as Record<PropertyKey, unknown>)[property];
           return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         },

@@ -150,6 +150,12 @@ export interface SimStats {
    * settled at the slice's end, held messages too (handed back before the lease went: lambdas/core/slice-receive.ts).
    */
   restsHandedBack: number;
+  /**
+   * Shared-schedule blocks reserved past the standard lateness (the reach, rate.ts: `tatLate` over
+   * LATENESS_CEILING_MS), and lowerings placed the gap after such a block (`placeTat`).
+   */
+  reachBlocks: number;
+  lateLowerings: number;
   sweepRescues: number;
   /** Leases taken under a campaign's cap (other than the store's own), and those live as a boundary passed. */
   campaignLeases: number;
@@ -201,6 +207,8 @@ export const emptyStats = (): SimStats => ({
   redriven: 0,
   redriveBudgetChecks: 0,
   restsHandedBack: 0,
+  reachBlocks: 0,
+  lateLowerings: 0,
   sweepRescues: 0,
   campaignLeases: 0,
   leasesAcrossBoundary: 0,

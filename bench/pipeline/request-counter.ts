@@ -48,9 +48,12 @@ export const newCounts = (): RequestCounts => ({
   total: 0,
 });
 
-/** The pacers' writes to the shared schedule (dynamo-dispatch-state.ts): a block reservation, a restart, a give-back. */
+/**
+ * The pacers' writes to the shared schedule (dynamo-dispatch-state.ts): a block reservation (with its lateness, or
+ * a widening without), a restart or a lowering's placement, a give-back.
+ */
 const RATE_RESERVATION =
-  /^(ADD tat :interval, tatSeq :one, tatCalls :calls|SET tat = :(next|back) ADD tatSeq :one, tatCalls :(calls|unreserved))$/;
+  /^((SET tatLate = :late )?ADD tat :interval, tatSeq :one, tatCalls :calls|SET tat = :(next|back)(, tatLate = :late)? ADD tatSeq :one, tatCalls :(calls|unreserved))$/;
 
 /** What a dispatch-table request is for, from its update expression (none for a read). */
 export const dispatchWriteClass = (update: string): RequestClass =>

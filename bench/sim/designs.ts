@@ -1,7 +1,16 @@
 import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { SLEEP_THROUGH_MAX_SECONDS } from '../../lambdas/core/adaptive-rate.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
-import { blockSize, lateness, maxPaceWaitMs, pacedInterval, spacingOf } from '../../lambdas/core/rate.js';
+import {
+  blockLateness,
+  blockSize,
+  LATENESS_REACH_MS,
+  lateness,
+  maxPaceWaitMs,
+  pacedInterval,
+  reachSpacing,
+  spacingOf,
+} from '../../lambdas/core/rate.js';
 import { STORE_RECHECK_MS } from '../../lambdas/core/timing.js';
 import { IntQueue, KeyedHeap } from './engine.js';
 import { MODEL, Requests, type World } from './world.js';
@@ -246,9 +255,14 @@ export const attentionDesign = (
       /** As slice.ts: tasks that arrived during the empty check are delivered, then the slice yields. */
       let trickled = false;
       /** As rate.ts sharedPacer: this lease's block of instants, where it last left the schedule, its pace. */
-      let block: { first: number; count: number; next: number; end?: number } | undefined;
+      let block:
+        { first: number; count: number; next: number; step: number; late: number; end?: number } | undefined;
       let knownEnd: number | undefined;
       let lagging = true;
+      let ahead = 0;
+      let deepRuns = 0;
+      /** The schedule's lateness as the lease's acquire read it, then as its writes left it (rate.ts knownLate). */
+      let knownLate: number | undefined = (world.tatLate[s] as number) || undefined;
       let lastCallAt: number | undefined;
       let cycle: number | undefined;
 
@@ -270,37 +284,78 @@ export const attentionDesign = (
        */
       const sharedPace = (inHand: number, then: (start: number | undefined) => void): void => {
         // The instants' spacing: the interval, paced for the lateness and the arrival jitter (rate.ts
-        // pacedInterval), and the lateness allowed at it.
-        const step = spacingOf(pacedInterval(interval, true));
-        const late = lateness(step);
+        // pacedInterval); each block's own lateness (rate.ts blockLateness) stretches it (reachSpacing).
+        const paced = spacingOf(pacedInterval(interval, true));
+        const standard = lateness(paced);
         const maxWaitMs =
-          maxPaceWaitMs(step, policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
+          maxPaceWaitMs(paced, policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
         if (lastCallAt !== undefined) cycle = eng.now - lastCallAt;
         const write = <T>(apply: () => T, after: (value: T) => void): void => {
           req.add('ddbWrite', 'rate');
           const value = apply();
           eng.after(AWS, () => after(value));
         };
-        const size = (start: number): number =>
-          blockSize({ interval: step, inHand, start, deadline, horizon: maxWaitMs, cycle });
+        const deep = deepRuns >= 2;
+        const late = blockLateness({ interval: paced, inHand, cycle, lagging, deep, knownLate });
+        const step = reachSpacing(paced, late);
+        const size = (start: number, at = late): number =>
+          blockSize({ interval: paced, inHand, start, deadline, horizon: maxWaitMs, cycle, late: at });
+        /** As rate.ts: the block the write answered, and what the lease learns from it. */
+        const took = (first: number, count: number, at: number, end?: number): void => {
+          const spacing = reachSpacing(paced, at);
+          knownEnd = first + count * spacing;
+          knownLate = at;
+          block = { first, count, next: 0, step: spacing, late: at, ...(end === undefined ? {} : { end }) };
+        };
         const restart = (now0: number, count: number, done: (ok: boolean) => void): void =>
           write(() => {
-            if ((world.tat[s] as number) > now0) return false;
+            // restartTat: the schedule lags, and its last block calls no later or ended the reach's gap before.
+            const last = world.tatLate[s] as number;
+            const tat = world.tat[s] as number;
+            if (tat > now0 || (last > late && tat > now0 - (LATENESS_REACH_MS - late))) return false;
             world.tat[s] = now0 + count * step;
-            knownEnd = now0 + count * step;
-            block = { first: now0, count, next: 0 };
+            world.tatLate[s] = late;
+            took(now0, count, late);
             return true;
           }, done);
+        /**
+         * advanceTat with the block's lateness: refused (a second write) where the schedule's last block calls
+         * later — placed the gap after it where the store binds deep, else at that lateness — or where a raise
+         * meets a schedule that leads the clock (then at the schedule's lateness).
+         */
         const advance = (count: number, done: () => void): void =>
           write(
             () => {
-              world.tat[s] = (world.tat[s] as number) + count * step;
-              return world.tat[s] as number;
+              const last = world.tatLate[s] as number;
+              const tat = world.tat[s] as number;
+              const refused = last > late || (late > standard && late > last && tat > eng.now);
+              return { refused, last };
             },
-            (end) => {
-              knownEnd = end;
-              block = { first: end - count * step, count, next: 0, end };
-              done();
+            ({ refused, last }) => {
+              if (!refused) {
+                world.tat[s] = (world.tat[s] as number) + count * step;
+                world.tatLate[s] = late;
+                const end = world.tat[s] as number;
+                took(end - count * step, count, late, end);
+                return done();
+              }
+              const lower = last > late && deep;
+              const at = lower ? late : Math.max(last, standard);
+              const spacing = reachSpacing(paced, at);
+              write(
+                () => {
+                  const start = lower
+                    ? Math.max((world.tat[s] as number) + (last - late), eng.now)
+                    : (world.tat[s] as number);
+                  world.tat[s] = start + count * spacing;
+                  world.tatLate[s] = at;
+                  return start;
+                },
+                (start) => {
+                  took(start, count, at, start + count * spacing);
+                  done();
+                },
+              );
             },
           );
         const reserve = (done: () => void): void => {
@@ -309,7 +364,7 @@ export const attentionDesign = (
             const count = size(Math.max(now0, knownEnd ?? now0));
             advance(count, () => {
               const b = block as NonNullable<typeof block>;
-              if (b.first + (b.count - 1) * step >= eng.now - late) return done();
+              if (b.first + (b.count - 1) * b.step >= eng.now - b.late) return done();
               const again = eng.now;
               restart(again, size(again), (ok) => (ok ? done() : advance(count, done)));
             });
@@ -320,10 +375,10 @@ export const attentionDesign = (
         };
         const nextInstant = (): number | undefined => {
           if (block === undefined) return undefined;
-          const j = Math.max(block.next, Math.ceil((eng.now - late - block.first) / step));
+          const j = Math.max(block.next, Math.ceil((eng.now - block.late - block.first) / block.step));
           if (j >= block.count) return undefined;
           block.next = j;
-          return block.first + j * step;
+          return block.first + j * block.step;
         };
         const go = (instant: number): void => {
           const b = block as NonNullable<typeof block>;
@@ -334,7 +389,7 @@ export const attentionDesign = (
             if (end === undefined) return then(undefined);
             return write(
               () => {
-                if (world.tat[s] === end) world.tat[s] = end - (b.count - b.next) * step;
+                if (world.tat[s] === end) world.tat[s] = end - (b.count - b.next) * b.step;
               },
               () => then(undefined),
             );
@@ -351,7 +406,12 @@ export const attentionDesign = (
         let tries = 0;
         const take = (): void =>
           reserve(() => {
-            lagging = (block as NonNullable<typeof block>).first <= eng.now;
+            ahead = (block as NonNullable<typeof block>).first - eng.now;
+            lagging = ahead <= 0;
+            // As rate.ts isDeep: two reservations in a row past the reach's gap (or waited for, keeping pace).
+            const deepAt =
+              ahead > LATENESS_REACH_MS - standard || (cycle !== undefined && cycle <= paced && ahead > 0);
+            deepRuns = deepAt ? deepRuns + 1 : 0;
             const fresh = nextInstant();
             if (fresh !== undefined) return go(fresh);
             if (++tries < 5) return take();

@@ -77,6 +77,8 @@ export class World {
   readonly backlogMs: Float64Array;
   readonly deliveredN: Int32Array;
   readonly tat: Float64Array;
+  /** The shared schedule's last block's lateness (rate.ts `tatLate`, the reach; 0: none yet). */
+  readonly tatLate: Float64Array;
   readonly interval: Float64Array;
   readonly conc: Int32Array;
   /** Messages handed back (visibility 0) before their call: served before the head. */
@@ -135,6 +137,7 @@ export class World {
     this.backlogMs = new Float64Array(n);
     this.deliveredN = new Int32Array(n);
     this.tat = new Float64Array(n);
+    this.tatLate = new Float64Array(n);
     this.interval = new Float64Array(n);
     this.conc = new Int32Array(n);
     this.callsInFlight = new Int32Array(n);

@@ -15,9 +15,11 @@ import type {
   LeaseRef,
   RequeueOptions,
   RetentionMarks,
+  TatLate,
   TatReservation,
 } from '../core/ports.js';
 import { CLOCK_SKEW_MS } from '../core/timing.js';
+import { LATENESS_CEILING_MS, LATENESS_REACH_MS } from '../core/rate.js';
 import { conditional } from './dynamo-conditional.js';
 import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
 
@@ -49,6 +51,25 @@ const INIT = 'slots = if_not_exists(slots, :empty), fence = if_not_exists(fence,
  * The dispatch state in DynamoDB: one item per store, every change a single conditional UpdateItem on it
  * (strongly consistent), so no transaction is needed and a store's protocol state moves atomically.
  */
+/**
+ * The condition that a block of lateness `late` may follow the schedule's last block with no gap (`:late`): that
+ * block calls no later. A schedule without `tatLate` was written before it was kept; its blocks called up to
+ * LATENESS_CEILING_MS late.
+ */
+const lateFits = (late: number): string[] =>
+  late >= LATENESS_CEILING_MS ? ['attribute_not_exists(tatLate)', 'tatLate <= :late'] : ['tatLate <= :late'];
+/** Alternatives joined by OR, in parentheses when there are several (DynamoDB refuses redundant ones). */
+const anyOf = (terms: string[]): string =>
+  terms.length === 1 ? (terms[0] as string) : `(${terms.join(' OR ')})`;
+
+/** A reservation's answer from the item a schedule write left (`tat` as the caller computed it). */
+const reservationOf = (item: DispatchItem, tat: number): TatReservation => ({
+  tat: item.tat ?? tat,
+  ...(item.tatSeq === undefined ? {} : { seq: item.tatSeq }),
+  ...(item.tatCalls === undefined ? {} : { calls: item.tatCalls }),
+  ...(item.rate === undefined ? {} : { rate: item.rate }),
+});
+
 export class DynamoDispatchState implements DispatchState, RetentionMarks {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -190,7 +211,7 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     };
     const sets =
       (opts.headSentAt === undefined ? '' : ', headSentAt = :head') +
-      (opts.tat === undefined ? '' : ', tat = :tat');
+      (opts.tat === undefined ? '' : ', tat = :tat, tatLate = :zeroLate');
     return this.update(storeId, {
       update: `SET slots.#id = :slot${sets} ADD nRepublished :one${opts.throttled ? ', nThrottled :one' : ''}`,
       condition: `${isMyLease} AND size(slots) <= :max`,
@@ -202,18 +223,23 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
         ':max': opts.max,
         ':one': 1,
         ...(opts.headSentAt === undefined ? {} : { ':head': opts.headSentAt }),
-        ...(opts.tat === undefined ? {} : { ':tat': opts.tat }),
+        ...(opts.tat === undefined ? {} : { ':tat': opts.tat, ':zeroLate': 0 }),
       },
     });
   }
 
   release(storeId: string, slotId: string, fence: number, tat?: number): Promise<Conditional> {
     return this.update(storeId, {
-      update: `REMOVE slots.#id${tat === undefined ? '' : ' SET tat = :tat'}`,
+      update: `REMOVE slots.#id${tat === undefined ? '' : ' SET tat = :tat, tatLate = :zeroLate'}`,
       // Never the last slot: that one leaves through markIdle, which checks enqSeq and wakeAt.
       condition: `${isMyLease} AND size(slots) > :one`,
       names: { '#id': slotId },
-      values: { ':l': 'l', ':fence': fence, ':one': 1, ...(tat === undefined ? {} : { ':tat': tat }) },
+      values: {
+        ':l': 'l',
+        ':fence': fence,
+        ':one': 1,
+        ...(tat === undefined ? {} : { ':tat': tat, ':zeroLate': 0 }),
+      },
     });
   }
 
@@ -226,7 +252,7 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     const sets = [
       'idleSeq = :seen',
       'lastIdleAt = :now',
-      ...(opts.tat === undefined ? [] : ['tat = :tat']),
+      ...(opts.tat === undefined ? [] : ['tat = :tat', 'tatLate = :zeroLate']),
       ...(opts.drainMs === undefined ? [] : ['lastDrainMs = :drain']),
     ];
     return this.update(storeId, {
@@ -243,7 +269,7 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
         ':one': 1,
         ':zero': 0,
         ':now': opts.now,
-        ...(opts.tat === undefined ? {} : { ':tat': opts.tat }),
+        ...(opts.tat === undefined ? {} : { ':tat': opts.tat, ':zeroLate': 0 }),
         ...(opts.drainMs === undefined ? {} : { ':drain': opts.drainMs }),
       },
     });
@@ -276,20 +302,48 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     now: number,
     intervalMs: number,
     calls: number,
+    late?: number,
   ): Promise<TatReservation | undefined> {
     const result = await this.update(storeId, {
-      update: 'SET tat = :next ADD tatSeq :one, tatCalls :calls',
-      condition: 'attribute_not_exists(tat) OR tat <= :now',
-      values: { ':next': now + intervalMs, ':now': now, ':one': 1, ':calls': calls },
+      update: `SET tat = :next${late === undefined ? '' : ', tatLate = :late'} ADD tatSeq :one, tatCalls :calls`,
+      condition:
+        late === undefined
+          ? 'attribute_not_exists(tat) OR tat <= :now'
+          : `attribute_not_exists(tat) OR (tat <= :now AND ${anyOf([...lateFits(late), 'tat <= :clear'])})`,
+      values: {
+        ':next': now + intervalMs,
+        ':now': now,
+        ':one': 1,
+        ':calls': calls,
+        ...(late === undefined ? {} : { ':late': late, ':clear': now - (LATENESS_REACH_MS - late) }),
+      },
     });
     if (!result.ok) return undefined;
-    const { tatSeq, tatCalls, rate } = result.item;
-    return {
-      tat: now + intervalMs,
-      ...(tatSeq === undefined ? {} : { seq: tatSeq }),
-      ...(tatCalls === undefined ? {} : { calls: tatCalls }),
-      ...(rate === undefined ? {} : { rate }),
-    };
+    return reservationOf(result.item, now + intervalMs);
+  }
+
+  async placeTat(
+    storeId: string,
+    seen: { tat: number; seq?: number },
+    first: number,
+    intervalMs: number,
+    calls: number,
+    late: number,
+  ): Promise<TatReservation | undefined> {
+    const result = await this.update(storeId, {
+      update: 'SET tat = :next, tatLate = :late ADD tatSeq :one, tatCalls :calls',
+      condition: `tat = :tat AND ${seen.seq === undefined ? 'attribute_not_exists(tatSeq)' : 'tatSeq = :seq'}`,
+      values: {
+        ':next': first + intervalMs,
+        ':late': late,
+        ':one': 1,
+        ':calls': calls,
+        ':tat': seen.tat,
+        ...(seen.seq === undefined ? {} : { ':seq': seen.seq }),
+      },
+    });
+    if (!result.ok) return undefined;
+    return reservationOf(result.item, first + intervalMs);
   }
 
   async returnTat(
@@ -313,7 +367,38 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     return result.ok;
   }
 
-  async advanceTat(storeId: string, intervalMs: number, calls: number): Promise<TatReservation> {
+  async advanceTat(
+    storeId: string,
+    intervalMs: number,
+    calls: number,
+    late?: TatLate,
+  ): Promise<TatReservation> {
+    if (late !== undefined) {
+      // Conditional on the last block's lateness: refused, the answer is the schedule as it stood (ALL_OLD, free).
+      const fits = lateFits(late.ms);
+      const condition =
+        late.deepFrom === undefined
+          ? ['attribute_not_exists(tat)', ...fits].join(' OR ')
+          : `attribute_not_exists(tat) OR (${anyOf(fits)} AND (tatLate >= :late OR tat <= :deep))`;
+      const result = await this.update(storeId, {
+        update: 'SET tatLate = :late ADD tat :interval, tatSeq :one, tatCalls :calls',
+        condition,
+        values: {
+          ':late': late.ms,
+          ':interval': intervalMs,
+          ':one': 1,
+          ':calls': calls,
+          ...(late.deepFrom === undefined ? {} : { ':deep': late.deepFrom }),
+        },
+      });
+      if (result.ok) return reservationOf(result.item, intervalMs);
+      const current = result.current;
+      return {
+        tat: current?.tat ?? 0,
+        ...(current?.tatSeq === undefined ? {} : { seq: current.tatSeq }),
+        refused: current?.tatLate === undefined ? {} : { late: current.tatLate },
+      };
+    }
     // Unconditional ADD: every consumer of the store gets its own instant, with no lost races to retry. ALL_NEW
     // (no extra capacity: returned values are free) also hands it the store's learnt rate.
     const out = await this.doc.send(

@@ -20,6 +20,7 @@ import { isConsumable, policyOf, type StoreRecord } from './store-model.js';
 import { StoreWatch, type SliceWatch, type WatchRules } from './store-watch.js';
 import { CLOCK_SKEW_MS, leaseTtlMs, VISIBILITY_MARGIN_SECONDS } from './timing.js';
 import { guardUntilVisible } from './wake.js';
+import { scheduleClearAt } from './rate.js';
 
 export interface WorkerDeps extends SliceDeps {
   stores: StoreRegistry;
@@ -106,12 +107,17 @@ const acquireLease = async (
           startedAt: now,
           expiresAt,
           // A lone consumer's pace: its slot's carried one, and never before the shared schedule (instants other
-          // consumers reserved before a cap was lowered to 1, or a hold).
-          nextCallAt: Math.max(now, slot.n ?? now, result.item.tat ?? now),
+          // consumers reserved before a cap was lowered to 1, or a hold) and its last block's lateness.
+          nextCallAt: Math.max(
+            now,
+            slot.n ?? now,
+            scheduleClearAt(result.item.tat, result.item.tatLate) ?? now,
+          ),
           slotsAtStart: Object.keys(result.item.slots).length,
           ...(slot.e === undefined ? {} : { errorStreak: slot.e }),
           ...(result.item.activeSince === undefined ? {} : { activeSince: result.item.activeSince }),
           ...(result.item.rate === undefined ? {} : { rate: result.item.rate }),
+          ...(result.item.tatLate === undefined ? {} : { tatLate: result.item.tatLate }),
         },
       };
     }

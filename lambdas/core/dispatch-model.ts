@@ -69,6 +69,12 @@ export const DispatchItemSchema = z.object({
   /** Writes to `tat` by the pacers (restart, advance, hold, give-back): what a give-back checks it still owns. */
   tatSeq: z.number().int().optional(),
   /**
+   * How late after its instants the schedule's last block may start its calls (ms; rate.ts `sharedPacer`): a
+   * block of smaller lateness starts the difference after `tat`. 0 after a single consumer's carried pace.
+   * Absent on items written before it was kept: taken as LATENESS_CEILING_MS, the most any block had then.
+   */
+  tatLate: z.number().optional(),
+  /**
    * The calls the pacers reserved on `tat` (instants handed out, less those given back), all consumers: the
    * adaptive rate's sent-rate count. Absent on items written before it: the first reservation starts it.
    */

@@ -49,6 +49,27 @@ export interface TatReservation {
    * less those given back), after this reservation: the adaptive rate's sent-rate count.
    */
   calls?: number;
+  /**
+   * An `advanceTat` with a lateness refused (`TatLate`): nothing was written; `late` is the schedule's last
+   * block's (absent on a schedule written before lateness was kept), `tat` and `seq` the schedule's as the refusal
+   * found it (rate.ts `sharedPacer` places a lowering after the gap: `placeTat`).
+   */
+  refused?: { late?: number };
+}
+
+/** A block write's lateness, and what it asks of the schedule's last block (rate.ts `sharedPacer`). */
+export interface TatLate {
+  /**
+   * How late after its instants the block's calls may start. Refused if the schedule's last block's (`tatLate`)
+   * is larger: a block after a later-calling one needs a gap (rate.ts `BlockRules.gap`).
+   */
+  ms: number;
+  /**
+   * A raise (`ms` larger than the last block's) is refused if the schedule reaches past this: a store that
+   * binds that deep keeps the lateness it was lowered to (the spacing pays for less), so its consumers do not
+   * take turns raising and lowering it (each lowering costs a gap).
+   */
+  deepFrom?: number;
 }
 
 /** A lease as its fencing names it: the slot it holds and the token it took. */
@@ -119,8 +140,23 @@ export interface DispatchState {
    * block of k instants, rate.ts); returns the new value, and the store's learnt rate (`rate`) as it stands, so
    * every consumer follows another's change at its next reservation. `calls`: the instants this write reserves
    * (a block's count; 0 for a write that only moves the schedule on), added to the store's call count.
+   * `late`: the block's lateness (`TatLate`); given, the write is conditional and records it, and a refusal
+   * says so (`refused`). Without it (a write that only moves the schedule on), unconditional.
    */
-  advanceTat(storeId: string, intervalMs: number, calls: number): Promise<TatReservation>;
+  advanceTat(storeId: string, intervalMs: number, calls: number, late?: TatLate): Promise<TatReservation>;
+  /**
+   * Rate limiting: a block of lateness `late` placed at `first` (its span `intervalMs`: the schedule ends at
+   * `first + intervalMs`), if the schedule is still as `seen` (its `tat` and `tatSeq`) — the caller put `first`
+   * at least the gap its lateness needs after that schedule's end; undefined if another write came first.
+   */
+  placeTat(
+    storeId: string,
+    seen: { tat: number; seq?: number },
+    first: number,
+    intervalMs: number,
+    calls: number,
+    late: number,
+  ): Promise<TatReservation | undefined>;
   /**
    * Adaptive rate: set the store's learnt rate to `next` if it is still the one the caller saw (`seenAt`: the
    * `at` of the state it read, undefined for none). Refused (with the current item) when another consumer
@@ -150,13 +186,16 @@ export interface DispatchState {
   /**
    * Rate limiting: restart a schedule that lags the clock (`tat` ≤ `now`) at `now + intervalMs` (a block's
    * span), handing back the schedule as it left it (like `advanceTat`, `calls` added to the store's call
-   * count); undefined if it does not lag.
+   * count); undefined if it does not lag. `late`: the block's lateness, recorded; the restart then also needs
+   * the schedule's last block to call no later (`tatLate` ≤ `late`), or to have ended the gap before `now`
+   * (`tat` ≤ `now` − (LATENESS_REACH_MS − `late`), the largest gap any lateness needs).
    */
   restartTat(
     storeId: string,
     now: number,
     intervalMs: number,
     calls: number,
+    late?: number,
   ): Promise<TatReservation | undefined>;
   /**
    * Drop a queued slot (store paused or gone), counting a discarded attention; with `ifOver`, only while

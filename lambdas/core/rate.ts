@@ -129,6 +129,24 @@ export const LATENESS_CEILING_MS = 100;
 export const lateness = (interval: number): number =>
   Math.min(Math.max(interval / 2, LATENESS_FLOOR_MS), LATENESS_CEILING_MS);
 /**
+ * The lateness a block may take while its store's schedule lags the clock and its lease is slower than the
+ * store's interval (issue #11): a lease whose calls take 30 ms at 1,000/s starts its j-th instant j × 29 ms
+ * late, so at the standard lateness (50 ms) a block held two instants and every other call cost a schedule
+ * write. At this reach it holds the messages in hand; its spacing pays for the reach (`reachSpacing`, 9 %
+ * wider at 1,000/s — spent only where the store does not bind), and a later block of smaller lateness starts
+ * the difference after it (the schedule's `tatLate`, `sharedPacer`).
+ */
+export const LATENESS_REACH_MS = 500;
+/**
+ * The most schedule a block past the standard lateness may span (its instants' first to last): leases reserve
+ * one after another, each behind the blocks before it, so a long block makes the next lease wait for its first
+ * instant though the store does not bind. At 50/s (instants 20 ms apart) a lease of 100 ms calls reserved seven
+ * instants at the reach and the fourth of four leases waited 465 ms for its first: 73 calls in the busiest 5 s
+ * against 201 at the standard lateness (the property harness of rate-window.test.ts). The reach is for dense
+ * schedules — at 1,000/s ten instants span 11 ms — where a block of the messages in hand costs no wait.
+ */
+export const REACH_SPAN_MS = 50;
+/**
  * The most calls any 5 s window may hold at `interval` (the rate's, 1000 / rate as computed, not rounded): rate × 5 s,
  * whole, and at least one (a rate under 0.2/s keeps its interval). Allows for the division's rounding error only:
  * a rate just under a whole budget (2.9999/s: 14.9995 calls) gets the whole number below it (it allowed a
@@ -169,6 +187,18 @@ export const pacedInterval = (interval: number, shared: boolean, policyInterval 
  */
 export const spacingOf = (interval: number): number => wholeUs(interval);
 /**
+ * The spacing of a block whose calls may start up to `late` after their instants, for a schedule paced at
+ * `paced` (`pacedInterval`, which pays for `lateness(paced)`): n instants of it exceed the window, the
+ * arrival jitter and `late` wherever n of `paced` exceed the window, the jitter and `lateness(paced)` — the
+ * same stretch by ratio, so no policy budget is needed here. At `lateness(paced)` or less, `paced` itself.
+ */
+export const reachSpacing = (paced: number, late: number): number => {
+  const paid = RATE_WINDOW_MS + ARRIVAL_JITTER_MS + lateness(paced);
+  return late <= lateness(paced)
+    ? spacingOf(paced)
+    : wholeUs((paced * (paid - lateness(paced) + late)) / paid);
+};
+/**
  * The span a write moves the schedule by for `count` instants `step` apart, in whole microseconds. DynamoDB adds
  * decimals exactly, and a give-back is conditional on `tat` being what the block write answered (parsed into a
  * double): a sum with more digits than a double keeps would never compare equal again, and every give-back at a
@@ -183,6 +213,13 @@ const MAX_TRIES = 5;
  * (`sharedPacer`): a stalled table costs a call at most this much wait, never a burst.
  */
 export const MAX_RESTART_AHEAD_MS = 250;
+/**
+ * Where a lone consumer's pace may start after a shared schedule that ends at `tat`: its last block's calls may
+ * start up to `tatLate` after their instants, and the lone consumer's spacing pays for none (a schedule
+ * written before `tatLate` was kept: the most any block had then). Undefined for no schedule.
+ */
+export const scheduleClearAt = (tat: number | undefined, tatLate: number | undefined): number | undefined =>
+  tat === undefined ? undefined : tat + (tatLate ?? LATENESS_CEILING_MS);
 /** The most instants one write reserves: an SQS batch, the most messages a lease holds at once. */
 export const MAX_BLOCK = 10;
 
@@ -209,15 +246,45 @@ export const blockSize = (opts: {
   deadline: number;
   horizon: number;
   cycle: number | undefined;
+  /** The block's lateness (`lateness(interval)` unless it takes the reach). */
+  late?: number;
 }): number => {
   const { interval, cycle } = opts;
   const beforeDeadline = Math.ceil((opts.deadline - opts.start) / interval);
   const withinHorizon = Math.floor(opts.horizon / interval) + 1;
+  const late = opts.late ?? lateness(interval);
+  const paced = (at: number): number =>
+    cycle === undefined || cycle <= interval ? MAX_BLOCK : Math.floor(at / (cycle - interval)) + 1;
+  // Past the standard lateness, no further than REACH_SPAN_MS of schedule (never fewer than the standard allows).
   const keepsPace =
-    cycle === undefined || cycle <= interval
-      ? MAX_BLOCK
-      : Math.floor(lateness(interval) / (cycle - interval)) + 1;
+    late > lateness(interval)
+      ? Math.max(paced(lateness(interval)), Math.min(paced(late), Math.floor(REACH_SPAN_MS / interval) + 1))
+      : paced(late);
   return Math.max(1, Math.min(MAX_BLOCK, opts.inHand, beforeDeadline, withinHorizon, keepsPace));
+};
+
+/**
+ * A shared schedule block's lateness (`sharedPacer`'s choice, and the scale model's): the standard where the
+ * store binds deep (`deep`); else never less than the schedule's as the lease last saw it (`knownLate`), and
+ * while the schedule lags the clock (`lagging`), for a lease slower than the interval, as much as keeps the
+ * messages in hand within one block of at most REACH_SPAN_MS (and LATENESS_REACH_MS), in whole 10 ms.
+ */
+export const blockLateness = (opts: {
+  interval: number;
+  inHand: number;
+  cycle: number | undefined;
+  lagging: boolean;
+  deep: boolean;
+  knownLate: number | undefined;
+}): number => {
+  const { interval, cycle } = opts;
+  const standard = lateness(interval);
+  if (opts.deep) return standard;
+  const kept = Math.max(standard, opts.knownLate ?? standard);
+  if (!opts.lagging || cycle === undefined || cycle <= interval) return kept;
+  const wanted = Math.min(opts.inHand, MAX_BLOCK, Math.floor(REACH_SPAN_MS / interval) + 1);
+  const needed = Math.ceil(((wanted - 1) * (cycle - interval)) / 10) * 10;
+  return Math.max(kept, Math.min(needed, LATENESS_REACH_MS));
 };
 
 /**
@@ -248,12 +315,21 @@ export const PEEK_FRESH_MS = 50;
 export interface BlockRules {
   /** The spacing of a store's calls at the effective rate's `interval` (`pacedInterval`). */
   paced(interval: number, shared: boolean, policyInterval: number): number;
-  /** The spacing of a block's `count` instants at `interval`; one write moves the schedule on by count × it. */
-  step(count: number, interval: number): number;
+  /**
+   * The spacing of a block's `count` instants at `interval` whose calls may start up to `late` after them; one
+   * write moves the schedule on by count × it.
+   */
+  step(count: number, interval: number, late: number): number;
+  /**
+   * The gap a block of lateness `late` leaves after the schedule's last block, of lateness `last`: that block's
+   * late calls may land where this one's instants lie, and this block's spacing pays only for its own lateness.
+   */
+  gap(last: number, late: number): number;
 }
 export const BLOCK_RULES: BlockRules = {
   paced: pacedInterval,
-  step: (_count, interval) => spacingOf(interval),
+  step: (_count, interval, late) => reachSpacing(interval, late),
+  gap: (last, late) => Math.max(0, last - late),
 };
 
 /** A run of reserved instants, `first + j × step` for j < count; those before `next` are spent or forfeited. */
@@ -263,6 +339,8 @@ export interface Block {
   /** The interval in force when the block was reserved, and the spacing of its instants (the same, unbroken). */
   interval: number;
   step: number;
+  /** How late after its instant a call may start (`lateness(interval)`, or the reach: `LATENESS_REACH_MS`). */
+  late: number;
   next: number;
   /** The write as it left the schedule (end of the block), while its unused tail may be given back. */
   reserved?: { tat: number; seq: number };
@@ -280,16 +358,17 @@ export const respaced = (
   quietUntil: number | undefined,
 ): Block | undefined => {
   const from = Math.max(instant, quietUntil ?? instant);
-  const step = spacingOf(interval);
+  // At the block's lateness, which the schedule recorded for it.
+  const step = reachSpacing(interval, block.late);
   const count = Math.floor((block.first + block.count * block.step - from) / step);
   if (count < 1) return undefined;
   // No `reserved`: the span's tail is not this block's count × step any more, so nothing is given back.
-  return { first: from, count, interval, step, next: 0 };
+  return { first: from, count, interval, step, late: block.late, next: 0 };
 };
 
 /** The block's earliest unspent instant not more than `lateness` behind `now` (earlier ones are forfeited). */
 const nextInstant = (block: Block, now: number): number | undefined => {
-  const earliest = now - lateness(block.interval);
+  const earliest = now - block.late;
   let from = Math.ceil((earliest - block.first) / block.step);
   // The division and the product round apart: never pick an instant the lateness check then refuses.
   if (block.first + from * block.step < earliest) from++;
@@ -310,20 +389,18 @@ const nextInstant = (block: Block, now: number): number | undefined => {
  * hold (`holdTat`) at its next block write: a block reserved before a hold landed may still call — as a single
  * reserved instant could before blocks — but only within `maxWait` of its write, since no block reaches further.
  */
-export const sharedPacer = (
-  dispatch: DispatchState,
-  storeId: string,
-  spacing: Interval,
-  clock: Clock,
-  maxWait: Interval = Number.POSITIVE_INFINITY,
+/** A shared pacer's settings beyond its schedule, spacing and clock (`sharedPacer`). */
+export interface SharedPacerOptions {
+  /** Past this wait for its instant the store is held (another consumer's 429): the call is refused (`held`). */
+  maxWait?: Interval;
   /**
    * Told each reservation or restart as the schedule left it: the store's learnt rate (another consumer may
    * have changed it) and its call count (the calls reserved by all consumers, for the adaptive rate's
    * sent-rate bound).
    */
-  onReservation: (reservation: TatReservation) => void = () => undefined,
-  rules: BlockRules = BLOCK_RULES,
-  peek?: RatePeek,
+  onReservation?: (reservation: TatReservation) => void;
+  rules?: BlockRules;
+  peek?: RatePeek;
   /**
    * How far ahead one block may reach (`maxWait` by default). A store's consumers reserve one after another,
    * each behind the blocks before it, so their blocks stacked end to end must still fit `maxWait`: a consumer
@@ -331,8 +408,25 @@ export const sharedPacer = (
    * slice ending `throttled` on a slow marketplace that never answered 429 (session 24's black-box pass). The
    * slice passes `maxWait` / the store's cap.
    */
-  horizon: Interval = maxWait,
+  horizon?: Interval;
+  /** The schedule's lateness as the lease's acquire read it (`tatLate`): its first block may take it. */
+  knownLate?: number;
+}
+
+export const sharedPacer = (
+  dispatch: DispatchState,
+  storeId: string,
+  spacing: Interval,
+  clock: Clock,
+  options: SharedPacerOptions = {},
 ): Pacer => {
+  const maxWait = options.maxWait ?? Number.POSITIVE_INFINITY;
+  const onReservation = options.onReservation ?? ((): void => undefined);
+  const rules = options.rules ?? BLOCK_RULES;
+  const { peek } = options;
+  const horizon = options.horizon ?? maxWait;
+  /** The schedule's lateness as this lease last saw it (its acquire's read, its own writes, a refusal). */
+  let knownLate = options.knownLate;
   let block: Block | undefined;
   /** Where this lease last left the schedule (its block's end). */
   let knownEnd: number | undefined;
@@ -341,6 +435,10 @@ export const sharedPacer = (
    * once): then the next reservation tries a restart first — one write either way when the guess is right.
    */
   let lagging = true;
+  /** How far ahead of the clock this lease's last block started (≤ 0 while the schedule lags). */
+  let ahead = 0;
+  /** This lease's reservations in a row that found its store binding deep (`deepAt`). */
+  let deepRuns = 0;
   /** When this lease's last call started, and the lease's own pace from it to its next acquire. */
   let lastCallAt: number | undefined;
   let cycle: number | undefined;
@@ -350,10 +448,57 @@ export const sharedPacer = (
   /** When this lease last saw the store's rate: its last reservation's answer, or its last peek. */
   let seenAt = Number.NEGATIVE_INFINITY;
 
-  const advance = async (count: number, interval: number): Promise<Block> => {
-    let step = rules.step(count, interval);
-    const first = await timed(() => dispatch.advanceTat(storeId, spanOf(count, step), count));
+  /** The block a reservation answered, `count` instants `step` apart ending where the write left the schedule. */
+  const blockOf = (
+    got: TatReservation,
+    count: number,
+    interval: number,
+    step: number,
+    late: number,
+  ): Block => {
+    knownEnd = got.tat;
+    return {
+      first: got.tat - spanOf(count, step),
+      count,
+      interval,
+      step,
+      late,
+      next: 0,
+      ...(got.seq === undefined ? {} : { reserved: { tat: got.tat, seq: got.seq } }),
+    };
+  };
+  /**
+   * Refused writes of one reservation (another consumer's write came between) before the block takes the
+   * reach with no condition on depth, which no schedule refuses (every lateness is at most it).
+   */
+  const LOWER_TRIES = 2;
+  const advance = async (count: number, interval: number, late: number, tries = 0): Promise<Block> => {
+    let step = rules.step(count, interval, late);
+    // A raise over the standard lateness only while the schedule does not lead the clock (`TatLate.deepFrom`).
+    const standard = lateness(interval);
+    const deepFrom = late > standard && tries <= LOWER_TRIES ? clock.now() : undefined;
+    const first = await timed(() =>
+      dispatch.advanceTat(storeId, spanOf(count, step), count, {
+        ms: late,
+        ...(deepFrom === undefined ? {} : { deepFrom }),
+      }),
+    );
     seenAt = clock.now();
+    if (first.refused !== undefined) {
+      const last = first.refused.late ?? LATENESS_CEILING_MS;
+      knownLate = last;
+      // The schedule's last block may start its calls later than this one would (a lagging store's reach). A
+      // lease that binds deep starts this block the difference after it (one more write, once per such
+      // lowering); one that does not takes that lateness (no gap).
+      if (last > late)
+        return isDeep()
+          ? lower(first, count, interval, late, tries)
+          : advance(count, interval, last, tries + 1);
+      // A raise refused: the store binds deep at a smaller lateness; this block takes that, or the standard one
+      // if larger (no deeper than that, a raise needs no condition).
+      return advance(count, interval, Math.max(last, standard), tries + 1);
+    }
+    knownLate = late;
     onReservation(first);
     const learnt = read(spacing);
     let got = first;
@@ -361,7 +506,7 @@ export const sharedPacer = (
     if (learnt > interval) {
       // Another consumer lowered the store's rate (adaptive rate): this block used the old spacing, so push the
       // schedule on by the difference for each instant — one more write, only when the rate was lowered since.
-      const wider = rules.step(count, learnt);
+      const wider = rules.step(count, learnt, late);
       const widened = await timed(() =>
         dispatch.advanceTat(storeId, spanOf(1, spanOf(count, wider) - spanOf(count, step)), 0),
       );
@@ -375,18 +520,43 @@ export const sharedPacer = (
         // Calling from the first write's span would go out inside that hold (simulation seeds 7013067 and
         // 7057230, once the stretched spacing moved their interleavings). Reserve again after the schedule's
         // end instead, at the new interval; the first span's few instants stay unused.
-        return advance(count, learnt);
+        return advance(count, learnt, late, tries);
       }
     }
-    knownEnd = got.tat;
-    return {
-      first: got.tat - spanOf(count, step),
-      count,
-      interval: used,
-      step,
-      next: 0,
-      ...(got.seq === undefined ? {} : { reserved: { tat: got.tat, seq: got.seq } }),
-    };
+    return blockOf(got, count, used, step, late);
+  };
+  /**
+   * A block of lateness `late` after a schedule whose last block's is larger (`refused`: the schedule as the
+   * refusal found it): placed at the gap after the schedule's end, or at now (`restartAt`) if that lies behind
+   * the clock, conditional on no write having moved the schedule since. Another write first: the lowering is
+   * tried again; after LOWER_TRIES the block takes the schedule's lateness (no gap: no lowering).
+   */
+  const lower = async (
+    refused: TatReservation,
+    count: number,
+    interval: number,
+    late: number,
+    tries: number,
+  ): Promise<Block> => {
+    const last = refused.refused?.late ?? LATENESS_CEILING_MS;
+    if (tries >= LOWER_TRIES) return advance(count, interval, LATENESS_REACH_MS, tries + 1);
+    const step = rules.step(count, interval, late);
+    const at = Math.max(refused.tat + rules.gap(last, late), restartAt(clock.now(), interval));
+    const placed = await timed(() =>
+      dispatch.placeTat(
+        storeId,
+        { tat: refused.tat, ...(refused.seq === undefined ? {} : { seq: refused.seq }) },
+        at,
+        spanOf(count, step),
+        count,
+        late,
+      ),
+    );
+    if (placed === undefined) return advance(count, interval, late, tries + 1);
+    seenAt = clock.now();
+    knownLate = late;
+    onReservation(placed);
+    return blockOf(placed, count, interval, step, late);
   };
   /** How long this lease's last two schedule writes took, to place a restart where its write will have landed. */
   const latencies: number[] = [];
@@ -406,41 +576,65 @@ export const sharedPacer = (
     const expected = latencies.length === 0 ? 0 : Math.min(...latencies);
     return expected > lateness(interval) ? now + Math.min(expected, MAX_RESTART_AHEAD_MS) : now;
   };
-  const restart = async (now: number, count: number, interval: number): Promise<Block | undefined> => {
-    const step = rules.step(count, interval);
+  const restart = async (
+    now: number,
+    count: number,
+    interval: number,
+    late: number,
+  ): Promise<Block | undefined> => {
+    const step = rules.step(count, interval, late);
     // `at` may lie ahead of the clock: the write is conditional on the schedule not reaching past `at`, so every
     // instant reserved before it lies before `at` — the first instant here is spaced from them as any other.
     const at = restartAt(now, interval);
-    const restarted = await timed(() => dispatch.restartTat(storeId, at, spanOf(count, step), count));
+    const restarted = await timed(() => dispatch.restartTat(storeId, at, spanOf(count, step), count, late));
     if (restarted === undefined) return undefined;
     seenAt = clock.now();
+    knownLate = late;
     onReservation(restarted);
-    knownEnd = at + spanOf(count, step);
     // Sized to end before the deadline from `at`, so refused by it only when `at` itself is past the deadline:
     // then its instants are given back like any block's.
-    return {
-      first: at,
-      count,
-      interval,
-      step,
-      next: 0,
-      ...(restarted.seq === undefined ? {} : { reserved: { tat: knownEnd, seq: restarted.seq } }),
-    };
+    return blockOf({ ...restarted, tat: at + spanOf(count, step) }, count, interval, step, late);
   };
+  /**
+   * Whether this lease's store binds deep: its last block started further ahead of the clock than the gap a
+   * lowering from the reach costs (a schedule nearer the clock is the consumers' own blocks reserved side by
+   * side: a store that does not bind, or barely, whose lateness stays where it is, with no gap to pay) — or
+   * the lease keeps up with the interval and still waited for its block.
+   */
+  const deepAt = (interval: number): boolean =>
+    ahead > LATENESS_REACH_MS - lateness(interval) ||
+    // A lease as fast as the interval that waited for its block binds the store itself: it needs no reach.
+    (cycle !== undefined && cycle <= interval && ahead > 0);
+  /**
+   * Deep at this lease's last two reservations: one alone is the store's consumers fanning out, each block behind
+   * the ones reserved just before it (ten leases of 55 ms blocks at 200/s start 495 ms ahead, and paid the gap
+   * though the store did not bind: 577 calls in the busiest 5 s against 836).
+   */
+  const isDeep = (): boolean => deepRuns >= 2;
+  /**
+   * This block's lateness (`blockLateness`; the spacing pays for it). A raise only where the schedule lags: a
+   * binding store never raises it again (`TatLate.deepFrom`). The first choice — the whole reach for any slower
+   * lease, deep or not — cost the calibration workload's pro and enterprise stores (3 and 10 consumers, ~100 ms
+   * calls at 20 and 50/s) a gap at every other block (12–17 % more worker time a task) and mid-rate stores most
+   * of their rate (REACH_SPAN_MS).
+   */
+  const latenessFor = (interval: number, inHand: number): number =>
+    blockLateness({ interval, inHand, cycle, lagging, deep: isDeep(), knownLate });
   const reserve = async (inHand: number, deadline: number): Promise<Block> => {
     const now = clock.now();
     const interval = read(spacing);
+    const late = latenessFor(interval, inHand);
     const size = (start: number): number =>
-      blockSize({ interval, inHand, start, deadline, horizon: read(horizon), cycle });
+      blockSize({ interval, inHand, start, deadline, horizon: read(horizon), cycle, late });
     // The schedule may lag the clock (it did at this lease's last reservation, and this lease's own block has
     // ended — else the schedule is surely ahead): restart it at now, one write.
     if (lagging && (knownEnd === undefined || knownEnd <= now)) {
-      const restarted = await restart(now, size(restartAt(now, interval)), interval);
+      const restarted = await restart(now, size(restartAt(now, interval)), interval, late);
       if (restarted) return restarted;
     }
     const count = size(Math.max(now, knownEnd ?? now));
-    const got = await advance(count, interval);
-    if (got.first + (got.count - 1) * got.step < clock.now() - lateness(got.interval)) {
+    const got = await advance(count, interval, late);
+    if (got.first + (got.count - 1) * got.step < clock.now() - got.late) {
       // The whole block lies too far behind the clock to use (the schedule lagged a slow call): going now would
       // leave the schedule behind this call, and the next restart would succeed against it at once — two calls
       // together. Restart it at now instead (a second write, only after such a lag); if another consumer moved
@@ -448,8 +642,8 @@ export const sharedPacer = (
       // At the block's interval: a widened block's (another consumer's lowered rate), not the one read before.
       const again = clock.now();
       return (
-        (await restart(again, size(restartAt(again, got.interval)), got.interval)) ??
-        (await advance(count, got.interval))
+        (await restart(again, size(restartAt(again, got.interval)), got.interval, got.late)) ??
+        (await advance(count, got.interval, got.late))
       );
     }
     return got;
@@ -491,7 +685,9 @@ export const sharedPacer = (
         let instant = block === undefined ? undefined : nextInstant(block, clock.now());
         if (instant === undefined) {
           block = await reserve(inHand, deadline);
-          lagging = block.first <= clock.now();
+          ahead = block.first - clock.now();
+          deepRuns = deepAt(block.interval) ? deepRuns + 1 : 0;
+          lagging = ahead <= 0;
           instant = nextInstant(block, clock.now());
           // The write stalled past every instant it reserved: as a late wake-up.
           if (instant === undefined) {
@@ -516,7 +712,7 @@ export const sharedPacer = (
         if (atInstant !== undefined && !(await atInstant())) return refuse(clock.now(), current);
         // A wake-up (or a look's read) that ran past the deadline: no call at or after it, as the local pacer.
         if (clock.now() >= deadline) return refuse(clock.now(), current);
-        if (clock.now() - instant <= lateness(current.interval)) {
+        if (clock.now() - instant <= current.late) {
           current.next++;
           lastCallAt = clock.now();
           return true;

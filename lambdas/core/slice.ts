@@ -80,6 +80,8 @@ export interface Lease {
   correlationId?: string;
   /** The store's learnt marketplace rate (adaptive rate) as read with the lease. */
   rate?: RateState;
+  /** The shared schedule's last block's lateness as read with the lease (`tatLate`, rate.ts `sharedPacer`). */
+  tatLate?: number;
 }
 
 export interface SliceResult {
@@ -218,18 +220,15 @@ export const runSlice = async (
   let heldUntil = 0;
   const ratePacer: Pacer = single
     ? localPacer(interval, lease.nextCallAt, deps.clock)
-    : sharedPacer(
-        deps.dispatch,
-        store.storeId,
-        interval,
-        deps.clock,
-        maxWaitMs,
-        (reservation) => rate.reserved(reservation),
-        deps.blockRules,
-        { wanted: () => rate.peekWanted(), read: () => rate.peek() },
+    : sharedPacer(deps.dispatch, store.storeId, interval, deps.clock, {
+        maxWait: maxWaitMs,
+        onReservation: (reservation) => rate.reserved(reservation),
+        ...(deps.blockRules === undefined ? {} : { rules: deps.blockRules }),
+        peek: { wanted: () => rate.peekWanted(), read: () => rate.peek() },
         // The cap's blocks, stacked end to end, within the wait a call takes for a normal one.
-        () => maxWaitMs() / policy.maxConcurrentConsumers,
-      );
+        horizon: () => maxWaitMs() / policy.maxConcurrentConsumers,
+        ...(lease.tatLate === undefined ? {} : { knownLate: lease.tatLate }),
+      });
   const pacer = quotaPacer(ratePacer, deps.clock, () => quotaUntil, rules.resumeWithinSlice);
   /** This lease's expected spacing between calls: its share of the store's rate. */
   const shareMs = (): number => interval() * policy.maxConcurrentConsumers;

@@ -1,7 +1,7 @@
 import type { DispatchItem } from '../../lambdas/core/dispatch-model.js';
 import { activeShardOf } from '../../lambdas/core/names.js';
 import type { Clock, Conditional, DispatchState } from '../../lambdas/core/ports.js';
-import { pacedInterval, sharedPacer, spanOf } from '../../lambdas/core/rate.js';
+import { lateness, pacedInterval, sharedPacer, spanOf } from '../../lambdas/core/rate.js';
 
 /**
  * One table of dispatch-state operations and the outcome the protocol requires of each. It runs against
@@ -338,7 +338,7 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       // the block write answered, which a span with more digits than a double keeps would never match again.
       const step = pacedInterval(1, true);
       await d.recordEnqueued(id, 1, T);
-      await d.restartTat(id, T, spanOf(5, step), 5);
+      await d.restartTat(id, T, spanOf(5, step), 5, lateness(step));
       const clock = steppedClock();
       const pacer = sharedPacer(d, id, step, clock);
       const called = await pacer.acquire(T + 60_000, 10);
@@ -507,13 +507,89 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       await d.ensure(id);
       await d.issueSlot(id, 'a', T, 1, T);
       await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
+      // A shared block before it (a cap lowered to 1) called up to 500 ms late; the lone pace calls on time.
+      await d.restartTat(id, T, 10, 1, 500);
       await d.requeue(id, 'a', 1, { dueAt: T + 10, max: 3, nextCallAt: T + 700, tat: T + 700 });
       const carried = await d.read(id);
       await d.acquire(id, 'a', { now: T + 10, expiresAt: T + 30_000, max: 3 });
       await d.requeue(id, 'a', 2, { dueAt: T + 20, max: 3, nextCallAt: T + 900 });
-      return { carried: carried?.tat, slot: slotsOf(carried)['a'], untouched: (await d.read(id))?.tat };
+      return {
+        carried: carried?.tat,
+        late: carried?.tatLate,
+        slot: slotsOf(carried)['a'],
+        untouched: (await d.read(id))?.tat,
+      };
     },
-    { carried: T + 700, slot: { s: 'q', at: T + 10, n: T + 700 }, untouched: T + 700 },
+    { carried: T + 700, late: 0, slot: { s: 'q', at: T + 10, n: T + 700 }, untouched: T + 700 },
+  ],
+  [
+    'a block of smaller lateness is placed the difference after a later-calling one; no smaller one follows at once',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.restartTat(id, T, 10, 10, 500); // a lagging store's reach: instants to T + 10, calls up to 500 ms late
+      const refused = await d.advanceTat(id, 5, 5, { ms: 50 });
+      const seen = { tat: refused.tat, ...(refused.seq === undefined ? {} : { seq: refused.seq }) };
+      const placed = await d.placeTat(id, seen, T + 10 + 450, 5, 5, 50);
+      const stale = await d.placeTat(id, seen, T + 10 + 450, 5, 5, 50);
+      const larger = await d.advanceTat(id, 5, 5, { ms: 100 });
+      // Lags the clock at T + 500 (tat T + 470), but its last block calls later and ends within the reach's gap.
+      const tooSoon = await d.restartTat(id, T + 500, 5, 5, 50);
+      const clear = await d.restartTat(id, T + 920, 5, 5, 50);
+      const item = await d.read(id);
+      return {
+        refused: refused.refused,
+        refusedAt: refused.tat - T,
+        placed: (placed?.tat ?? 0) - T,
+        stale: stale === undefined,
+        larger: larger.tat - T,
+        largerRefused: larger.refused,
+        tooSoon: tooSoon === undefined,
+        clear: (clear?.tat ?? 0) - T,
+        late: item?.tatLate,
+        calls: item?.tatCalls,
+      };
+    },
+    {
+      refused: { late: 500 },
+      refusedAt: 10,
+      placed: 465,
+      stale: true,
+      larger: 470,
+      largerRefused: undefined,
+      tooSoon: true,
+      clear: 925,
+      late: 50,
+      calls: 25,
+    },
+  ],
+  [
+    'a raise of lateness is refused while the schedule reaches past deepFrom, and needs no depth once taken',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.restartTat(id, T, 1_000, 10, 50); // a store binding a second deep at the standard lateness
+      const deep = await d.advanceTat(id, 10, 1, { ms: 500, deepFrom: T + 450 });
+      const shallow = await d.advanceTat(id, 10, 1, { ms: 500, deepFrom: T + 1_000 });
+      const again = await d.advanceTat(id, 10, 1, { ms: 500, deepFrom: T });
+      return {
+        deep: deep.refused,
+        deepAt: deep.tat - T,
+        shallow: shallow.tat - T,
+        again: again.tat - T,
+        late: (await d.read(id))?.tatLate,
+      };
+    },
+    { deep: { late: 50 }, deepAt: 1_000, shallow: 1_010, again: 1_020, late: 500 },
+  ],
+  [
+    'a schedule written before lateness was kept counts as LATENESS_CEILING_MS late',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.restartTat(id, T, 10, 1); // no lateness: as the code before it wrote
+      const smaller = await d.advanceTat(id, 5, 1, { ms: 50 });
+      const ceiling = await d.advanceTat(id, 5, 1, { ms: 100 });
+      return { smaller: smaller.refused, ceiling: ceiling.tat - T, late: (await d.read(id))?.tatLate };
+    },
+    { smaller: {}, ceiling: 15, late: 100 },
   ],
 ];
 

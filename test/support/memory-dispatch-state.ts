@@ -7,9 +7,11 @@ import type {
   LeaseRef,
   RequeueOptions,
   RetentionMarks,
+  TatLate,
   TatReservation,
 } from '../../lambdas/core/ports.js';
 import { CLOCK_SKEW_MS } from '../../lambdas/core/timing.js';
+import { LATENESS_CEILING_MS, LATENESS_REACH_MS } from '../../lambdas/core/rate.js';
 
 /**
  * The dispatch state in memory, with the same conditions as the DynamoDB adapter, for unit tests of the
@@ -164,7 +166,10 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
           ...(opts.errorStreak ? { e: opts.errorStreak } : {}),
         };
         if (opts.headSentAt !== undefined) item.headSentAt = opts.headSentAt;
-        if (opts.tat !== undefined) item.tat = opts.tat;
+        if (opts.tat !== undefined) {
+          item.tat = opts.tat;
+          item.tatLate = 0;
+        }
         MemoryDispatchState.add(item, 'nRepublished');
         if (opts.throttled) MemoryDispatchState.add(item, 'nThrottled');
       },
@@ -176,7 +181,10 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       (item) => MemoryDispatchState.lease(item, slotId, fence) && MemoryDispatchState.slotCount(item) > 1,
       (item) => {
         delete item.slots[slotId];
-        if (tat !== undefined) item.tat = tat;
+        if (tat !== undefined) {
+          item.tat = tat;
+          item.tatLate = 0;
+        }
       },
     );
   }
@@ -205,7 +213,10 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
         delete item.ingestUntil;
         item.idleSeq = opts.seenSeq;
         item.lastIdleAt = opts.now;
-        if (opts.tat !== undefined) item.tat = opts.tat;
+        if (opts.tat !== undefined) {
+          item.tat = opts.tat;
+          item.tatLate = 0;
+        }
         if (opts.drainMs !== undefined) item.lastDrainMs = opts.drainMs;
       },
     );
@@ -228,25 +239,67 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
         },
       );
   }
+  /**
+   * Whether a block of lateness `late` may follow the schedule's last block with no gap: it calls no later, or
+   * there is no schedule (as the DynamoDB adapter's conditions: a schedule without `tatLate` is one written
+   * before it was kept, whose blocks called up to LATENESS_CEILING_MS late).
+   */
+  private static lateFits(item: DispatchItem, late: number): boolean {
+    return item.tat === undefined || (item.tatLate ?? LATENESS_CEILING_MS) <= late;
+  }
   async restartTat(
     storeId: string,
     now: number,
     intervalMs: number,
     calls: number,
+    late?: number,
   ): Promise<TatReservation | undefined> {
     const result = this.write(
       storeId,
-      (item) => item !== undefined && (item.tat === undefined || item.tat <= now),
+      (item) =>
+        item !== undefined &&
+        (item.tat === undefined || item.tat <= now) &&
+        (late === undefined ||
+          MemoryDispatchState.lateFits(item, late) ||
+          (item.tat as number) <= now - (LATENESS_REACH_MS - late)),
       (item) => {
         item.tat = now + intervalMs;
         item.tatSeq = (item.tatSeq ?? 0) + 1;
         item.tatCalls = (item.tatCalls ?? 0) + calls;
+        if (late !== undefined) item.tatLate = late;
       },
     );
     if (!result.ok) return undefined;
     const { tatSeq, tatCalls, rate } = result.item;
     return {
       tat: now + intervalMs,
+      ...(tatSeq === undefined ? {} : { seq: tatSeq }),
+      ...(tatCalls === undefined ? {} : { calls: tatCalls }),
+      ...(rate === undefined ? {} : { rate }),
+    };
+  }
+  async placeTat(
+    storeId: string,
+    seen: { tat: number; seq?: number },
+    first: number,
+    intervalMs: number,
+    calls: number,
+    late: number,
+  ): Promise<TatReservation | undefined> {
+    const result = this.write(
+      storeId,
+      (item) => item !== undefined && item.tat === seen.tat && item.tatSeq === seen.seq,
+      (item) => {
+        item.tat = first + intervalMs;
+        item.tatSeq = (item.tatSeq ?? 0) + 1;
+        item.tatCalls = (item.tatCalls ?? 0) + calls;
+        item.tatLate = late;
+      },
+    );
+    if (!result.ok) return undefined;
+    const { tatSeq, tatCalls, rate } = result.item;
+    return {
+      tat: first + intervalMs,
       ...(tatSeq === undefined ? {} : { seq: tatSeq }),
       ...(tatCalls === undefined ? {} : { calls: tatCalls }),
       ...(rate === undefined ? {} : { rate }),
@@ -269,17 +322,37 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
     );
     return result.ok;
   }
-  async advanceTat(storeId: string, intervalMs: number, calls: number): Promise<TatReservation> {
+  async advanceTat(
+    storeId: string,
+    intervalMs: number,
+    calls: number,
+    late?: TatLate,
+  ): Promise<TatReservation> {
     const result = this.write(
       storeId,
-      () => true,
+      (item) =>
+        late === undefined ||
+        item?.tat === undefined ||
+        (MemoryDispatchState.lateFits(item, late.ms) &&
+          (late.deepFrom === undefined ||
+            (item.tatLate !== undefined && item.tatLate >= late.ms) ||
+            item.tat <= late.deepFrom)),
       (item) => {
         item.tat = (item.tat ?? 0) + intervalMs;
         item.tatSeq = (item.tatSeq ?? 0) + 1;
         item.tatCalls = (item.tatCalls ?? 0) + calls;
+        if (late !== undefined) item.tatLate = late.ms;
       },
     );
-    const item = (result as { item: DispatchItem }).item;
+    if (!result.ok) {
+      const current = result.current as DispatchItem;
+      return {
+        tat: current.tat as number,
+        ...(current.tatSeq === undefined ? {} : { seq: current.tatSeq }),
+        refused: current.tatLate === undefined ? {} : { late: current.tatLate },
+      };
+    }
+    const item = result.item;
     const reservation = {
       tat: item.tat as number,
       seq: item.tatSeq as number,

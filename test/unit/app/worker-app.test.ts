@@ -329,8 +329,9 @@ describe('createWorkerHandler: a slice', () => {
       ':one': 1,
       ':zero': 0,
       ':now': T0,
-      // A single-consumer store hands its rate pacing to its next lease.
+      // A single-consumer store hands its rate pacing to its next lease, calling on time (no lateness).
       ':tat': T0,
+      ':zeroLate': 0,
       // Busy since T0 - 1 s (the leased item's activeSince): its time to drain.
       ':drain': 1_000,
     });

@@ -27,7 +27,19 @@ describe('the bench request counter', () => {
       write: 'a block reservation (advanceTat)',
       run: (s: DynamoDispatchState) => s.advanceTat(STORE, 500, 5),
     },
+    {
+      write: 'a block reservation with its lateness',
+      run: (s: DynamoDispatchState) => s.advanceTat(STORE, 500, 5, { ms: 500, deepFrom: T0 }),
+    },
     { write: 'a restart (restartTat)', run: (s: DynamoDispatchState) => s.restartTat(STORE, T0, 500, 5) },
+    {
+      write: 'a restart with its lateness',
+      run: (s: DynamoDispatchState) => s.restartTat(STORE, T0, 500, 5, 50),
+    },
+    {
+      write: 'a lowering’s placement (placeTat)',
+      run: (s: DynamoDispatchState) => s.placeTat(STORE, { tat: T0, seq: 1 }, T0 + 450, 500, 5, 50),
+    },
     {
       write: 'a give-back (returnTat)',
       run: (s: DynamoDispatchState) => s.returnTat(STORE, { tat: T0, seq: 1 }, 300, 3),

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { handleAttention } from '../../../lambdas/core/attention.js';
 import { MetricNames } from '../../../lambdas/core/names.js';
+import { LATENESS_CEILING_MS } from '../../../lambdas/core/rate.js';
 import type { StoreRecord, StoreStatus } from '../../../lambdas/core/store-model.js';
 import { ENSURE_SLOT } from '../../../lambdas/core/signal.js';
 import { WAKE_MARGIN_MS } from '../../../lambdas/core/timing.js';
@@ -405,21 +406,43 @@ describe('handleAttention', () => {
           case: "the store's schedule when the slot carries none",
           slot: {},
           tat: T0 + 100,
+          tatLate: 0,
           firstCallAt: T0 + 100,
         },
         {
           case: 'the store schedule when it lies after the carried pace',
           slot: { n: T0 + 50 },
           tat: T0 + 100,
+          tatLate: 0,
           firstCallAt: T0 + 100,
         },
-        { case: 'now when both are past', slot: { n: T0 - 500 }, tat: T0 - 100, firstCallAt: T0 },
-      ])('starts at $case', async ({ slot, tat, firstCallAt }) => {
+        {
+          case: "the shared schedule's end and its last block's lateness (a cap lowered to 1)",
+          slot: { n: T0 + 50 },
+          tat: T0 + 100,
+          tatLate: 500,
+          firstCallAt: T0 + 600,
+        },
+        {
+          case: 'a schedule written before lateness was kept: its end and the most lateness any block had then',
+          slot: {},
+          tat: T0 + 100,
+          firstCallAt: T0 + 100 + LATENESS_CEILING_MS,
+        },
+        {
+          case: 'now when both are past',
+          slot: { n: T0 - 500 },
+          tat: T0 - 700,
+          tatLate: 500,
+          firstCallAt: T0,
+        },
+      ])('starts at $case', async ({ slot, tat, tatLate, firstCallAt }) => {
         w.store = storeOf('active', { maxConcurrentConsumers: 1, ratePerSecond: 5 });
         w.dispatch.items.set('s1', {
           ...(await w.dispatch.read('s1'))!,
           slots: { a: { s: 'q', at: T0, ...slot } },
           ...(tat === undefined ? {} : { tat }),
+          ...(tatLate === undefined ? {} : { tatLate }),
         });
         let sent = false;
         w.deps.tasks.receive = vi.fn(async () => {

@@ -1,14 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import type { Clock, DispatchState } from '../../../lambdas/core/ports.js';
+import type { Clock, DispatchState, TatLate } from '../../../lambdas/core/ports.js';
 import {
   blockSize,
+  lateness,
   MAX_BLOCK,
   MAX_RESTART_AHEAD_MS,
   PEEK_LEAD_MS,
+  reachSpacing,
   respaced,
   sharedPacer,
   spacingOf,
+  spanOf,
 } from '../../../lambdas/core/rate.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 import { T0 } from '../support/fixtures.js';
@@ -29,20 +32,36 @@ const steppedClock = (late: (n: number) => number = () => 0) => {
   return { clock, advance: (ms: number) => (now += ms) };
 };
 
-/** The in-memory dispatch state, recording each schedule write with the span it moved. */
-const recordingDispatch = (tat?: number) => {
+/**
+ * The in-memory dispatch state, recording each schedule write with the span it moved. A schedule already there
+ * (`tat`) has its last block's lateness (`tatLate`: 0, calls on time, unless a test says).
+ */
+const recordingDispatch = (tat?: number, tatLate = 0) => {
   const state = new MemoryDispatchState();
-  state.items.set(STORE, { storeId: STORE, ...(tat === undefined ? {} : { tat }) } as never);
+  state.items.set(STORE, { storeId: STORE, ...(tat === undefined ? {} : { tat, tatLate }) } as never);
   const writes: string[] = [];
   const dispatch = {
-    restartTat: async (id: string, now: number, span: number, calls: number) => {
-      const ok = await state.restartTat(id, now, span, calls);
+    restartTat: async (id: string, now: number, span: number, calls: number, late?: number) => {
+      const ok = await state.restartTat(id, now, span, calls, late);
       writes.push(ok ? `restart ${span}` : 'restart-refused');
       return ok;
     },
-    advanceTat: async (id: string, span: number, calls: number) => {
-      writes.push(`advance ${span}`);
-      return state.advanceTat(id, span, calls);
+    advanceTat: async (id: string, span: number, calls: number, late?: TatLate) => {
+      const got = await state.advanceTat(id, span, calls, late);
+      writes.push(got.refused ? 'advance-refused' : `advance ${span}`);
+      return got;
+    },
+    placeTat: async (
+      id: string,
+      seen: { tat: number; seq?: number },
+      first: number,
+      span: number,
+      calls: number,
+      late: number,
+    ) => {
+      const got = await state.placeTat(id, seen, first, span, calls, late);
+      writes.push(got ? `place ${span}` : 'place-refused');
+      return got;
     },
     returnTat: async (id: string, reservation: { tat: number; seq: number }, span: number, calls: number) => {
       const ok = await state.returnTat(id, reservation, span, calls);
@@ -56,6 +75,8 @@ const recordingDispatch = (tat?: number) => {
     writes,
     tat: () => state.items.get(STORE)?.tat,
     calls: () => state.items.get(STORE)?.tatCalls,
+    late: () => state.items.get(STORE)?.tatLate,
+    state,
   };
 };
 
@@ -95,6 +116,22 @@ describe('blockSize', () => {
     { name: 'a lease 1.5 intervals slow: one instant per write', over: { cycle: 151 }, expected: 1 },
     // 1000/s: the lateness floor (50 ms) allowed, a 21 ms call cycle lags 20 ms a call.
     { name: 'a fast rate allows the lateness floor of lag', over: { interval: 1, cycle: 21 }, expected: 3 },
+    // The reach (issue #11): 270 ms of lag at 20 ms a call, within REACH_SPAN_MS (51 instants at 1 ms).
+    { name: 'a block’s own lateness', over: { interval: 1, cycle: 21, late: 270 }, expected: 10 },
+    {
+      name: 'a block’s own lateness, lag within it',
+      over: { interval: 1, cycle: 31, late: 270 },
+      expected: 10,
+    },
+    {
+      name: 'a block’s own lateness, 100 ms of lag',
+      over: { interval: 1, cycle: 21, late: 100 },
+      expected: 6,
+    },
+    // At 20 ms instants a block past the standard lateness spans at most REACH_SPAN_MS: three instants.
+    { name: 'REACH_SPAN_MS of schedule', over: { interval: 20, cycle: 100, late: 500 }, expected: 3 },
+    // …never fewer than the standard lateness keeps (at 10 ms lag a call, 50 ms: six).
+    { name: 'no fewer than the standard keeps', over: { interval: 20, cycle: 30, late: 500 }, expected: 6 },
   ])('is bounded by $name: $expected', ({ over, expected }) => {
     expect(blockSize({ ...base, ...over })).toBe(expected);
   });
@@ -215,7 +252,7 @@ describe('sharedPacer blocks', () => {
   it('learns a hold raised by another consumer at its next block, and never waits past it in its slice', async () => {
     const { clock, advance } = steppedClock();
     const { dispatch, writes, tat } = recordingDispatch(T0);
-    const pacer = sharedPacer(dispatch, STORE, 100, clock, 2_000);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock, { maxWait: 2_000 });
 
     expect(await pacer.acquire(T0 + 60_000, 2)).toBe(true); // block of 2 at T0, T0 + 100
     await dispatch.holdTat(STORE, T0 + 10_000); // another consumer's 429: Retry-After 10 s
@@ -236,7 +273,10 @@ describe('sharedPacer blocks', () => {
     const { clock, advance } = steppedClock();
     const { dispatch, writes, calls } = recordingDispatch(T0);
     const seen: (number | undefined)[] = [];
-    const pacer = sharedPacer(dispatch, STORE, 100, clock, 2_000, (r) => seen.push(r.calls));
+    const pacer = sharedPacer(dispatch, STORE, 100, clock, {
+      maxWait: 2_000,
+      onReservation: (r) => seen.push(r.calls),
+    });
 
     expect(await pacer.acquire(T0 + 60_000, 2)).toBe(true); // a restart reserving 2 instants
     await dispatch.advanceTat(STORE, 300, 3); // another consumer reserves 3
@@ -322,8 +362,8 @@ const slowDispatch = (advance: (ms: number) => void, writeMs: number) => {
 };
 
 describe('sharedPacer restarts when its writes take longer than the lateness', () => {
-  // 1,000/s: 1 ms instants, 50 ms lateness (the floor); each write takes 80 ms; each call takes 120 ms (its block's
-  // next instant is then further behind than the lateness: one call per block).
+  // 1,000/s: 1 ms instants, 50 ms lateness (the floor); each write takes 80 ms; each call takes 600 ms (its block's
+  // next instant is then further behind than even the reach, LATENESS_REACH_MS: one call per block).
   const INTERVAL = 1;
   const WRITE_MS = 80;
 
@@ -336,7 +376,7 @@ describe('sharedPacer restarts when its writes take longer than the lateness', (
       calls: 6,
       inHand: 6,
       deadline: T0 + 60_000,
-      callMs: 120,
+      callMs: 600,
     });
     expect(starts).toHaveLength(6);
     // The first restart is placed at now (no latency seen yet) and lands 80 ms late: forfeited, one more write.
@@ -346,7 +386,7 @@ describe('sharedPacer restarts when its writes take longer than the lateness', (
     expect(writes.length).toBe(7);
     // Each call starts when its write lands, never before the instant it reserved.
     expect(starts.slice(1).map((start, i) => start - (starts[i] as number))).toEqual([
-      200, 200, 200, 200, 200,
+      680, 680, 680, 680, 680,
     ]);
   });
 
@@ -378,7 +418,8 @@ describe('sharedPacer restarts when its writes take longer than the lateness', (
       callMs: 200,
     });
 
-    // Each restart is placed at its own now and its call starts when the 3 ms write lands.
+    // Each restart is placed at its own now and its call starts when the 3 ms write lands. The lease is slower
+    // than the interval, but instants 100 ms apart are past REACH_SPAN_MS: the standard lateness.
     expect(starts).toEqual([3, 206, 409]);
     expect(writes).toEqual(['restart 100', 'restart 100', 'restart 100']);
   });
@@ -489,7 +530,7 @@ describe('sharedPacer: a look at the store’s rate before a call (RatePeek)', (
     const { clock, advance } = steppedClock();
     const { dispatch } = recordingDispatch(T0);
     const p = peeking(true);
-    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, 2_000, undefined, undefined, p.peek(clock));
+    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, { maxWait: 2_000, peek: p.peek(clock) });
 
     const starts = await run(pacer, clock, advance, { calls: 3, inHand: 3, deadline: T0 + 60_000 });
     expect(starts).toEqual([0, 100, 200]);
@@ -510,7 +551,7 @@ describe('sharedPacer: a look at the store’s rate before a call (RatePeek)', (
         return undefined;
       },
     };
-    const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, 2_000, undefined, undefined, peek);
+    const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, { maxWait: 2_000, peek: peek });
     // Instants 30.2 ms apart (spacingOf(30): stretched for the lateness floor), each call at its whole millisecond.
     const step = spacingOf(30);
     expect(await run(pacer, clock, advance, { calls: 5, inHand: 5, deadline: T0 + 60_000 })).toEqual(
@@ -524,7 +565,7 @@ describe('sharedPacer: a look at the store’s rate before a call (RatePeek)', (
     const { clock, advance } = steppedClock();
     const { dispatch } = recordingDispatch(T0);
     const p = peeking(false);
-    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, 2_000, undefined, undefined, p.peek(clock));
+    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, { maxWait: 2_000, peek: p.peek(clock) });
     expect(await run(pacer, clock, advance, { calls: 3, inHand: 3, deadline: T0 + 60_000 })).toEqual([
       0, 100, 200,
     ]);
@@ -535,7 +576,7 @@ describe('sharedPacer: a look at the store’s rate before a call (RatePeek)', (
     const { clock, advance } = steppedClock();
     const { dispatch, writes } = recordingDispatch(T0);
     const p = peeking(true);
-    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, 5_000, undefined, undefined, p.peek(clock));
+    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, { maxWait: 5_000, peek: p.peek(clock) });
 
     expect(await pacer.acquire(T0 + 60_000, 4)).toBe(true); // a block of 4 at T0, +100, +200, +300
     advance(20);
@@ -555,7 +596,7 @@ describe('sharedPacer: a look at the store’s rate before a call (RatePeek)', (
     const { clock, advance } = steppedClock();
     const { dispatch, writes } = recordingDispatch(T0);
     const p = peeking(true);
-    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, 5_000, undefined, undefined, p.peek(clock));
+    const pacer = sharedPacer(dispatch, STORE, p.spacing, clock, { maxWait: 5_000, peek: p.peek(clock) });
     expect(await run(pacer, clock, advance, { calls: 4, inHand: 4, deadline: T0 + 60_000 })).toEqual([
       0, 100, 200, 300,
     ]);
@@ -578,12 +619,12 @@ const setupPeek = (news: { spacing?: number; quietUntil?: number }) => {
       return news.quietUntil;
     },
   };
-  const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, 5_000, undefined, undefined, peek);
+  const pacer = sharedPacer(dispatch, STORE, () => spacing, clock, { maxWait: 5_000, peek: peek });
   return { pacer, clock, advance, writes };
 };
 
 describe('respaced', () => {
-  const block = { first: T0, count: 10, interval: 100, step: 100, next: 1 };
+  const block = { first: T0, count: 10, interval: 100, step: 100, late: lateness(100), next: 1 };
   it('keeps what is left of the span at the new interval, from the quiet time on', async () => {
     const { pacer, clock, advance, writes } = setupPeek({ spacing: 200, quietUntil: T0 + 300 });
     const starts = await run(pacer, clock, advance, { calls: 5, inHand: 10, deadline: T0 + 60_000 });
@@ -631,7 +672,7 @@ describe('respaced: never denser than the reservation, never outside it (propert
         fc.option(fc.integer({ min: -1_000, max: 20_000 }), { nil: undefined }),
         (count, step, next, widen, quiet) => {
           fc.pre(next < count);
-          const block = { first: T0, count, interval: step, step, next };
+          const block = { first: T0, count, interval: step, step, late: lateness(step), next };
           const instant = T0 + next * step;
           const interval = step + widen;
           const quietUntil = quiet === undefined ? undefined : T0 + quiet;
@@ -663,7 +704,7 @@ describe('sharedPacer: the deadline after the wait', () => {
     // Instants every 200 ms (lateness 100); the second one's wake-up overshoots by 80 ms, past the deadline.
     const { clock, advance } = steppedClock((n) => (n === 1 ? 80 : 0));
     const { dispatch, writes, tat } = recordingDispatch(T0);
-    const pacer = sharedPacer(dispatch, STORE, 200, clock, 5_000);
+    const pacer = sharedPacer(dispatch, STORE, 200, clock, { maxWait: 5_000 });
     const deadline = T0 + 250;
     expect(await pacer.acquire(deadline, 2)).toBe(true); // T0, reserving T0 and T0 + 200
     advance(0);
@@ -692,5 +733,104 @@ describe('sharedPacer: either news respaces the block', () => {
     ]);
     // The third call is the next block's (the respaced one held a single instant: 250).
     expect(writes).toEqual(['restart 400', 'advance 200']);
+  });
+});
+
+describe('sharedPacer: each block’s lateness (issue #11: the reach)', () => {
+  /** One lease's acquires, each call lasting `callMs`: the starts (ms after T0). */
+  const calls = async (
+    pacer: ReturnType<typeof sharedPacer>,
+    clock: Clock,
+    advance: (ms: number) => void,
+    opts: { calls: number; inHand: number; callMs: number },
+  ) => run(pacer, clock, advance, { ...opts, deadline: T0 + 60_000 });
+
+  it('a lease slower than a dense schedule takes the lateness its messages in hand need, in one write', async () => {
+    // 1,000/s, calls of 30 ms: its first block (no pace known yet) keeps two of ten instants within the standard
+    // 50 ms; the second, with the pace known and the schedule lagging, takes ⌈9 × 29 ms⌉ = 270 ms, and holds
+    // the ten messages left in hand (their instants 1.05 ms apart, the spacing paying for 270 ms).
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, late } = recordingDispatch();
+    const pacer = sharedPacer(dispatch, STORE, 1, clock);
+    const starts = await calls(pacer, clock, advance, { calls: 12, inHand: 12, callMs: 30 });
+    expect(starts).toEqual([0, 30, 60, 90, 120, 150, 180, 210, 240, 270, 300, 330]);
+    expect(writes).toEqual(['restart 10', `restart ${spanOf(10, reachSpacing(1, 270))}`]);
+    expect(late()).toBe(270);
+  });
+
+  it('a lease that keeps up with the interval never raises it (the standard lateness, as before)', async () => {
+    const { clock, advance } = steppedClock();
+    const { dispatch, late } = recordingDispatch();
+    const pacer = sharedPacer(dispatch, STORE, 100, clock);
+    await calls(pacer, clock, advance, { calls: 12, inHand: 12, callMs: 30 });
+    expect(late()).toBe(lateness(100));
+  });
+
+  it('takes the schedule’s lateness as its acquire read it, with no gap and no refused write', async () => {
+    // Another lease's block of the reach ends 5 ms ahead; this fast lease's first block follows it at once.
+    const setup = (knownLate?: number) => {
+      const { clock, advance } = steppedClock();
+      const recorded = recordingDispatch(T0 + 5, 500);
+      const pacer = sharedPacer(
+        recorded.dispatch,
+        STORE,
+        100,
+        clock,
+        knownLate === undefined ? {} : { knownLate },
+      );
+      return { ...recorded, pacer, clock, advance };
+    };
+    const known = setup(500);
+    expect(await calls(known.pacer, known.clock, known.advance, { calls: 1, inHand: 1, callMs: 0 })).toEqual([
+      5,
+    ]);
+    expect(known.writes).toEqual(['restart-refused', `advance ${reachSpacing(100, 500)}`]);
+    // Not read: the standard lateness is refused, and the block takes the schedule's (still no gap).
+    const unknown = setup();
+    expect(
+      await calls(unknown.pacer, unknown.clock, unknown.advance, { calls: 1, inHand: 1, callMs: 0 }),
+    ).toEqual([5]);
+    expect(unknown.writes).toEqual([
+      'restart-refused',
+      'advance-refused',
+      `advance ${reachSpacing(100, 500)}`,
+    ]);
+    expect(unknown.late()).toBe(500);
+  });
+
+  it('lowers it after two reservations that found the store binding, its block the difference after the schedule', async () => {
+    // A fast lease on a schedule that leads the clock by a second at the reach: its first two blocks take the
+    // reach (one reservation deep is a fan-out, not a binding store); the third takes the standard 50 ms and
+    // starts 450 ms after the schedule's end.
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, late } = recordingDispatch(T0 + 1_000, 500);
+    const pacer = sharedPacer(dispatch, STORE, 100, clock, { knownLate: 500 });
+    const starts = await calls(pacer, clock, advance, { calls: 3, inHand: 1, callMs: 0 });
+    const reach = reachSpacing(100, 500);
+    expect(starts).toEqual([1_000, Math.ceil(1_000 + reach), Math.ceil(1_000 + 2 * reach + 450)]);
+    expect(writes).toEqual([
+      'restart-refused',
+      `advance ${reach}`,
+      `advance ${reach}`,
+      'advance-refused',
+      'place 100',
+    ]);
+    expect(late()).toBe(lateness(100));
+  });
+
+  it('raises it only where the schedule does not lead the clock: a binding store keeps the lateness it has', async () => {
+    // The lease's first block lags (a restart at now) and it learns its pace; before its next, other leases
+    // reserve 300 ms ahead at the standard lateness. Its raise is refused and its block takes the standard one.
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, late, state } = recordingDispatch();
+    const pacer = sharedPacer(dispatch, STORE, 1, clock);
+    await calls(pacer, clock, advance, { calls: 3, inHand: 3, callMs: 30 });
+    expect(writes).toEqual(['restart 3', 'restart 1']);
+    const item = state.items.get(STORE);
+    state.items.set(STORE, { ...item!, tat: T0 + 400, tatLate: 50 });
+    writes.length = 0;
+    expect(await pacer.acquire(T0 + 60_000, 17)).toBe(true);
+    expect(writes).toEqual(['restart-refused', 'advance-refused', 'advance 10']);
+    expect(late()).toBe(50);
   });
 });

@@ -163,7 +163,7 @@ describe('sharedPacer', () => {
     const { clock, advance } = steppedClock();
     const { dispatch, writes } = recordingDispatch('s1');
     const seen: (number | undefined)[] = [];
-    const pacer = sharedPacer(dispatch, 's1', 100, clock, Number.POSITIVE_INFINITY, (r) => seen.push(r.seq));
+    const pacer = sharedPacer(dispatch, 's1', 100, clock, { onReservation: (r) => seen.push(r.seq) });
     expect(await pacer.acquire(T0 + 10_000)).toBe(true); // lagging: a restart
     expect(await pacer.acquire(T0 + 10_000)).toBe(true); // its block has not ended: an advance, no restart tried
     advance(5_000);
@@ -360,7 +360,7 @@ describe('sharedPacer', () => {
     async (row) => {
       const { clock, sleeps } = steppedClock();
       const { dispatch } = recordingDispatch(STORE, T0 + row.instantIn);
-      const pacer = sharedPacer(dispatch, STORE, 100, clock, 2000);
+      const pacer = sharedPacer(dispatch, STORE, 100, clock, { maxWait: 2000 });
 
       const allowed = await pacer.acquire(T0 + 60_000);
 
@@ -487,17 +487,10 @@ describe('the cap’s first blocks, stacked end to end', () => {
     const { dispatch } = recordingDispatch(STORE);
     const outcomes: { called: boolean; held: boolean }[] = [];
     for (let i = 0; i < 3; i++) {
-      const pacer = sharedPacer(
-        dispatch,
-        STORE,
-        spacing,
-        clock,
+      const pacer = sharedPacer(dispatch, STORE, spacing, clock, {
         maxWait,
-        undefined,
-        undefined,
-        undefined,
-        horizon,
-      );
+        ...(horizon === undefined ? {} : { horizon }),
+      });
       const called = await pacer.acquire(T0 + 20_000, 10);
       outcomes.push({ called, held: pacer.held });
     }

@@ -7,10 +7,13 @@ import {
   intervalMs,
   lateness,
   LATENESS_CEILING_MS,
+  LATENESS_REACH_MS,
   localPacer,
   pacedInterval,
   RATE_WINDOW_MS,
+  reachSpacing,
   sharedPacer,
+  spacingOf,
   windowCalls,
   type BlockRules,
 } from '../../../lambdas/core/rate.js';
@@ -66,7 +69,10 @@ const busiestWindow = async (opts: {
   paced: number;
   consumers: number;
   seed: number;
-  callMs: number;
+  /** Each call's length; per consumer where a list (consumers slower than the interval take the reach). */
+  callMs: number | number[];
+  /** When each consumer (of a shared schedule) starts, in ms into the run (all at once by default). */
+  startMs?: number[];
   inHand: number;
   rules?: BlockRules;
   leaseMs?: number;
@@ -90,7 +96,7 @@ const busiestWindow = async (opts: {
   memory.items.set(STORE, { storeId: STORE } as never);
   // Each schedule write takes 0–5 ms (half before it applies, half after), unless the scenario says none.
   const slowly =
-    (name: 'restartTat' | 'advanceTat' | 'returnTat') =>
+    (name: 'restartTat' | 'advanceTat' | 'returnTat' | 'placeTat') =>
     async (...args: unknown[]): Promise<unknown> => {
       const ms = opts.late === undefined ? Math.floor(draw() * 6) : 0;
       if (ms > 0) await clock.sleep(ms / 2);
@@ -102,6 +108,7 @@ const busiestWindow = async (opts: {
     restartTat: slowly('restartTat'),
     advanceTat: slowly('advanceTat'),
     returnTat: slowly('returnTat'),
+    placeTat: slowly('placeTat'),
   });
   const arrivals: number[] = [];
   const arrive = (): void => {
@@ -121,19 +128,16 @@ const busiestWindow = async (opts: {
     await clock.sleep(Math.floor(draw() * 150));
     return true;
   };
-  const shared = async (): Promise<void> => {
-    const pacer = sharedPacer(
-      state,
-      STORE,
-      opts.paced,
-      clock,
-      undefined,
-      undefined,
-      opts.rules ?? BLOCK_RULES,
-    );
+  const callMsOf = (consumer: number): number =>
+    typeof opts.callMs === 'number' ? opts.callMs : (opts.callMs[consumer % opts.callMs.length] as number);
+  const shared = async (consumer: number): Promise<void> => {
+    const callMs = callMsOf(consumer);
+    const startMs = opts.startMs?.[consumer] ?? 0;
+    if (startMs > 0) await clock.sleep(startMs);
+    const pacer = sharedPacer(state, STORE, opts.paced, clock, { rules: opts.rules ?? BLOCK_RULES });
     while (await pacer.acquire(end, opts.inHand, look)) {
       arrive();
-      if (opts.callMs > 0) await clock.sleep(opts.callMs);
+      if (callMs > 0) await clock.sleep(callMs);
     }
   };
   const local = async (): Promise<void> => {
@@ -143,13 +147,14 @@ const busiestWindow = async (opts: {
       const deadline = Math.min(end, clock.now() + (opts.leaseMs ?? RUN_MS));
       while (await pacer.acquire(deadline, opts.inHand, look)) {
         arrive();
-        if (opts.callMs > 0) await clock.sleep(opts.callMs);
+        if (callMsOf(0) > 0) await clock.sleep(callMsOf(0));
       }
       carry = pacer.carry;
       await clock.sleep(Math.max(0, deadline - clock.now()));
     }
   };
-  const leases = opts.consumers === 1 ? [local()] : Array.from({ length: opts.consumers }, () => shared());
+  const leases =
+    opts.consumers === 1 ? [local()] : Array.from({ length: opts.consumers }, (_, i) => shared(i));
   await run(end + 1_000);
   await Promise.all(leases);
   arrivals.sort((a, b) => a - b);
@@ -235,5 +240,65 @@ describe('a store keeps its rate in every closed 5 s window of arrivals, calls u
     expect(await busiestWindow({ ...scenario, late, jitter, paced: shared })).toBeLessThanOrEqual(
       windowCalls(1),
     );
+  });
+});
+
+describe('a store whose blocks take different lateness keeps its rate (issue #11: the reach, property)', () => {
+  // Leases of different speeds on one schedule, joining at different times: a lease slower than the interval
+  // takes the reach while the schedule lags (blocks of the messages in hand), a fast one that waits for its
+  // blocks lowers it again after the gap, others take the schedule's lateness as they find it.
+  const scenario = fc.record({
+    rate: fc.constantFrom(1000, 500, 200, 100, 50, 20),
+    callMs: fc.array(fc.constantFrom(0, 3, 10, 30, 60, 150, 400), { minLength: 2, maxLength: 4 }),
+    startMs: fc.array(fc.integer({ min: 0, max: 3_000 }), { minLength: 4, maxLength: 4 }),
+    seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+    inHand: fc.integer({ min: 1, max: 10 }),
+  });
+
+  it('never has more than rate × 5 s calls arrive within any 5 s window', async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (s) => {
+        const interval = intervalMs(s.rate);
+        const paced = pacedInterval(interval, true);
+        const consumers = s.callMs.length;
+        expect(await busiestWindow({ ...s, consumers, paced })).toBeLessThanOrEqual(windowCalls(interval));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  // 50/s: a lease of 150 ms calls alone takes the reach (blocks of three instants, up to 300 ms late); two fast
+  // leases join at 1 s, wait for their blocks and lower the schedule's lateness. Calls on time, arriving at once.
+  const joined = {
+    rate: 50,
+    consumers: 3,
+    seed: 1,
+    callMs: [150, 0, 0],
+    startMs: [0, 1_000, 1_000],
+    inHand: 10,
+    late: () => 0,
+    jitter: () => 0,
+    paced: pacedInterval(intervalMs(50), true),
+  };
+
+  it('is broken by a lowering without its gap: the slow lease’s late calls bunch with the fast ones', async () => {
+    expect(await busiestWindow(joined)).toBeLessThanOrEqual(250);
+    expect(await busiestWindow({ ...joined, rules: { ...BLOCK_RULES, gap: () => 0 } })).toBeGreaterThan(250);
+  });
+
+  it('spaces a block for its own lateness: n instants exceed the window, the jitter and the lateness', () => {
+    const off: string[] = [];
+    for (const rate of [1000, 500, 333, 200, 100, 50, 20, 10, 5, 2, 1]) {
+      const n = windowCalls(intervalMs(rate));
+      const paced = pacedInterval(intervalMs(rate), true);
+      for (const late of [lateness(paced), 100, 180, 270, LATENESS_REACH_MS]) {
+        const step = reachSpacing(paced, late);
+        if (!(n * step > RATE_WINDOW_MS + ARRIVAL_JITTER_MS + late)) off.push(`${rate}/s at ${late} ms`);
+      }
+      // The standard spacing alone does not pay for the reach: the stretch is needed.
+      if (rate >= 2 && n * spacingOf(paced) > RATE_WINDOW_MS + ARRIVAL_JITTER_MS + LATENESS_REACH_MS)
+        off.push(`${rate}/s: the standard spacing already pays for the reach`);
+    }
+    expect(off).toEqual([]);
   });
 });

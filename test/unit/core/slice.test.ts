@@ -269,9 +269,10 @@ describe('runSlice', () => {
     // at most 20 calls, each up to its lateness (100 ms) and the arrival jitter (50 ms) after its instant.
     expect(starts).toEqual([0, 258, 516, 773]);
     // One write for the four messages in hand: it restarts the idle schedule at now with a block of four
-    // instants, which the lease paces through locally.
+    // instants, which the lease paces through locally, at the standard lateness (its first block: no pace of its
+    // own known yet), which the schedule records.
     expect(world.dispatch.restartTat).toHaveBeenCalledTimes(1);
-    expect(world.dispatch.restartTat).toHaveBeenCalledWith(store.storeId, T0, 1030.004, 4);
+    expect(world.dispatch.restartTat).toHaveBeenCalledWith(store.storeId, T0, 1030.004, 4, 100);
     expect(world.dispatch.advanceTat).not.toHaveBeenCalled();
     expect(world.w.tat).toBe(T0 + 1030.004);
   });
