@@ -296,7 +296,15 @@ export const attentionDesign = (
           eng.after(AWS, () => after(value));
         };
         const deep = deepRuns >= 2;
-        const late = blockLateness({ interval: paced, inHand, cycle, lagging, deep, knownLate });
+        const late = blockLateness({
+          interval: paced,
+          inHand,
+          cycle,
+          lagging,
+          deep,
+          knownLate,
+          consumers: policy.maxConcurrentConsumers,
+        });
         const step = reachSpacing(paced, late);
         const size = (start: number, at = late): number =>
           blockSize({ interval: paced, inHand, start, deadline, horizon: maxWaitMs, cycle, late: at });

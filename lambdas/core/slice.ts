@@ -228,6 +228,7 @@ export const runSlice = async (
         // The cap's blocks, stacked end to end, within the wait a call takes for a normal one.
         horizon: () => maxWaitMs() / policy.maxConcurrentConsumers,
         ...(lease.tatLate === undefined ? {} : { knownLate: lease.tatLate }),
+        consumers: policy.maxConcurrentConsumers,
       });
   const pacer = quotaPacer(ratePacer, deps.clock, () => quotaUntil, rules.resumeWithinSlice);
   /** This lease's expected spacing between calls: its share of the store's rate. */

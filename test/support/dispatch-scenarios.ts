@@ -1,7 +1,7 @@
 import type { DispatchItem } from '../../lambdas/core/dispatch-model.js';
 import { activeShardOf } from '../../lambdas/core/names.js';
 import type { Clock, Conditional, DispatchState } from '../../lambdas/core/ports.js';
-import { lateness, pacedInterval, sharedPacer, spanOf } from '../../lambdas/core/rate.js';
+import { lateness, LATENESS_REACH_MS, pacedInterval, sharedPacer, spanOf } from '../../lambdas/core/rate.js';
 
 /**
  * One table of dispatch-state operations and the outcome the protocol requires of each. It runs against
@@ -534,7 +534,8 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       const larger = await d.advanceTat(id, 5, 5, { ms: 100 });
       // Lags the clock at T + 500 (tat T + 470), but its last block calls later and ends within the reach's gap.
       const tooSoon = await d.restartTat(id, T + 500, 5, 5, 50);
-      const clear = await d.restartTat(id, T + 920, 5, 5, 50);
+      // Clear once the schedule ended the largest gap any lateness needs (LATENESS_REACH_MS − 50) before it.
+      const clear = await d.restartTat(id, T + 470 + LATENESS_REACH_MS - 50, 5, 5, 50);
       const item = await d.read(id);
       return {
         refused: refused.refused,
@@ -557,7 +558,7 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       larger: 470,
       largerRefused: undefined,
       tooSoon: true,
-      clear: 925,
+      clear: 475 + LATENESS_REACH_MS - 50,
       late: 50,
       calls: 25,
     },

@@ -362,7 +362,7 @@ const slowDispatch = (advance: (ms: number) => void, writeMs: number) => {
 };
 
 describe('sharedPacer restarts when its writes take longer than the lateness', () => {
-  // 1,000/s: 1 ms instants, 50 ms lateness (the floor); each write takes 80 ms; each call takes 600 ms (its block's
+  // 1,000/s: 1 ms instants, 50 ms lateness (the floor); each write takes 80 ms; each call takes 1.2 s (its block's
   // next instant is then further behind than even the reach, LATENESS_REACH_MS: one call per block).
   const INTERVAL = 1;
   const WRITE_MS = 80;
@@ -376,7 +376,7 @@ describe('sharedPacer restarts when its writes take longer than the lateness', (
       calls: 6,
       inHand: 6,
       deadline: T0 + 60_000,
-      callMs: 600,
+      callMs: 1_200,
     });
     expect(starts).toHaveLength(6);
     // The first restart is placed at now (no latency seen yet) and lands 80 ms late: forfeited, one more write.
@@ -386,7 +386,7 @@ describe('sharedPacer restarts when its writes take longer than the lateness', (
     expect(writes.length).toBe(7);
     // Each call starts when its write lands, never before the instant it reserved.
     expect(starts.slice(1).map((start, i) => start - (starts[i] as number))).toEqual([
-      680, 680, 680, 680, 680,
+      1_280, 1_280, 1_280, 1_280, 1_280,
     ]);
   });
 
@@ -820,7 +820,8 @@ describe('sharedPacer: each block’s lateness (issue #11: the reach)', () => {
 
   it('raises it only where the schedule does not lead the clock: a binding store keeps the lateness it has', async () => {
     // The lease's first block lags (a restart at now) and it learns its pace; before its next, other leases
-    // reserve 300 ms ahead at the standard lateness. Its raise is refused and its block takes the standard one.
+    // reserve 300 ms ahead at the standard lateness. Its restart is refused, and its block takes the standard
+    // lateness at once (a raise there would be refused too: no write spent on it).
     const { clock, advance } = steppedClock();
     const { dispatch, writes, late, state } = recordingDispatch();
     const pacer = sharedPacer(dispatch, STORE, 1, clock);
@@ -830,7 +831,28 @@ describe('sharedPacer: each block’s lateness (issue #11: the reach)', () => {
     state.items.set(STORE, { ...item!, tat: T0 + 400, tatLate: 50 });
     writes.length = 0;
     expect(await pacer.acquire(T0 + 60_000, 17)).toBe(true);
-    expect(writes).toEqual(['restart-refused', 'advance-refused', 'advance 10']);
+    expect(writes).toEqual(['restart-refused', 'advance 2']);
+    expect(late()).toBe(50);
+  });
+
+  it('a raise the schedule refuses (it leads the clock) takes the schedule’s lateness instead', async () => {
+    // A lagging lease restarted at the lateness its messages need (270 ms), then drops that block mid-way (its
+    // store's rate was lowered: 1 → 1.5 ms) while another lease has lowered the schedule to 50 ms, 300 ms ahead.
+    // Its own block still lies ahead, so it advances at the 270 ms it knows, conditional on the schedule not
+    // leading the clock: refused, the block takes the schedule's 50 ms (no gap).
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, late, state } = recordingDispatch();
+    let spacing = 1;
+    const pacer = sharedPacer(dispatch, STORE, () => spacing, clock);
+    await calls(pacer, clock, advance, { calls: 3, inHand: 3, callMs: 30 });
+    expect(await pacer.acquire(T0 + 60_000, 10)).toBe(true);
+    expect(late()).toBe(270);
+    const item = state.items.get(STORE);
+    state.items.set(STORE, { ...item!, tat: T0 + 400, tatLate: 50 });
+    writes.length = 0;
+    spacing = 1.5;
+    expect(await pacer.acquire(T0 + 60_000, 9)).toBe(true);
+    expect(writes).toEqual(['advance-refused', 'advance 13.5']);
     expect(late()).toBe(50);
   });
 });
