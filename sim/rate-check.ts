@@ -9,8 +9,9 @@ export const RATE_WINDOW_MS = 5_000;
  * the worker that reserved the instant (the shared GCRA schedule, or the single consumer's carried pace; the
  * paced spacing is a little wider). Instants reserved on different clocks are compared across up to
  * CLOCK_SKEW_MS of disagreement, so a 5 s window of true time can hold the calls of 5 s + CLOCK_SKEW_MS of
- * schedule; and one more because a call may start up to its lateness (50–100 ms) after its instant next to
- * one on time.
+ * schedule; and one more because a call may start up to its lateness (50–100 ms; a block of the reach up to 1 s,
+ * its spacing paying for it) after its instant next to one on time. Loose by the skew: it cannot judge the
+ * reach's gaps (rate.ts `blockLateness`), which `rate-window.test.ts` checks on one clock against the exact bound.
  */
 export const rateBound = (ratePerSecond: number): number =>
   Math.floor((ratePerSecond * (RATE_WINDOW_MS + CLOCK_SKEW_MS)) / 1000) + 1;

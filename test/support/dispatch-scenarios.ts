@@ -587,7 +587,8 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
       await d.recordEnqueued(id, 1, T);
       await d.restartTat(id, T, 10, 1); // no lateness: as the code before it wrote
       const smaller = await d.advanceTat(id, 5, 1, { ms: 50 });
-      const ceiling = await d.advanceTat(id, 5, 1, { ms: 100 });
+      // As late as it, with the schedule leading the clock: not a raise (`deepFrom` does not refuse it).
+      const ceiling = await d.advanceTat(id, 5, 1, { ms: 100, deepFrom: T });
       return { smaller: smaller.refused, ceiling: ceiling.tat - T, late: (await d.read(id))?.tatLate };
     },
     { smaller: {}, ceiling: 15, late: 100 },

@@ -335,7 +335,7 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
         item?.tat === undefined ||
         (MemoryDispatchState.lateFits(item, late.ms) &&
           (late.deepFrom === undefined ||
-            (item.tatLate !== undefined && item.tatLate >= late.ms) ||
+            (item.tatLate ?? LATENESS_CEILING_MS) >= late.ms ||
             item.tat <= late.deepFrom)),
       (item) => {
         item.tat = (item.tat ?? 0) + intervalMs;

@@ -40,6 +40,8 @@ const recordingDispatch = (tat?: number, tatLate = 0) => {
   const state = new MemoryDispatchState();
   state.items.set(STORE, { storeId: STORE, ...(tat === undefined ? {} : { tat, tatLate }) } as never);
   const writes: string[] = [];
+  /** Where each lowering placed its block (`placeTat`'s `first`). */
+  const placed: number[] = [];
   const dispatch = {
     restartTat: async (id: string, now: number, span: number, calls: number, late?: number) => {
       const ok = await state.restartTat(id, now, span, calls, late);
@@ -61,6 +63,7 @@ const recordingDispatch = (tat?: number, tatLate = 0) => {
     ) => {
       const got = await state.placeTat(id, seen, first, span, calls, late);
       writes.push(got ? `place ${span}` : 'place-refused');
+      placed.push(first);
       return got;
     },
     returnTat: async (id: string, reservation: { tat: number; seq: number }, span: number, calls: number) => {
@@ -76,6 +79,7 @@ const recordingDispatch = (tat?: number, tatLate = 0) => {
     tat: () => state.items.get(STORE)?.tat,
     calls: () => state.items.get(STORE)?.tatCalls,
     late: () => state.items.get(STORE)?.tatLate,
+    placed,
     state,
   };
 };
@@ -758,13 +762,19 @@ describe('sharedPacer: each block’s lateness (issue #11: the reach)', () => {
     expect(late()).toBe(270);
   });
 
-  it('a lease that keeps up with the interval never raises it (the standard lateness, as before)', async () => {
-    const { clock, advance } = steppedClock();
-    const { dispatch, late } = recordingDispatch();
-    const pacer = sharedPacer(dispatch, STORE, 100, clock);
-    await calls(pacer, clock, advance, { calls: 12, inHand: 12, callMs: 30 });
-    expect(late()).toBe(lateness(100));
-  });
+  it.each([
+    { callMs: 5, raised: false },
+    { callMs: 30, raised: true },
+  ])(
+    'a lease that keeps up with a dense interval never raises it ($callMs ms calls at 10 ms: $raised)',
+    async ({ callMs, raised }) => {
+      const { clock, advance } = steppedClock();
+      const { dispatch, late } = recordingDispatch();
+      const pacer = sharedPacer(dispatch, STORE, 10, clock);
+      await calls(pacer, clock, advance, { calls: 12, inHand: 12, callMs });
+      expect((late() as number) > lateness(10)).toBe(raised);
+    },
+  );
 
   it('takes the schedule’s lateness as its acquire read it, with no gap and no refused write', async () => {
     // Another lease's block of the reach ends 5 ms ahead; this fast lease's first block follows it at once.
@@ -816,6 +826,53 @@ describe('sharedPacer: each block’s lateness (issue #11: the reach)', () => {
       'place 100',
     ]);
     expect(late()).toBe(lateness(100));
+  });
+
+  it('a lowering that loses its races takes the schedule’s lateness, never more (review: it took the reach)', async () => {
+    // As "lowers it after two reservations…", but before each placement another lease reserves at 500 ms.
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, late, state } = recordingDispatch(T0 + 1_000, 500);
+    const racing = {
+      ...dispatch,
+      placeTat: async (...args: Parameters<DispatchState['placeTat']>) => {
+        await state.advanceTat(STORE, 100, 1, { ms: 500 });
+        return dispatch.placeTat(...args);
+      },
+    } as DispatchState;
+    const pacer = sharedPacer(racing, STORE, 100, clock, { knownLate: 500 });
+    await calls(pacer, clock, advance, { calls: 3, inHand: 1, callMs: 0 });
+    expect(writes.slice(3)).toEqual([
+      'advance-refused',
+      'place-refused',
+      'advance-refused',
+      'place-refused',
+      'advance-refused',
+      `advance ${reachSpacing(100, 500)}`,
+    ]);
+    expect(late()).toBe(500);
+  });
+
+  it('places a lowering at whole microseconds, where a lateness of half a paced interval has half ones', async () => {
+    // 153.301 ms instants: the standard lateness 76.6505 ms, the gap from 500 ms 423.3495 ms. Unrounded, the
+    // schedule's `tat` stopped surviving DynamoDB's decimal → double round trip after the next ADD (review).
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, placed } = recordingDispatch(T0 + 1_000, 500);
+    const pacer = sharedPacer(dispatch, STORE, 153.301, clock, { knownLate: 500 });
+    await calls(pacer, clock, advance, { calls: 3, inHand: 1, callMs: 0 });
+    expect(writes.at(-1)).toBe('place 153.301');
+    // As DynamoDB gets it (the number's shortest decimal): no digit past the microsecond.
+    expect(String(placed[0]).split('.')[1]?.length ?? 0).toBeLessThanOrEqual(3);
+  });
+
+  it('takes a schedule written before lateness was kept as 100 ms: following it at 100 ms raises nothing', async () => {
+    // 5/s (paced 205.002 ms, standard lateness 100 ms) on an old item leading the clock: one write, not refused
+    // as a raise (it was twice, found in review).
+    const { clock, advance } = steppedClock();
+    const { dispatch, writes, state } = recordingDispatch();
+    state.items.set(STORE, { storeId: STORE, tat: T0 + 1_000 } as never);
+    const pacer = sharedPacer(dispatch, STORE, 205.002, clock, { knownLate: 100 });
+    expect(await calls(pacer, clock, advance, { calls: 1, inHand: 1, callMs: 0 })).toEqual([1_000]);
+    expect(writes).toEqual(['restart-refused', 'advance 205.002']);
   });
 
   it('raises it only where the schedule does not lead the clock: a binding store keeps the lateness it has', async () => {
