@@ -244,6 +244,16 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
    * there is no schedule (as the DynamoDB adapter's conditions: a schedule without `tatLate` is one written
    * before it was kept, whose blocks called up to LATENESS_CEILING_MS late).
    */
+  /** A reservation's answer from the item a schedule write left, its `tat` as the write set it. */
+  private static reservation(item: DispatchItem, tat: number): TatReservation {
+    const { tatSeq, tatCalls, rate } = item;
+    return {
+      tat,
+      ...(tatSeq === undefined ? {} : { seq: tatSeq }),
+      ...(tatCalls === undefined ? {} : { calls: tatCalls }),
+      ...(rate === undefined ? {} : { rate }),
+    };
+  }
   private static lateFits(item: DispatchItem, late: number): boolean {
     return item.tat === undefined || (item.tatLate ?? LATENESS_CEILING_MS) <= late;
   }
@@ -269,14 +279,7 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
         if (late !== undefined) item.tatLate = late;
       },
     );
-    if (!result.ok) return undefined;
-    const { tatSeq, tatCalls, rate } = result.item;
-    return {
-      tat: now + intervalMs,
-      ...(tatSeq === undefined ? {} : { seq: tatSeq }),
-      ...(tatCalls === undefined ? {} : { calls: tatCalls }),
-      ...(rate === undefined ? {} : { rate }),
-    };
+    return result.ok ? MemoryDispatchState.reservation(result.item, now + intervalMs) : undefined;
   }
   async placeTat(
     storeId: string,
@@ -296,14 +299,7 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
         item.tatLate = late;
       },
     );
-    if (!result.ok) return undefined;
-    const { tatSeq, tatCalls, rate } = result.item;
-    return {
-      tat: first + intervalMs,
-      ...(tatSeq === undefined ? {} : { seq: tatSeq }),
-      ...(tatCalls === undefined ? {} : { calls: tatCalls }),
-      ...(rate === undefined ? {} : { rate }),
-    };
+    return result.ok ? MemoryDispatchState.reservation(result.item, first + intervalMs) : undefined;
   }
   async returnTat(
     storeId: string,
