@@ -9,6 +9,7 @@ import {
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { LATENESS_REACH_MS } from '../../../lambdas/core/rate.js';
 import { createAwsClients } from '../../../lambdas/adapters/aws-clients.js';
 import {
   decodeCursor,
@@ -282,6 +283,100 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
+      'restartTat with a lateness also needs the last block to call no later, or to have ended the largest gap before',
+      (s) => s.restartTat(STORE, T0, 250, 3, 50),
+      update({
+        UpdateExpression: 'SET tat = :next, tatLate = :late ADD tatSeq :one, tatCalls :calls',
+        ConditionExpression:
+          'attribute_not_exists(tat) OR (tat <= :now AND (tatLate <= :late OR tat <= :clear))',
+        ExpressionAttributeValues: {
+          ':next': T0 + 250,
+          ':now': T0,
+          ':one': 1,
+          ':calls': 3,
+          ':late': 50,
+          ':clear': T0 - (LATENESS_REACH_MS - 50),
+        },
+      }),
+    ],
+    [
+      'restartTat at the ceiling lateness or more also follows a schedule written before lateness was kept',
+      (s) => s.restartTat(STORE, T0, 250, 3, 270),
+      update({
+        UpdateExpression: 'SET tat = :next, tatLate = :late ADD tatSeq :one, tatCalls :calls',
+        ConditionExpression:
+          'attribute_not_exists(tat) OR (tat <= :now AND (attribute_not_exists(tatLate) OR tatLate <= :late OR tat <= :clear))',
+        ExpressionAttributeValues: {
+          ':next': T0 + 250,
+          ':now': T0,
+          ':one': 1,
+          ':calls': 3,
+          ':late': 270,
+          ':clear': T0 - (LATENESS_REACH_MS - 270),
+        },
+      }),
+    ],
+    [
+      'advanceTat with a lateness follows only a block that calls no later, and records it',
+      (s) => s.advanceTat(STORE, 250, 3, { ms: 50 }),
+      update({
+        UpdateExpression: 'SET tatLate = :late ADD tat :interval, tatSeq :one, tatCalls :calls',
+        ConditionExpression: 'attribute_not_exists(tat) OR tatLate <= :late',
+        ExpressionAttributeValues: { ':late': 50, ':interval': 250, ':one': 1, ':calls': 3 },
+      }),
+    ],
+    [
+      'advanceTat raising the lateness only where the schedule does not reach past deepFrom',
+      (s) => s.advanceTat(STORE, 250, 3, { ms: 270, deepFrom: T0 }),
+      update({
+        UpdateExpression: 'SET tatLate = :late ADD tat :interval, tatSeq :one, tatCalls :calls',
+        ConditionExpression:
+          'attribute_not_exists(tat) OR ((attribute_not_exists(tatLate) OR tatLate <= :late) AND (tatLate >= :late OR tat <= :deep))',
+        ExpressionAttributeValues: { ':late': 270, ':interval': 250, ':one': 1, ':calls': 3, ':deep': T0 },
+      }),
+    ],
+    [
+      'advanceTat at or under the ceiling lateness raises nothing over a schedule written before it was kept',
+      (s) => s.advanceTat(STORE, 250, 3, { ms: 80, deepFrom: T0 }),
+      update({
+        UpdateExpression: 'SET tatLate = :late ADD tat :interval, tatSeq :one, tatCalls :calls',
+        ConditionExpression:
+          'attribute_not_exists(tat) OR (tatLate <= :late AND (attribute_not_exists(tatLate) OR tatLate >= :late OR tat <= :deep))',
+        ExpressionAttributeValues: { ':late': 80, ':interval': 250, ':one': 1, ':calls': 3, ':deep': T0 },
+      }),
+    ],
+    [
+      'placeTat places a lowering only over the schedule its refusal saw',
+      (s) => s.placeTat(STORE, { tat: T0 + 500, seq: 7 }, T0 + 950, 250, 2, 50),
+      update({
+        UpdateExpression: 'SET tat = :next, tatLate = :late ADD tatSeq :one, tatCalls :calls',
+        ConditionExpression: 'tat = :tat AND tatSeq = :seq',
+        ExpressionAttributeValues: {
+          ':next': T0 + 1_200,
+          ':late': 50,
+          ':one': 1,
+          ':calls': 2,
+          ':tat': T0 + 500,
+          ':seq': 7,
+        },
+      }),
+    ],
+    [
+      'placeTat over a schedule no pacer wrote (no tatSeq)',
+      (s) => s.placeTat(STORE, { tat: T0 + 500 }, T0 + 950, 250, 2, 50),
+      update({
+        UpdateExpression: 'SET tat = :next, tatLate = :late ADD tatSeq :one, tatCalls :calls',
+        ConditionExpression: 'tat = :tat AND attribute_not_exists(tatSeq)',
+        ExpressionAttributeValues: {
+          ':next': T0 + 1_200,
+          ':late': 50,
+          ':one': 1,
+          ':calls': 2,
+          ':tat': T0 + 500,
+        },
+      }),
+    ],
+    [
       'returnTat gives a reservation back only over the schedule as the reservation left it, and its calls',
       (s) => s.returnTat(STORE, { tat: T0 + 500, seq: 7 }, 250, 2),
       update({
@@ -403,6 +498,34 @@ describe('DynamoDispatchState lost conditions', () => {
     await expect(state.markIdle(STORE, 'slot-a', 4, { seenSeq: 7, now: T0 })).resolves.toEqual({
       ok: false,
       current: { ...leasedItem, enqSeq: 8 },
+    });
+  });
+
+  it('a refused advance answers the schedule as it stood: its tat, tatSeq and lateness (absent: none kept)', async () => {
+    ddb
+      .on(UpdateCommand)
+      .rejects(conditionFailed({ ...leasedItem, tat: T0 + 900, tatSeq: 12, tatLate: 500 }));
+    await expect(state.advanceTat(STORE, 250, 3, { ms: 50 })).resolves.toEqual({
+      tat: T0 + 900,
+      seq: 12,
+      refused: { late: 500 },
+    });
+    ddb.on(UpdateCommand).rejects(conditionFailed({ ...leasedItem, tat: T0 + 900 }));
+    await expect(state.advanceTat(STORE, 250, 3, { ms: 50 })).resolves.toEqual({
+      tat: T0 + 900,
+      refused: {},
+    });
+  });
+
+  it('a refused restart or placement answers undefined; an accepted one the schedule it left', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed({ ...leasedItem, tat: T0 + 900 }));
+    await expect(state.restartTat(STORE, T0, 250, 3, 50)).resolves.toBeUndefined();
+    await expect(state.placeTat(STORE, { tat: T0, seq: 1 }, T0 + 10, 250, 3, 50)).resolves.toBeUndefined();
+    ddb.on(UpdateCommand).resolves({ Attributes: { ...leasedItem, tat: T0 + 260, tatSeq: 3, tatCalls: 9 } });
+    await expect(state.placeTat(STORE, { tat: T0, seq: 1 }, T0 + 10, 250, 3, 50)).resolves.toEqual({
+      tat: T0 + 260,
+      seq: 3,
+      calls: 9,
     });
   });
 
