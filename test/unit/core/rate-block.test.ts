@@ -2,13 +2,16 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import type { Clock, DispatchState, TatLate } from '../../../lambdas/core/ports.js';
 import {
+  blockLateness,
   blockSize,
   lateness,
+  LATENESS_REACH_MS,
   MAX_BLOCK,
   MAX_RESTART_AHEAD_MS,
   PEEK_LEAD_MS,
   reachSpacing,
   respaced,
+  scheduleClearAt,
   sharedPacer,
   spacingOf,
   spanOf,
@@ -138,6 +141,75 @@ describe('blockSize', () => {
     { name: 'no fewer than the standard keeps', over: { interval: 20, cycle: 30, late: 500 }, expected: 6 },
   ])('is bounded by $name: $expected', ({ over, expected }) => {
     expect(blockSize({ ...base, ...over })).toBe(expected);
+  });
+});
+
+describe('reachSpacing: a block’s spacing for its own lateness', () => {
+  it.each([
+    { paced: 100, late: 50, expected: 100 }, // the standard lateness: the paced spacing
+    { paced: 100, late: 20, expected: 100 }, // less: never denser
+    { paced: 100, late: 500, expected: 108.824 }, // 100 × 5,550 / 5,100, up to the microsecond
+    { paced: 1.021, late: 270, expected: 1.066 }, // 1.021 × 5,320 / 5,100 = 1.06504, up to the microsecond
+    { paced: 300, late: 1_000, expected: 352.428 }, // standard 100 ms: 300 × 6,050 / 5,150
+  ])('$paced ms at $late ms late: $expected', ({ paced, late, expected }) => {
+    expect(reachSpacing(paced, late)).toBe(expected);
+  });
+});
+
+describe('scheduleClearAt: where a lone consumer may start after a shared schedule', () => {
+  it.each([
+    { tat: undefined, tatLate: 500, expected: undefined },
+    { tat: T0, tatLate: 500, expected: T0 + 500 },
+    { tat: T0, tatLate: 0, expected: T0 },
+    { tat: T0, tatLate: undefined, expected: T0 + 100 }, // written before lateness was kept: the ceiling
+  ])('tat $tat, tatLate $tatLate', ({ tat, tatLate, expected }) => {
+    expect(scheduleClearAt(tat, tatLate)).toBe(expected);
+  });
+});
+
+describe('blockLateness: the lateness a block takes', () => {
+  // 1,000/s (1 ms instants, standard 50 ms), a lease of 30 ms calls, ten messages in hand, the schedule lagging.
+  const base = {
+    interval: 1,
+    inHand: 10,
+    cycle: 30 as number | undefined,
+    lagging: true,
+    deep: false,
+    knownLate: undefined as number | undefined,
+    consumers: 1,
+  };
+  it.each([
+    { name: 'what keeps the messages in hand: ⌈9 × 29 ms⌉ in 10 ms', over: {}, expected: 270 },
+    { name: 'fewer in hand, less: ⌈2 × 29 ms⌉', over: { inHand: 3 }, expected: 60 },
+    { name: 'one in hand: the standard', over: { inHand: 1 }, expected: 50 },
+    { name: 'where the store binds deep, the standard', over: { deep: true, knownLate: 500 }, expected: 50 },
+    {
+      name: 'while the schedule leads the clock, the schedule’s',
+      over: { lagging: false, knownLate: 270 },
+      expected: 270,
+    },
+    {
+      name: 'while it leads, never under the standard',
+      over: { lagging: false, knownLate: 0 },
+      expected: 50,
+    },
+    { name: 'an unknown pace: the standard', over: { cycle: undefined }, expected: 50 },
+    { name: 'a lease that keeps up: the schedule’s', over: { cycle: 1, knownLate: 180 }, expected: 180 },
+    { name: 'never under the schedule’s', over: { knownLate: 500 }, expected: 500 },
+    { name: 'at most LATENESS_REACH_MS', over: { cycle: 200 }, expected: LATENESS_REACH_MS },
+    // 20 ms instants, 100 ms calls: within REACH_SPAN_MS three instants, ⌈2 × 80 ms⌉.
+    {
+      name: 'three instants within REACH_SPAN_MS at 20 ms',
+      over: { interval: 20, cycle: 100 },
+      expected: 160,
+    },
+    // The store's consumers at the lease's pace: 10 × 1/30 ms stay under the rate at any lateness up to 10.25 s;
+    // 29 of them only up to 225 ms (in 10 ms: 220); 40 could bind it: no more than the standard.
+    { name: 'free for ten consumers', over: { consumers: 10 }, expected: 270 },
+    { name: 'only what 29 consumers leave free', over: { consumers: 29 }, expected: 220 },
+    { name: 'none where the consumers could bind it', over: { consumers: 40 }, expected: 50 },
+  ])('$name: $expected', ({ over, expected }) => {
+    expect(blockLateness({ ...base, ...over })).toBe(expected);
   });
 });
 
