@@ -2,6 +2,7 @@ import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js
 import { SLEEP_THROUGH_MAX_SECONDS } from '../../lambdas/core/adaptive-rate.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
 import {
+  bindsDeep,
   blockLateness,
   blockSize,
   LATENESS_REACH_MS,
@@ -417,9 +418,7 @@ export const attentionDesign = (
             ahead = (block as NonNullable<typeof block>).first - eng.now;
             lagging = ahead <= 0;
             // As rate.ts isDeep: two reservations in a row past the reach's gap (or waited for, keeping pace).
-            const deepAt =
-              ahead > LATENESS_REACH_MS - standard || (cycle !== undefined && cycle <= paced && ahead > 0);
-            deepRuns = deepAt ? deepRuns + 1 : 0;
+            deepRuns = bindsDeep(ahead, paced, cycle) ? deepRuns + 1 : 0;
             const fresh = nextInstant();
             if (fresh !== undefined) return go(fresh);
             if (++tries < 5) return take();

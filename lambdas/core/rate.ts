@@ -264,6 +264,14 @@ export const blockSize = (opts: {
 };
 
 /**
+ * Whether a block that started `ahead` of the clock found its store binding deep (`sharedPacer`'s test, and the
+ * scale model's): further ahead than the largest gap a lowering costs, or — for a lease that keeps up with the
+ * interval (`cycle`) — ahead at all.
+ */
+export const bindsDeep = (ahead: number, interval: number, cycle: number | undefined): boolean =>
+  ahead > LATENESS_REACH_MS - lateness(interval) || (cycle !== undefined && cycle <= interval && ahead > 0);
+
+/**
  * A shared schedule block's lateness (`sharedPacer`'s choice, and the scale model's): the standard where the
  * store binds deep (`deep`); else never less than the schedule's as the lease last saw it (`knownLate`), and
  * while the schedule lags the clock (`lagging`), for a lease slower than the interval, as much as keeps the
@@ -617,10 +625,7 @@ export const sharedPacer = (
    * times for 220 ms in 12 s: 685 calls in the busiest 5 s against 1,669). Or the lease keeps up with the
    * interval and still waited for its block.
    */
-  const deepAt = (interval: number): boolean =>
-    ahead > LATENESS_REACH_MS - lateness(interval) ||
-    // A lease as fast as the interval that waited for its block binds the store itself: it needs no reach.
-    (cycle !== undefined && cycle <= interval && ahead > 0);
+  const deepAt = (interval: number): boolean => bindsDeep(ahead, interval, cycle);
   /**
    * Deep at this lease's last two reservations: one alone is the store's consumers fanning out, each block behind
    * the ones reserved just before it (ten leases of 55 ms blocks at 200/s start 495 ms ahead, and paid the gap
