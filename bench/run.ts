@@ -6,6 +6,7 @@ import {
   measureDynamoCeiling,
   measureFairness,
   measureThroughput,
+  warmUp,
   type FairnessResult,
   type ThroughputResult,
 } from './pipeline/pipeline.js';
@@ -49,6 +50,17 @@ const runPipeline = async (
     dynamoEndpoint: dynamo.endpoint,
   });
   try {
+    progress('part 1: warming the emulators (ceiling passes and one pipeline run, discarded)');
+    const cold = await warmUp(clients, endpoints, {
+      sqsMessages: quickPipeline ? 2_000 : 20_000,
+      dynamoWrites: quickPipeline ? 1_000 : 8_000,
+      sqsPasses: quickPipeline ? 1 : 2,
+      dynamoPasses: quickPipeline ? 1 : 4,
+      tasks: quickPipeline ? 400 : 2_000,
+    });
+    progress(
+      `  first passes, cold: ${round(cold.sqs, 0)} messages/s, ${round(cold.dynamo, 0)} conditional writes/s`,
+    );
     progress('part 1: emulator ceiling');
     const ceiling = await measureCeiling(clients.sqs, quickPipeline ? 2_000 : 20_000);
     progress(`  fauxqs ceiling ${round(ceiling, 0)} messages/s`);
@@ -92,6 +104,7 @@ const runPipeline = async (
       quick: quickPipeline,
       ceiling,
       dynamoCeiling,
+      cold,
       throughput,
       counted,
       fairness,
