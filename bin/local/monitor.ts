@@ -56,7 +56,10 @@ export interface PerStoreRow {
 }
 
 export interface LatencySummary {
+  /** The samples the percentiles summarise: the most recent 5,000 to 10,000 (what the page shows). */
   count: number;
+  /** Every sample since start. */
+  total: number;
   p50: number;
   p90: number;
   p99: number;
@@ -176,6 +179,7 @@ export class LocalMonitor {
   private readonly startedAt = Date.now();
   private readonly bins = new Map<number, { counts: Map<string, number>; latency: Map<string, number[]> }>();
   private readonly latencyAll = new Map<string, number[]>();
+  private readonly latencyTotal = new Map<string, number>();
   private readonly perStore: PerStoreMeasures;
   private readonly unsubscribe: () => void;
   private stores: StoresSnapshot | null = null;
@@ -226,6 +230,7 @@ export class LocalMonitor {
       if (all.length >= 10_000) all.splice(0, 5_000); // a recent window is what the page shows
       all.push(o.value);
       this.latencyAll.set(k, all);
+      this.latencyTotal.set(k, (this.latencyTotal.get(k) ?? 0) + 1);
     }
   }
 
@@ -364,6 +369,7 @@ export class LocalMonitor {
       const sorted = [...values].sort((x, y) => x - y);
       summary[k] = {
         count: values.length,
+        total: this.latencyTotal.get(k) ?? values.length,
         p50: percentile(sorted, 50),
         p90: percentile(sorted, 90),
         p99: percentile(sorted, 99),

@@ -177,6 +177,24 @@ describe('LocalMonitor: perStore in /metrics', () => {
   });
 });
 
+describe('LocalMonitor: latency summaries in /metrics', () => {
+  let monitor: LocalMonitor | undefined;
+  afterEach(() => monitor?.stop());
+
+  it('summarises the recent samples and counts every sample since start (`count` against `total`)', () => {
+    const telemetry = new RecordingTelemetry();
+    const offline = { send: () => Promise.reject(new Error('offline')) } as unknown as SQSClient;
+    monitor = new LocalMonitor(telemetry, {} as OperationsDeps, offline, ['http://offline/attention'], {
+      sampleEveryMs: 60_000,
+    });
+    // 12,000 samples: the first 10,000 ms long, the last 2,000 one millisecond; the summary keeps a recent window.
+    for (let i = 0; i < 12_000; i++)
+      telemetry.timing(MetricNames.marketplaceLatency, i < 10_000 ? 10_000 : 1);
+    const summary = monitor.snapshot().latency[MetricNames.marketplaceLatency];
+    expect(summary).toMatchObject({ count: 7_000, total: 12_000, p50: 10_000 });
+  });
+});
+
 describe('dashboard page: per-store table', () => {
   it('has the per-store measures table, self-contained', () => {
     expect(DASHBOARD_HTML).toContain('Per-store measures (top 20 by republished attentions)');
