@@ -8,6 +8,7 @@ import {
   LATENESS_REACH_MS,
   lateness,
   maxPaceWaitMs,
+  PACE_CYCLES,
   pacedInterval,
   reachSpacing,
   spacingOf,
@@ -265,7 +266,11 @@ export const attentionDesign = (
       /** The schedule's lateness as the lease's acquire read it, then as its writes left it (rate.ts knownLate). */
       let knownLate: number | undefined = (world.tatLate[s] as number) || undefined;
       let lastCallAt: number | undefined;
+      /** As rate.ts: the slowest of the lease's last PACE_CYCLES cycles, and its last block's first call's lag. */
       let cycle: number | undefined;
+      const cycles: number[] = [];
+      let startLag = 0;
+      let firstOfBlock = true;
 
       const requeue = (): void => {
         // requeue write + attention publish, then the store goes to the back of the attention queue.
@@ -290,7 +295,11 @@ export const attentionDesign = (
         const standard = lateness(paced);
         const maxWaitMs =
           maxPaceWaitMs(paced, policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
-        if (lastCallAt !== undefined) cycle = eng.now - lastCallAt;
+        if (lastCallAt !== undefined) {
+          cycles.unshift(eng.now - lastCallAt);
+          cycles.length = Math.min(cycles.length, PACE_CYCLES);
+          cycle = Math.max(...cycles);
+        }
         const write = <T>(apply: () => T, after: (value: T) => void): void => {
           req.add('ddbWrite', 'rate');
           const value = apply();
@@ -305,15 +314,26 @@ export const attentionDesign = (
           deep,
           knownLate,
           consumers: policy.maxConcurrentConsumers,
+          startLag,
         });
         const step = reachSpacing(paced, late);
         const size = (start: number, at = late): number =>
-          blockSize({ interval: paced, inHand, start, deadline, horizon: maxWaitMs, cycle, late: at });
+          blockSize({
+            interval: paced,
+            inHand,
+            start,
+            deadline,
+            horizon: maxWaitMs,
+            cycle,
+            late: at,
+            startLag,
+          });
         /** As rate.ts: the block the write answered, and what the lease learns from it. */
         const took = (first: number, count: number, at: number, end?: number): void => {
           const spacing = reachSpacing(paced, at);
           knownEnd = first + count * spacing;
           knownLate = at;
+          firstOfBlock = true;
           block = { first, count, next: 0, step: spacing, late: at, ...(end === undefined ? {} : { end }) };
         };
         const restart = (now0: number, count: number, done: (ok: boolean) => void): void =>
@@ -406,6 +426,8 @@ export const attentionDesign = (
           eng.at(Math.max(instant, eng.now), () => {
             b.next++;
             lastCallAt = eng.now;
+            if (firstOfBlock) startLag = eng.now - instant;
+            firstOfBlock = false;
             then(eng.now);
           });
         };

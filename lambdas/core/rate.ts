@@ -222,6 +222,8 @@ export const scheduleClearAt = (tat: number | undefined, tatLate: number | undef
   tat === undefined ? undefined : tat + (tatLate ?? LATENESS_CEILING_MS);
 /** The most instants one write reserves: an SQS batch, the most messages a lease holds at once. */
 export const MAX_BLOCK = 10;
+/** A shared pacer sizes its blocks for the slowest of its lease's last this many cycles (`sharedPacer`). */
+export const PACE_CYCLES = 4;
 
 /**
  * The longest a multi-consumer store's call normally waits for its instant: each of its N consumers holds at
@@ -236,8 +238,11 @@ export const maxPaceWaitMs = (interval: number, consumers: number): number =>
  * start, the slice deadline, the longest wait for an instant (`horizon`: a hold is learnt at the next block,
  * so no block reaches further than a single reservation could), and the lease's own pace — the time from one
  * call's start to its next acquire (`cycle`). Consecutive instants are one interval apart: a lease slower
- * than that starts its j-th call j × (cycle − interval) after its instant, so the block stops where that lag
- * would pass the lateness allowed (a slower lease reserves one instant per call, as before blocks).
+ * than that starts its j-th call j × (cycle − interval) after its instant, on top of the lag its first call
+ * started with (`startLag`), so the block stops where that lag would pass the lateness allowed less a wake-up's
+ * millisecond (a slower lease reserves one instant per call, as before blocks). Sized at the edge, the last
+ * instant was forfeited whenever a call ran a millisecond longer: a 100/s store of ten leases with 60 ms calls
+ * reserved two instants a block and used one, and reached 59 % of its rate (session 26).
  */
 export const blockSize = (opts: {
   interval: number;
@@ -248,13 +253,18 @@ export const blockSize = (opts: {
   cycle: number | undefined;
   /** The block's lateness (`lateness(interval)` unless it takes the reach). */
   late?: number;
+  /** How late after its instant the lease's last block's first call started (its wake-up, its look). */
+  startLag?: number;
 }): number => {
   const { interval, cycle } = opts;
   const beforeDeadline = Math.ceil((opts.deadline - opts.start) / interval);
   const withinHorizon = Math.floor(opts.horizon / interval) + 1;
   const late = opts.late ?? lateness(interval);
+  const startLag = opts.startLag ?? 0;
   const paced = (at: number): number =>
-    cycle === undefined || cycle <= interval ? MAX_BLOCK : Math.floor(at / (cycle - interval)) + 1;
+    cycle === undefined || cycle <= interval
+      ? MAX_BLOCK
+      : Math.max(0, Math.floor((at - startLag - CLOCK_STEP_MS) / (cycle - interval))) + 1;
   // Past the standard lateness, no further than REACH_SPAN_MS of schedule (never fewer than the standard allows).
   const keepsPace =
     late > lateness(interval)
@@ -287,6 +297,8 @@ export const blockLateness = (opts: {
   deep: boolean;
   knownLate: number | undefined;
   consumers: number;
+  /** As `blockSize`'s: the lag the block's first call starts with. */
+  startLag?: number;
 }): number => {
   const { interval, cycle } = opts;
   const standard = lateness(interval);
@@ -294,7 +306,8 @@ export const blockLateness = (opts: {
   const kept = Math.max(standard, opts.knownLate ?? standard);
   if (!opts.lagging || cycle === undefined || cycle <= interval) return kept;
   const wanted = Math.min(opts.inHand, MAX_BLOCK, Math.floor(REACH_SPAN_MS / interval) + 1);
-  const needed = Math.ceil(((wanted - 1) * (cycle - interval)) / 10) * 10;
+  const lag = (opts.startLag ?? 0) + CLOCK_STEP_MS + (wanted - 1) * (cycle - interval);
+  const needed = Math.ceil(lag / 10) * 10;
   const paid = RATE_WINDOW_MS + ARRIVAL_JITTER_MS;
   const free = ((paid + standard) * cycle) / (opts.consumers * interval) - paid;
   return Math.max(kept, Math.min(needed, LATENESS_REACH_MS, Math.floor(free / 10) * 10));
@@ -455,9 +468,17 @@ export const sharedPacer = (
   let ahead = 0;
   /** This lease's reservations in a row that found its store binding deep (`deepAt`). */
   let deepRuns = 0;
-  /** When this lease's last call started, and the lease's own pace from it to its next acquire. */
+  /**
+   * When this lease's last call started, and the lease's own pace: the slowest of its last PACE_CYCLES cycles
+   * (from a call's start to its next acquire). Sized for the last cycle alone, a block's last instants were
+   * forfeited whenever the next calls ran slower — every block of a lease whose calls vary.
+   */
   let lastCallAt: number | undefined;
   let cycle: number | undefined;
+  const cycles: number[] = [];
+  /** How late after its instant the lease's last block's first call started, and whether it has yet. */
+  let startLag = 0;
+  let firstOfBlock = true;
   let blockedUntil = 0;
   let held = false;
   let stalled = false;
@@ -640,13 +661,13 @@ export const sharedPacer = (
    * of their rate (REACH_SPAN_MS).
    */
   const latenessFor = (interval: number, inHand: number, lags: boolean): number =>
-    blockLateness({ interval, inHand, cycle, lagging: lags, deep: isDeep(), knownLate, consumers });
+    blockLateness({ interval, inHand, cycle, lagging: lags, deep: isDeep(), knownLate, consumers, startLag });
   const reserve = async (inHand: number, deadline: number): Promise<Block> => {
     const now = clock.now();
     const interval = read(spacing);
     let late = latenessFor(interval, inHand, lagging);
     const size = (start: number): number =>
-      blockSize({ interval, inHand, start, deadline, horizon: read(horizon), cycle, late });
+      blockSize({ interval, inHand, start, deadline, horizon: read(horizon), cycle, late, startLag });
     // The schedule may lag the clock (it did at this lease's last reservation, and this lease's own block has
     // ended — else the schedule is surely ahead): restart it at now, one write.
     if (lagging && (knownEnd === undefined || knownEnd <= now)) {
@@ -702,13 +723,18 @@ export const sharedPacer = (
   return {
     async acquire(deadline, inHand = 1, atInstant) {
       stalled = false;
-      if (lastCallAt !== undefined) cycle = clock.now() - lastCallAt;
+      if (lastCallAt !== undefined) {
+        cycles.unshift(clock.now() - lastCallAt);
+        cycles.length = Math.min(cycles.length, PACE_CYCLES);
+        cycle = Math.max(...cycles);
+      }
       for (let late = 0; late < MAX_TRIES;) {
         // A lowered rate (this lease's own answer stretched the schedule): the block's instants are too close.
         if (block !== undefined && read(spacing) > block.interval) block = undefined;
         let instant = block === undefined ? undefined : nextInstant(block, clock.now());
         if (instant === undefined) {
           block = await reserve(inHand, deadline);
+          firstOfBlock = true;
           ahead = block.first - clock.now();
           deepRuns = deepAt(block.interval) ? deepRuns + 1 : 0;
           lagging = ahead <= 0;
@@ -739,6 +765,10 @@ export const sharedPacer = (
         if (clock.now() - instant <= current.late) {
           current.next++;
           lastCallAt = clock.now();
+          // A block's first call: how late this lease starts a block (its wake-up, its look), the lag its next
+          // block's later instants add to.
+          if (firstOfBlock) startLag = lastCallAt - instant;
+          firstOfBlock = false;
           return true;
         }
         // Woke too late (an event-loop stall): going now would bunch with the calls after this instant; the next

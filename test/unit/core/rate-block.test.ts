@@ -125,20 +125,37 @@ describe('blockSize', () => {
     { name: 'a fast rate allows the lateness floor of lag', over: { interval: 1, cycle: 21 }, expected: 3 },
     // The reach (issue #11): 270 ms of lag at 20 ms a call, within REACH_SPAN_MS (51 instants at 1 ms).
     { name: 'a block’s own lateness', over: { interval: 1, cycle: 21, late: 270 }, expected: 10 },
+    // 30 ms of lag a call: the tenth instant would start 270 ms late, the lateness exactly — a wake-up's millisecond
+    // more and it is forfeited.
+    {
+      name: 'a block’s own lateness, the last instant at its edge',
+      over: { interval: 1, cycle: 31, late: 270 },
+      expected: 9,
+    },
     {
       name: 'a block’s own lateness, lag within it',
-      over: { interval: 1, cycle: 31, late: 270 },
+      over: { interval: 1, cycle: 31, late: 271 },
       expected: 10,
     },
     {
       name: 'a block’s own lateness, 100 ms of lag',
       over: { interval: 1, cycle: 21, late: 100 },
-      expected: 6,
+      expected: 5,
+    },
+    // The block's first call starts late too (its wake-up, its look): later instants add to that lag.
+    { name: 'the lag its first call starts with', over: { cycle: 120, startLag: 15 }, expected: 2 },
+    { name: 'a first call on time', over: { cycle: 120, startLag: 0 }, expected: 3 },
+    { name: 'a first call past its lateness, one at least', over: { cycle: 120, startLag: 60 }, expected: 1 },
+    // 60 ms a call at 10.2 ms instants (100/s shared): the second would start 49.8 ms late of 50 — one per write.
+    {
+      name: 'a second instant at the edge of the lateness',
+      over: { interval: 10.2, cycle: 60 },
+      expected: 1,
     },
     // At 20 ms instants a block past the standard lateness spans at most REACH_SPAN_MS: three instants.
     { name: 'REACH_SPAN_MS of schedule', over: { interval: 20, cycle: 100, late: 500 }, expected: 3 },
-    // …never fewer than the standard lateness keeps (at 10 ms lag a call, 50 ms: six).
-    { name: 'no fewer than the standard keeps', over: { interval: 20, cycle: 30, late: 500 }, expected: 6 },
+    // …never fewer than the standard lateness keeps (at 10 ms lag a call, 50 ms: five; the sixth at its edge).
+    { name: 'no fewer than the standard keeps', over: { interval: 20, cycle: 30, late: 500 }, expected: 5 },
   ])('is bounded by $name: $expected', ({ over, expected }) => {
     expect(blockSize({ ...base, ...over })).toBe(expected);
   });
@@ -197,11 +214,17 @@ describe('blockLateness: the lateness a block takes', () => {
     { name: 'a lease that keeps up: the schedule’s', over: { cycle: 1, knownLate: 180 }, expected: 180 },
     { name: 'never under the schedule’s', over: { knownLate: 500 }, expected: 500 },
     { name: 'at most LATENESS_REACH_MS', over: { cycle: 200 }, expected: LATENESS_REACH_MS },
-    // 20 ms instants, 100 ms calls: within REACH_SPAN_MS three instants, ⌈2 × 80 ms⌉.
+    // 20 ms instants, 100 ms calls: within REACH_SPAN_MS three instants, 2 × 80 ms and a wake-up's millisecond,
+    // in whole 10 ms; the block's first call starting late asks for its lag on top.
     {
       name: 'three instants within REACH_SPAN_MS at 20 ms',
       over: { interval: 20, cycle: 100 },
-      expected: 160,
+      expected: 170,
+    },
+    {
+      name: 'and the lag its first call starts with',
+      over: { interval: 20, cycle: 100, startLag: 12 },
+      expected: 180,
     },
     // The store's consumers at the lease's pace: 10 × 1/30 ms stay under the rate at any lateness up to 10.25 s;
     // 29 of them only up to 225 ms (in 10 ms: 220); 40 could bind it: no more than the standard.
