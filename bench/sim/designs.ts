@@ -271,6 +271,8 @@ export const attentionDesign = (
       const cycles: number[] = [];
       let startLag = 0;
       let firstOfBlock = true;
+      /** This slice's schedule writes: work on the lease's path that the fan-out counts (slice.ts `paced`). */
+      let paceWrites = 0;
 
       const requeue = (): void => {
         // requeue write + attention publish, then the store goes to the back of the attention queue.
@@ -302,6 +304,7 @@ export const attentionDesign = (
         }
         const write = <T>(apply: () => T, after: (value: T) => void): void => {
           req.add('ddbWrite', 'rate');
+          paceWrites++;
           const value = apply();
           eng.after(AWS, () => after(value));
         };
@@ -504,9 +507,12 @@ export const attentionDesign = (
             if (fanned || k < SQS_BATCH) return loop();
             fanned = true;
             // As slice.ts, after a full batch: one more slot, as far as the store's rate can keep consumers
-            // busy (rate × measured task time: the claim and the call, less the pacing, + 1); a refused
-            // issueSlot publishes nothing.
-            const meanCallMs = (MODEL.marketplaceMinMs + MODEL.marketplaceMaxMs) / 2 + AWS;
+            // busy (rate × measured task time: the claim, the call and the schedule writes, less the sleep for
+            // the rate, + 1); a refused issueSlot publishes nothing.
+            const meanCallMs =
+              (MODEL.marketplaceMinMs + MODEL.marketplaceMaxMs) / 2 +
+              AWS +
+              (paceWrites * AWS) / Math.max(1, handled);
             const useful = Math.ceil((policy.ratePerSecond * meanCallMs) / 1000) + 1;
             req.add('ddbWrite', 'attention'); // issueSlot(limit = min(maxConcurrentConsumers, useful))
             if ((slots[s] as number) >= Math.min(policy.maxConcurrentConsumers, useful))

@@ -17,6 +17,7 @@ export const quotaPacer = (
 ): Pacer => {
   /** The quota's end, when this pacer (not the inner one) refused the last call. */
   let refusedUntil: number | undefined;
+  let sleptMs = 0;
   return {
     async acquire(deadline, inHand, atInstant) {
       refusedUntil = undefined;
@@ -28,6 +29,7 @@ export const quotaPacer = (
           return false;
         }
         await clock.sleep(hold - now);
+        sleptMs += clock.now() - now;
       }
       return inner.acquire(deadline, inHand, atInstant);
     },
@@ -42,6 +44,9 @@ export const quotaPacer = (
     },
     get stalled() {
       return refusedUntil === undefined && inner.stalled;
+    },
+    get sleptMs() {
+      return sleptMs + inner.sleptMs;
     },
   };
 };

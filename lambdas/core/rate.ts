@@ -40,6 +40,11 @@ export interface Pacer {
    * stalled past their instants) in a row, past the lateness the spacing pays for (the slice ends `stalled`).
    */
   readonly stalled: boolean;
+  /**
+   * The time this pacer has spent asleep for the pace (its instants, a quota), all calls together: a lease's time
+   * in `acquire` less this is work on its path (schedule writes, looks), which the store's fan-out counts.
+   */
+  readonly sleptMs: number;
 }
 
 export const intervalMs = (ratePerSecond: number): number => 1000 / ratePerSecond;
@@ -59,9 +64,12 @@ const read = (interval: Interval): number => (typeof interval === 'number' ? int
  */
 const wholeMs = (at: number): number => Math.ceil(at - 0.001);
 
-const sleepUntil = async (clock: Clock, at: number): Promise<void> => {
-  const wait = wholeMs(at) - clock.now();
+/** Sleeps until `at` (to the whole millisecond); answers how long it slept. */
+const sleepUntil = async (clock: Clock, at: number): Promise<number> => {
+  const from = clock.now();
+  const wait = wholeMs(at) - from;
   if (wait > 0) await clock.sleep(wait);
+  return clock.now() - from;
 };
 
 export const localPacer = (interval: Interval, startAt: number, clock: Clock): Pacer => {
@@ -72,6 +80,7 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
    */
   let last: number | undefined;
   let blockedUntil = 0;
+  let sleptMs = 0;
   const due = (): number => (last === undefined ? startAt : last + read(interval));
   return {
     async acquire(deadline, _inHand, atInstant) {
@@ -80,7 +89,7 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
         blockedUntil = wholeMs(start);
         return false;
       }
-      await sleepUntil(clock, start);
+      sleptMs += await sleepUntil(clock, start);
       if (atInstant !== undefined && !(await atInstant())) {
         blockedUntil = clock.now();
         return false;
@@ -102,6 +111,9 @@ export const localPacer = (interval: Interval, startAt: number, clock: Clock): P
     // One consumer: nothing else reserves its schedule, so a refusal is only ever the deadline.
     held: false,
     stalled: false,
+    get sleptMs() {
+      return sleptMs;
+    },
   };
 };
 
@@ -482,6 +494,7 @@ export const sharedPacer = (
   let blockedUntil = 0;
   let held = false;
   let stalled = false;
+  let sleptMs = 0;
   /** When this lease last saw the store's rate: its last reservation's answer, or its last peek. */
   let seenAt = Number.NEGATIVE_INFINITY;
 
@@ -749,7 +762,7 @@ export const sharedPacer = (
         held = instant - clock.now() > read(maxWait);
         if (held || instant >= deadline) return refuse(instant, current);
         if (peek?.wanted() && instant - seenAt > PEEK_FRESH_MS && instant - clock.now() >= PEEK_LEAD_MS) {
-          await sleepUntil(clock, instant - PEEK_LEAD_MS);
+          sleptMs += await sleepUntil(clock, instant - PEEK_LEAD_MS);
           const quietUntil = await peek.read();
           seenAt = clock.now();
           const interval = read(spacing);
@@ -758,7 +771,7 @@ export const sharedPacer = (
             continue;
           }
         }
-        await sleepUntil(clock, instant);
+        sleptMs += await sleepUntil(clock, instant);
         if (atInstant !== undefined && !(await atInstant())) return refuse(clock.now(), current);
         // A wake-up (or a look's read) that ran past the deadline: no call at or after it, as the local pacer.
         if (clock.now() >= deadline) return refuse(clock.now(), current);
@@ -796,6 +809,9 @@ export const sharedPacer = (
     },
     get stalled() {
       return stalled;
+    },
+    get sleptMs() {
+      return sleptMs;
     },
   };
 };

@@ -11,6 +11,7 @@ import {
   sharedPacer,
   windowCalls,
 } from '../../../lambdas/core/rate.js';
+import { quotaPacer } from '../../../lambdas/core/quota-pacer.js';
 import { MemoryDispatchState } from '../../support/memory-dispatch-state.js';
 import { T0 } from '../support/fixtures.js';
 
@@ -156,6 +157,50 @@ describe('localPacer', () => {
       if (!allowed) expect(pacer.blockedUntil).toBe(T0 + 940 + overshoot);
     },
   );
+});
+
+describe('sleptMs: the time a pacer slept for the pace, not its writes or looks (the fan-out’s work)', () => {
+  it('localPacer: its sleeps to each start, not the look at the instant', async () => {
+    const { clock } = steppedClock();
+    const pacer = localPacer(100, T0 + 40, clock);
+    const look = async (): Promise<boolean> => {
+      await clock.sleep(7);
+      return true;
+    };
+    await pacer.acquire(T0 + 1000, 1, look);
+    await pacer.acquire(T0 + 1000, 1, look);
+    // 40 ms to the first start; the look's 7 ms are the call's, and the next start is an interval after it.
+    expect({ now: clock.now() - T0, slept: pacer.sleptMs }).toEqual({ now: 154, slept: 40 + 100 });
+  });
+
+  it('sharedPacer: its sleeps to each instant, not its schedule writes', async () => {
+    const { clock } = steppedClock();
+    const { dispatch } = recordingDispatch('s1', T0 + 300);
+    const slowly = Object.assign(Object.create(dispatch) as DispatchState, {
+      advanceTat: async (...args: Parameters<DispatchState['advanceTat']>) => {
+        await clock.sleep(20);
+        return dispatch.advanceTat(...args);
+      },
+    });
+    const pacer = sharedPacer(slowly, 's1', 100, clock);
+    await pacer.acquire(T0 + 10_000, 2);
+    await pacer.acquire(T0 + 10_000, 2);
+    // The block's instants at 300 and 400 ms: the write took 20 ms, the sleeps the rest.
+    expect({ now: clock.now() - T0, slept: pacer.sleptMs }).toEqual({ now: 400, slept: 380 });
+  });
+
+  it('quotaPacer: the quota’s wait and the inner pacer’s sleeps', async () => {
+    const { clock } = steppedClock();
+    const inner = localPacer(100, T0 + 50, clock);
+    const pacer = quotaPacer(
+      inner,
+      clock,
+      () => T0 + 30,
+      () => T0 + 30,
+    );
+    await pacer.acquire(T0 + 1000);
+    expect(pacer.sleptMs).toBe(30 + 20);
+  });
 });
 
 describe('sharedPacer', () => {

@@ -372,6 +372,27 @@ describe('runSlice', () => {
     expect(world.dispatch.issueSlot.mock.calls[0]?.[3]).toBe(2);
   });
 
+  it('counts the pacer’s writes as work, only its sleep as the rate’s (session 26)', async () => {
+    // 20/s, 100 ms calls, each schedule write 100 ms (a loaded table): a lease slower than the interval needs a
+    // block a call, so a call takes 200 ms of the lease — five consumers keep the rate busy, not three.
+    world = setup({ messages: 10, callMs: 100 });
+    type Write = (...args: unknown[]) => unknown;
+    const slow =
+      (write: Write): Write =>
+      async (...args) => {
+        world.w.now += 100;
+        return write(...args);
+      };
+    world.dispatch.advanceTat.mockImplementation(
+      slow(world.dispatch.advanceTat.getMockImplementation() as Write),
+    );
+    world.dispatch.restartTat.mockImplementation(
+      slow(world.dispatch.restartTat.getMockImplementation() as Write),
+    );
+    await runSlice(world.deps, store, policy({ maxConcurrentConsumers: 10, ratePerSecond: 20 }), lease());
+    expect(world.dispatch.issueSlot.mock.calls[0]?.[3]).toBe(5);
+  });
+
   it('skips a task already delivered without calling the marketplace', async () => {
     world = setup({ messages: 1 });
     const deliveries = world.deps.deliveries as MemoryDeliveryLog;
