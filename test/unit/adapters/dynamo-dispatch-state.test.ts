@@ -317,6 +317,23 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
+      'restartTat at the ceiling lateness exactly also follows a schedule written before lateness was kept',
+      (s) => s.restartTat(STORE, T0, 250, 3, 100),
+      update({
+        UpdateExpression: 'SET tat = :next, tatLate = :late ADD tatSeq :one, tatCalls :calls',
+        ConditionExpression:
+          'attribute_not_exists(tat) OR (tat <= :now AND (attribute_not_exists(tatLate) OR tatLate <= :late OR tat <= :clear))',
+        ExpressionAttributeValues: {
+          ':next': T0 + 250,
+          ':now': T0,
+          ':one': 1,
+          ':calls': 3,
+          ':late': 100,
+          ':clear': T0 - (LATENESS_REACH_MS - 100),
+        },
+      }),
+    ],
+    [
       'advanceTat with a lateness follows only a block that calls no later, and records it',
       (s) => s.advanceTat(STORE, 250, 3, { ms: 50 }),
       update({
@@ -462,7 +479,7 @@ describe('DynamoDispatchState writes', () => {
     ],
   ])('%s', async (_name, call, expected) => {
     await call(state);
-    expect(updateInputs()).toEqual([expected]);
+    expect(updateInputs()).toStrictEqual([expected]);
   });
 
   it('markActive with a wake time also defers the wake', async () => {
@@ -505,13 +522,13 @@ describe('DynamoDispatchState lost conditions', () => {
     ddb
       .on(UpdateCommand)
       .rejects(conditionFailed({ ...leasedItem, tat: T0 + 900, tatSeq: 12, tatLate: 500 }));
-    await expect(state.advanceTat(STORE, 250, 3, { ms: 50 })).resolves.toEqual({
+    await expect(state.advanceTat(STORE, 250, 3, { ms: 50 })).resolves.toStrictEqual({
       tat: T0 + 900,
       seq: 12,
       refused: { late: 500 },
     });
     ddb.on(UpdateCommand).rejects(conditionFailed({ ...leasedItem, tat: T0 + 900 }));
-    await expect(state.advanceTat(STORE, 250, 3, { ms: 50 })).resolves.toEqual({
+    await expect(state.advanceTat(STORE, 250, 3, { ms: 50 })).resolves.toStrictEqual({
       tat: T0 + 900,
       refused: {},
     });
@@ -521,11 +538,34 @@ describe('DynamoDispatchState lost conditions', () => {
     ddb.on(UpdateCommand).rejects(conditionFailed({ ...leasedItem, tat: T0 + 900 }));
     await expect(state.restartTat(STORE, T0, 250, 3, 50)).resolves.toBeUndefined();
     await expect(state.placeTat(STORE, { tat: T0, seq: 1 }, T0 + 10, 250, 3, 50)).resolves.toBeUndefined();
-    ddb.on(UpdateCommand).resolves({ Attributes: { ...leasedItem, tat: T0 + 260, tatSeq: 3, tatCalls: 9 } });
-    await expect(state.placeTat(STORE, { tat: T0, seq: 1 }, T0 + 10, 250, 3, 50)).resolves.toEqual({
-      tat: T0 + 260,
+    // The table's own `tat` (another write's ADD may have landed in the same item), not the one the call computed.
+    ddb.on(UpdateCommand).resolves({ Attributes: { ...leasedItem, tat: T0 + 270, tatSeq: 3, tatCalls: 9 } });
+    await expect(state.placeTat(STORE, { tat: T0, seq: 1 }, T0 + 10, 250, 3, 50)).resolves.toStrictEqual({
+      tat: T0 + 270,
       seq: 3,
       calls: 9,
+    });
+    await expect(state.restartTat(STORE, T0, 250, 3, 50)).resolves.toStrictEqual({
+      tat: T0 + 270,
+      seq: 3,
+      calls: 9,
+    });
+  });
+
+  it('an accepted advance answers the schedule it left, with the learnt rate; no key for what the item lacks', async () => {
+    const rate = { why: 'backoff', r: 5, c: 10, at: T0 } as const;
+    ddb
+      .on(UpdateCommand)
+      .resolves({ Attributes: { ...leasedItem, tat: T0 + 750, tatSeq: 4, tatCalls: 12, rate } });
+    await expect(state.advanceTat(STORE, 250, 3, { ms: 50 })).resolves.toStrictEqual({
+      tat: T0 + 750,
+      seq: 4,
+      calls: 12,
+      rate,
+    });
+    ddb.on(UpdateCommand).resolves({ Attributes: { ...leasedItem, tat: T0 + 750 } });
+    await expect(state.advanceTat(STORE, 250, 3, { ms: 270, deepFrom: T0 })).resolves.toStrictEqual({
+      tat: T0 + 750,
     });
   });
 

@@ -458,6 +458,26 @@ describe('handleAttention', () => {
         await handleAttention(w.deps, attention('a'));
         expect(calls).toEqual([firstCallAt]);
       });
+
+      it('hands a shared schedule’s lateness, as the acquire read it, to the lease’s first block', async () => {
+        w.store = storeOf('active', { maxConcurrentConsumers: 3, ratePerSecond: 20 });
+        w.dispatch.items.set('s1', {
+          ...(await w.dispatch.read('s1'))!,
+          slots: { a: { s: 'q', at: T0 } },
+          tat: T0 - 2_000,
+          tatLate: 300,
+        });
+        let sent = false;
+        w.deps.tasks.receive = vi.fn(async () => {
+          if (sent) return [];
+          sent = true;
+          return [{ messageId: 'm1', receiptHandle: 'r1', body: workBody, receiveCount: 1, sentAt: T0 }];
+        });
+        const restart = vi.spyOn(w.dispatch, 'restartTat');
+        await handleAttention(w.deps, attention('a'));
+        // The lease has no pace yet: its first block takes the schedule's lateness, not the standard 50 ms.
+        expect(restart.mock.calls[0]?.[4]).toBe(300);
+      });
     });
   });
 });

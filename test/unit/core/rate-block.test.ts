@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import type { Clock, DispatchState, TatLate } from '../../../lambdas/core/ports.js';
 import {
+  bindsDeep,
   blockLateness,
   blockSize,
   lateness,
@@ -181,6 +182,20 @@ describe('scheduleClearAt: where a lone consumer may start after a shared schedu
     { tat: T0, tatLate: undefined, expected: T0 + 100 }, // written before lateness was kept: the ceiling
   ])('tat $tat, tatLate $tatLate', ({ tat, tatLate, expected }) => {
     expect(scheduleClearAt(tat, tatLate)).toBe(expected);
+  });
+});
+
+describe('bindsDeep: a block that found its store binding deep', () => {
+  // 20 ms instants (50 ms lateness): the largest gap a lowering costs is 950 ms.
+  it.each([
+    { case: 'further ahead than the largest gap', ahead: 951, cycle: 100, expected: true },
+    { case: 'the largest gap exactly: not', ahead: 950, cycle: 100, expected: false },
+    { case: 'a slow lease not that far ahead', ahead: 500, cycle: 100, expected: false },
+    { case: 'a lease that keeps up and waited for its block', ahead: 1, cycle: 20, expected: true },
+    { case: 'a lease that keeps up, its block due at once', ahead: 0, cycle: 20, expected: false },
+    { case: 'a pace not known yet', ahead: 500, cycle: undefined, expected: false },
+  ])('$case: $expected', ({ ahead, cycle, expected }) => {
+    expect(bindsDeep(ahead, 20, cycle)).toBe(expected);
   });
 });
 
@@ -795,6 +810,28 @@ describe('respaced: never denser than the reservation, never outside it (propert
         },
       ),
     );
+  });
+});
+
+describe('sharedPacer: a first call refused as stalled is not held', () => {
+  it('writes that land past every instant they reserved, five times in a row: stalled, not held', async () => {
+    // Each schedule write takes 500 ms; a restart lands at most 250 ms ahead (MAX_RESTART_AHEAD_MS), so each
+    // block's one instant is 250 ms behind the clock when its write answers, past the 50 ms lateness.
+    const { clock, advance } = steppedClock();
+    const { dispatch } = recordingDispatch();
+    const slow = Object.assign(Object.create(dispatch) as DispatchState, {
+      restartTat: async (...args: Parameters<DispatchState['restartTat']>) => {
+        advance(500);
+        return dispatch.restartTat(...args);
+      },
+      advanceTat: async (...args: Parameters<DispatchState['advanceTat']>) => {
+        advance(500);
+        return dispatch.advanceTat(...args);
+      },
+    });
+    const pacer = sharedPacer(slow, STORE, 100, clock, { maxWait: 5_000 });
+    expect(await pacer.acquire(T0 + 60_000, 1)).toBe(false);
+    expect({ stalled: pacer.stalled, held: pacer.held }).toEqual({ stalled: true, held: false });
   });
 });
 
