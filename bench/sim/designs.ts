@@ -266,7 +266,7 @@ export const attentionDesign = (
       /** The schedule's lateness as the lease's acquire read it, then as its writes left it (rate.ts knownLate). */
       let knownLate: number | undefined = (world.tatLate[s] as number) || undefined;
       let lastCallAt: number | undefined;
-      /** As rate.ts: the slowest of the lease's last PACE_CYCLES cycles, and its last block's first call's lag. */
+      /** As rate.ts: the slower of the lease's last PACE_CYCLES cycles, and its last block's first call's lag. */
       let cycle: number | undefined;
       const cycles: number[] = [];
       let startLag = 0;

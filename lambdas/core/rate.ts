@@ -234,8 +234,8 @@ export const scheduleClearAt = (tat: number | undefined, tatLate: number | undef
   tat === undefined ? undefined : tat + (tatLate ?? LATENESS_CEILING_MS);
 /** The most instants one write reserves: an SQS batch, the most messages a lease holds at once. */
 export const MAX_BLOCK = 10;
-/** A shared pacer sizes its blocks for the slowest of its lease's last this many cycles (`sharedPacer`). */
-export const PACE_CYCLES = 4;
+/** A shared pacer sizes its blocks for the slower of its lease's last this many cycles (`sharedPacer`). */
+export const PACE_CYCLES = 2;
 
 /**
  * The longest a multi-consumer store's call normally waits for its instant: each of its N consumers holds at
@@ -481,9 +481,11 @@ export const sharedPacer = (
   /** This lease's reservations in a row that found its store binding deep (`deepAt`). */
   let deepRuns = 0;
   /**
-   * When this lease's last call started, and the lease's own pace: the slowest of its last PACE_CYCLES cycles
+   * When this lease's last call started, and the lease's own pace: the slower of its last PACE_CYCLES cycles
    * (from a call's start to its next acquire). Sized for the last cycle alone, a block's last instants were
-   * forfeited whenever the next calls ran slower — every block of a lease whose calls vary.
+   * forfeited whenever the next calls ran slower — every block of a lease whose calls vary. The slowest of four
+   * kept more of them, but one long cycle (a Retry-After slept through) then sized four blocks as a slow lease's,
+   * and the adaptive-rate model lost three points of throughput.
    */
   let lastCallAt: number | undefined;
   let cycle: number | undefined;

@@ -265,13 +265,16 @@ describe('a store its leases can bind runs at its rate (session 26: blocks sized
   // Calls on time and arriving at once, one lease each for the whole run: what is measured is what the blocks
   // forfeit. A block sized for the lease's last cycle alone, at the lateness's very edge, lost its last instant
   // whenever the next call ran a millisecond longer: 59 % of the rate for the first row, 71–81 % for the ranges.
+  // Sized a millisecond short of the edge but for the last cycle alone, the ranges reach 73–83 %; for the slower
+  // of the last two (PACE_CYCLES), 89–92 % (the slowest of four reached 98 % here, and cost the adaptive-rate
+  // model three points of throughput: ARCHITECTURE "Sized for the pace").
   it.each([
-    { rate: 100, consumers: 10, callMs: 60, calls: '60' },
-    { rate: 100, consumers: 10, callMs: { from: 30, to: 90 }, calls: '30–90' },
-    { rate: 50, consumers: 4, callMs: { from: 20, to: 60 }, calls: '20–60' },
-    { rate: 20, consumers: 3, callMs: { from: 50, to: 150 }, calls: '50–150' },
+    { rate: 100, consumers: 10, callMs: 60, calls: '60', least: 0.95 },
+    { rate: 100, consumers: 10, callMs: { from: 30, to: 90 }, calls: '30–90', least: 0.88 },
+    { rate: 50, consumers: 4, callMs: { from: 20, to: 60 }, calls: '20–60', least: 0.88 },
+    { rate: 20, consumers: 3, callMs: { from: 50, to: 150 }, calls: '50–150', least: 0.88 },
   ])(
-    '$rate/s with $consumers leases of $calls ms calls: ≥ 95 % of its rate in the busiest 5 s',
+    '$rate/s with $consumers leases of $calls ms calls: ≥ $least of its rate in the busiest 5 s',
     async (row) => {
       const interval = intervalMs(row.rate);
       const most = await busiestWindow({
@@ -283,7 +286,7 @@ describe('a store its leases can bind runs at its rate (session 26: blocks sized
         jitter: () => 0,
       });
       expect(most).toBeLessThanOrEqual(windowCalls(interval));
-      expect(most).toBeGreaterThanOrEqual(0.95 * row.rate * 5);
+      expect(most).toBeGreaterThanOrEqual(row.least * row.rate * 5);
     },
   );
 });
