@@ -56,7 +56,7 @@ export interface PerStoreRow {
 }
 
 export interface LatencySummary {
-  /** The samples the percentiles summarise: the most recent 5,000 to 10,000 (what the page shows). */
+  /** The samples the percentiles summarise: all of them up to 10,000, then the most recent 5,000 to 10,000. */
   count: number;
   /** Every sample since start. */
   total: number;

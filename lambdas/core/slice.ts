@@ -522,7 +522,8 @@ export const runSlice = async (
               // rate ends the slice): looked at before the rate's wait, so a read due then does not make the call late
               // for its instant, and again at the instant, inside the pacer (a read only when the wait was long): its
               // time counts as the call's lateness there, so a slow read never bunches calls (rate.ts `atInstant`).
-              // Its reads count as pacing, not as the task's work. A failed read ends the slice as an error, after
+              // Its reads count as the task's work (the fan-out's task time), as the pacer's writes do; only the
+              // pacer's sleep is pacing (session 26). A failed read ends the slice as an error, after
               // deliverTask released the task's claim (not_started).
               const look = async (): Promise<boolean> => {
                 if (!watch) return true;
