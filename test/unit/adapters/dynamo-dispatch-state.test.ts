@@ -363,6 +363,16 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
+      'advanceTat at the ceiling lateness exactly: an old schedule fits it, and it raises nothing over one',
+      (s) => s.advanceTat(STORE, 250, 3, { ms: 100, deepFrom: T0 }),
+      update({
+        UpdateExpression: 'SET tatLate = :late ADD tat :interval, tatSeq :one, tatCalls :calls',
+        ConditionExpression:
+          'attribute_not_exists(tat) OR ((attribute_not_exists(tatLate) OR tatLate <= :late) AND (attribute_not_exists(tatLate) OR tatLate >= :late OR tat <= :deep))',
+        ExpressionAttributeValues: { ':late': 100, ':interval': 250, ':one': 1, ':calls': 3, ':deep': T0 },
+      }),
+    ],
+    [
       'placeTat places a lowering only over the schedule its refusal saw',
       (s) => s.placeTat(STORE, { tat: T0 + 500, seq: 7 }, T0 + 950, 250, 2, 50),
       update({
