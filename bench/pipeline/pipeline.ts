@@ -146,14 +146,18 @@ export const warmUp = async (
   endpoints: Endpoints,
   opts: { sqsMessages: number; dynamoWrites: number; sqsPasses: number; dynamoPasses: number; tasks: number },
 ): Promise<ColdPasses> => {
-  const sqsPasses: number[] = [];
-  for (let i = 0; i < opts.sqsPasses; i++)
-    sqsPasses.push(await measureCeiling(clients.sqs, opts.sqsMessages));
-  const dynamoPasses: number[] = [];
-  for (let i = 0; i < opts.dynamoPasses; i++)
-    dynamoPasses.push(await measureDynamoCeiling(clients.dynamo, opts.dynamoWrites));
+  /** `passes` runs of `measure` (at least one), answering the first. */
+  const first = async (passes: number, measure: () => Promise<number>): Promise<number> => {
+    const cold = await measure();
+    for (let i = 1; i < passes; i++) await measure();
+    return cold;
+  };
+  const sqs = await first(opts.sqsPasses, () => measureCeiling(clients.sqs, opts.sqsMessages));
+  const dynamo = await first(opts.dynamoPasses, () =>
+    measureDynamoCeiling(clients.dynamo, opts.dynamoWrites),
+  );
   await measureThroughput(endpoints, { poolSize: 4, latencyMs: 0, stores: 10, tasks: opts.tasks });
-  return { sqs: sqsPasses[0] ?? 0, dynamo: dynamoPasses[0] ?? 0 };
+  return { sqs, dynamo };
 };
 
 interface Harness {

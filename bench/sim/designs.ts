@@ -8,9 +8,9 @@ import {
   LATENESS_REACH_MS,
   lateness,
   maxPaceWaitMs,
-  PACE_CYCLES,
   pacedInterval,
   reachSpacing,
+  recordCycle,
   spacingOf,
 } from '../../lambdas/core/rate.js';
 import { STORE_RECHECK_MS } from '../../lambdas/core/timing.js';
@@ -297,11 +297,7 @@ export const attentionDesign = (
         const standard = lateness(paced);
         const maxWaitMs =
           maxPaceWaitMs(paced, policy.maxConcurrentConsumers) + SLEEP_THROUGH_MAX_SECONDS * 1000;
-        if (lastCallAt !== undefined) {
-          cycles.unshift(eng.now - lastCallAt);
-          cycles.length = Math.min(cycles.length, PACE_CYCLES);
-          cycle = Math.max(...cycles);
-        }
+        if (lastCallAt !== undefined) cycle = recordCycle(cycles, eng.now - lastCallAt);
         const write = <T>(apply: () => T, after: (value: T) => void): void => {
           req.add('ddbWrite', 'rate');
           paceWrites++;

@@ -236,6 +236,15 @@ export const scheduleClearAt = (tat: number | undefined, tatLate: number | undef
 export const MAX_BLOCK = 10;
 /** A shared pacer sizes its blocks for the slower of its lease's last this many cycles (`sharedPacer`). */
 export const PACE_CYCLES = 2;
+/**
+ * Records a lease's newest cycle in `cycles` (newest first, at most PACE_CYCLES) and answers its pace: the slowest
+ * of them (`sharedPacer`'s, and the scale model's).
+ */
+export const recordCycle = (cycles: number[], cycle: number): number => {
+  cycles.unshift(cycle);
+  cycles.length = Math.min(cycles.length, PACE_CYCLES);
+  return Math.max(...cycles);
+};
 
 /**
  * The longest a multi-consumer store's call normally waits for its instant: each of its N consumers holds at
@@ -738,11 +747,7 @@ export const sharedPacer = (
   return {
     async acquire(deadline, inHand = 1, atInstant) {
       stalled = false;
-      if (lastCallAt !== undefined) {
-        cycles.unshift(clock.now() - lastCallAt);
-        cycles.length = Math.min(cycles.length, PACE_CYCLES);
-        cycle = Math.max(...cycles);
-      }
+      if (lastCallAt !== undefined) cycle = recordCycle(cycles, clock.now() - lastCallAt);
       for (let late = 0; late < MAX_TRIES;) {
         // A lowered rate (this lease's own answer stretched the schedule): the block's instants are too close.
         if (block !== undefined && read(spacing) > block.interval) block = undefined;

@@ -11,6 +11,7 @@ import {
   MAX_RESTART_AHEAD_MS,
   PEEK_LEAD_MS,
   reachSpacing,
+  recordCycle,
   respaced,
   scheduleClearAt,
   sharedPacer,
@@ -182,6 +183,14 @@ describe('scheduleClearAt: where a lone consumer may start after a shared schedu
     { tat: T0, tatLate: undefined, expected: T0 + 100 }, // written before lateness was kept: the ceiling
   ])('tat $tat, tatLate $tatLate', ({ tat, tatLate, expected }) => {
     expect(scheduleClearAt(tat, tatLate)).toBe(expected);
+  });
+});
+
+describe('recordCycle: a lease’s pace, the slower of its last two cycles', () => {
+  it('keeps the newest two and answers the slower', () => {
+    const cycles: number[] = [];
+    expect([30, 90, 40, 20].map((cycle) => recordCycle(cycles, cycle))).toEqual([30, 90, 90, 40]);
+    expect(cycles).toEqual([20, 40]);
   });
 });
 
