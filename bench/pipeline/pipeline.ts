@@ -133,6 +133,13 @@ export interface ColdPasses {
   dynamo: number;
 }
 
+/** `passes` runs of `measure` one after another (at least one), answering the first: the cold one. */
+export const firstOfPasses = async (passes: number, measure: () => Promise<number>): Promise<number> => {
+  const cold = await measure();
+  for (let i = 1; i < passes; i++) await measure();
+  return cold;
+};
+
 /**
  * Brings both emulators to their steady state before anything is measured. DynamoDB Local runs on the JVM
  * and fauxqs on Node; both compile their hot paths as they run, and their first passes measure that, not the
@@ -146,14 +153,8 @@ export const warmUp = async (
   endpoints: Endpoints,
   opts: { sqsMessages: number; dynamoWrites: number; sqsPasses: number; dynamoPasses: number; tasks: number },
 ): Promise<ColdPasses> => {
-  /** `passes` runs of `measure` (at least one), answering the first. */
-  const first = async (passes: number, measure: () => Promise<number>): Promise<number> => {
-    const cold = await measure();
-    for (let i = 1; i < passes; i++) await measure();
-    return cold;
-  };
-  const sqs = await first(opts.sqsPasses, () => measureCeiling(clients.sqs, opts.sqsMessages));
-  const dynamo = await first(opts.dynamoPasses, () =>
+  const sqs = await firstOfPasses(opts.sqsPasses, () => measureCeiling(clients.sqs, opts.sqsMessages));
+  const dynamo = await firstOfPasses(opts.dynamoPasses, () =>
     measureDynamoCeiling(clients.dynamo, opts.dynamoWrites),
   );
   await measureThroughput(endpoints, { poolSize: 4, latencyMs: 0, stores: 10, tasks: opts.tasks });
