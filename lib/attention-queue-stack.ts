@@ -35,7 +35,8 @@ export interface AttentionQueueStackProps extends StackProps {
    */
   readonly queuePrefix?: string;
   /**
-   * Attention workers running at once (event source MaximumConcurrency = reserved concurrency).
+   * Attention worker invocations running at once, shared by the levels' event sources (the confirm queue's
+   * CONFIRM_EVENT_SOURCE.maxConcurrency run beside them; all reserved).
    * @default WORKER_EVENT_SOURCE.defaultPoolSize
    */
   readonly workerPoolSize?: number;
@@ -91,7 +92,7 @@ export interface AttentionQueueStackProps extends StackProps {
   readonly adminAccess?: AdminAccess;
   /**
    * The account's Lambda concurrency limit in this region. The stack reserves concurrency (the worker
-   * pool, the reconciler) and checks at synth that the reservation leaves the 100 unreserved executions
+   * pool with its loans and the confirm queue's invocations, the reconciler) and checks at synth that the reservation leaves the 100 unreserved executions
    * AWS requires; new accounts may start far below the default (Service Quotas, "Concurrent executions").
    * @default DEFAULT_ACCOUNT_CONCURRENCY_LIMIT (1000)
    */
@@ -160,6 +161,7 @@ export class AttentionQueueStack extends Stack {
       [EnvNames.attentionQueueUrl]: this.attention.levels.normal.queueUrl,
       [EnvNames.attentionQueueUrlHigh]: this.attention.levels.high.queueUrl,
       [EnvNames.attentionQueueUrlLow]: this.attention.levels.low.queueUrl,
+      [EnvNames.confirmQueueUrl]: this.attention.confirm.queueUrl,
       [EnvNames.marketplaceBaseUrl]: marketplaceBaseUrl,
       ...settings,
     };
@@ -188,6 +190,7 @@ export class AttentionQueueStack extends Stack {
     });
     this.workers = new AttentionWorkers(this, 'Workers', {
       ...wiring,
+      confirmQueue: this.attention.confirm,
       poolSize: props.workerPoolSize,
       batchSize: props.workerBatchSize,
       priorityShares: props.workerPoolShares,
@@ -216,6 +219,7 @@ export class AttentionQueueStack extends Stack {
     this.monitoring = new Monitoring(this, 'Monitoring', {
       queuePrefix: this.queuePrefix,
       attentionQueues: this.attention.levels,
+      confirmQueue: this.attention.confirm,
       attentionDeadLetterQueue: this.attention.deadLetterQueue,
       functions: this.functions,
       workerLogGroup: this.workers.logGroup,

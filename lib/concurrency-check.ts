@@ -29,7 +29,7 @@ export const requireConcurrencyFits = (
   const reserved = reservedConcurrency(functions);
   if (reserved + MIN_UNRESERVED_CONCURRENCY > accountLimit) {
     throw new InvalidPropError(
-      `the stack reserves ${reserved} concurrent executions (worker pool + reconciler), and Lambda requires ${MIN_UNRESERVED_CONCURRENCY} to stay unreserved, so it needs an account concurrency limit of at least ${reserved + MIN_UNRESERVED_CONCURRENCY}; accountConcurrencyLimit is ${accountLimit}. Lower workerPoolSize, or raise the quota (Service Quotas: Lambda "Concurrent executions") and pass -c accountConcurrencyLimit=<new limit>`,
+      `the stack reserves ${reserved} concurrent executions (worker pool, its loans and the confirm queue's invocations, + reconciler), and Lambda requires ${MIN_UNRESERVED_CONCURRENCY} to stay unreserved, so it needs an account concurrency limit of at least ${reserved + MIN_UNRESERVED_CONCURRENCY}; accountConcurrencyLimit is ${accountLimit}. Lower workerPoolSize (the confirm queue's CONFIRM_EVENT_SOURCE.maxConcurrency is fixed), or raise the quota (Service Quotas: Lambda "Concurrent executions") and pass -c accountConcurrencyLimit=<new limit>`,
     );
   }
 };

@@ -12,7 +12,7 @@ import type { RuntimeOverrides } from '../../lambdas/app/runtime.js';
 import { createWorkerHandler } from '../../lambdas/app/worker-app.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
 import { loadConfig, type FunctionName } from '../../lambdas/config/runtime-config.js';
-import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
+import { CONFIRM_EVENT_SOURCE, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { NotFoundError } from '../../lambdas/core/errors.js';
 import { MAX_RECEIVE_COUNT, STORE_PRIORITIES, type StorePriority } from '../../lambdas/core/plans.js';
 import {
@@ -27,6 +27,7 @@ import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators.js';
 import { LocalMonitor } from './monitor.js';
 import { startMarketplaceSim, type MarketplaceSim, type MarketplaceSimOptions } from './marketplace-sim.js';
 import { provision, type LocalResources } from './provision.js';
+import { BatchingEventSource } from './batching-event-source.js';
 import { SqsEventSource, type EventSourceQueue } from './sqs-event-source.js';
 
 /**
@@ -78,9 +79,11 @@ export interface LocalStack {
   monitor: LocalMonitor;
   marketplace: MarketplaceSim | undefined;
   eventSource: SqsEventSource;
+  /** The confirm queue's event source (batches of empty decisions). */
+  confirmSource: BatchingEventSource;
   endpoints: { dynamo: string; sqs: string };
   reconcileNow(): Promise<ReconcileReport>;
-  /** Pause/resume the attention workers (the event source), e.g. to inspect the attention queue. */
+  /** Pause/resume the attention workers (both event sources), e.g. to inspect the attention queue. */
   stopWorkers(): Promise<void>;
   startWorkers(): void;
   stop(): Promise<void>;
@@ -106,6 +109,7 @@ const localEnvironment = (args: {
   [EnvNames.attentionQueueUrl]: args.resources.attentionQueueUrls.normal,
   [EnvNames.attentionQueueUrlHigh]: args.resources.attentionQueueUrls.high,
   [EnvNames.attentionQueueUrlLow]: args.resources.attentionQueueUrls.low,
+  [EnvNames.confirmQueueUrl]: args.resources.confirmQueueUrl,
   [EnvNames.marketplaceBaseUrl]: args.marketplaceBaseUrl,
   [EnvNames.sqsEndpoint]: args.endpoints.sqs,
   [EnvNames.dynamoEndpoint]: args.endpoints.dynamo,
@@ -210,14 +214,16 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     } satisfies Record<FunctionName, unknown>;
     const { ingest, admin, authorizer, worker, reconciler } = handlers;
 
-    const levelQueue = async (level: StorePriority): Promise<[StorePriority, EventSourceQueue]> => {
-      const url = resources.attentionQueueUrls[level];
+    const sourceQueue = async (url: string, name: string): Promise<EventSourceQueue> => {
       const attributes = await clients.sqs.send(
         new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
       );
-      const arn = attributes.Attributes?.QueueArn ?? `arn:aws:sqs:us-east-1:000000000000:attention-${level}`;
-      return [level, { url, arn }];
+      return { url, arn: attributes.Attributes?.QueueArn ?? `arn:aws:sqs:us-east-1:000000000000:${name}` };
     };
+    const levelQueue = async (level: StorePriority): Promise<[StorePriority, EventSourceQueue]> => [
+      level,
+      await sourceQueue(resources.attentionQueueUrls[level], `attention-${level}`),
+    ];
     const eventSource = new SqsEventSource(clients.sqs, worker, {
       queues: Object.fromEntries(await Promise.all(STORE_PRIORITIES.map(levelQueue))) as Record<
         StorePriority,
@@ -229,8 +235,20 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       maxConcurrency: options.workerPoolSize ?? 4,
       onError: (error) => telemetry.error('attention event source error', { error: String(error) }),
     });
+    // The confirm queue's event source (issue #11): batches of empty decisions, gathered over its window.
+    const confirmSource = new BatchingEventSource(clients.sqs, worker, {
+      queue: await sourceQueue(resources.confirmQueueUrl, 'attention-confirm'),
+      batchSize: CONFIRM_EVENT_SOURCE.batchSize,
+      windowMs: CONFIRM_EVENT_SOURCE.batchingWindowSeconds * 1000,
+      maxConcurrency: CONFIRM_EVENT_SOURCE.maxConcurrency,
+      onError: (error) => telemetry.error('confirm event source error', { error: String(error) }),
+    });
     eventSource.start();
-    stops.push(() => eventSource.stop());
+    confirmSource.start();
+    stops.push(
+      () => eventSource.stop(),
+      () => confirmSource.stop(),
+    );
 
     let reconciling: Promise<ReconcileReport> | undefined;
     const reconcileNow = (): Promise<ReconcileReport> => {
@@ -250,12 +268,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     });
 
     // Reads only (the operator listing + queue counts), with the admin function's adapters and clients.
-    const monitor = new LocalMonitor(
-      telemetry,
-      composeAdmin(adminConfig, shared),
-      clients.sqs,
-      Object.values(resources.attentionQueueUrls),
-    );
+    const monitor = new LocalMonitor(telemetry, composeAdmin(adminConfig, shared), clients.sqs, [
+      ...Object.values(resources.attentionQueueUrls),
+      resources.confirmQueueUrl,
+    ]);
     stops.push(async () => monitor.stop());
 
     const adminToken = options.adminToken ?? randomBytes(24).toString('base64url');
@@ -291,10 +307,16 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       monitor,
       marketplace,
       eventSource,
+      confirmSource,
       endpoints,
       reconcileNow,
-      stopWorkers: () => eventSource.stop(),
-      startWorkers: () => eventSource.start(),
+      stopWorkers: async () => {
+        await Promise.all([eventSource.stop(), confirmSource.stop()]);
+      },
+      startWorkers: () => {
+        eventSource.start();
+        confirmSource.start();
+      },
       stop,
     };
   } catch (error) {

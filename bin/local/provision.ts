@@ -21,6 +21,8 @@ export interface LocalResources {
   /** Every store priority level's attention queue; all three dead-letter to the one attention DLQ. */
   attentionQueueUrls: Record<StorePriority, string>;
   attentionDeadLetterQueueUrl: string;
+  /** The confirm queue (issue #11); dead-letters to the attention DLQ like the level queues. */
+  confirmQueueUrl: string;
 }
 
 const createTable = async (dynamo: DynamoDBClient, key: TableKey, name: string): Promise<void> => {
@@ -91,10 +93,10 @@ export const provision = async (
   const dlqArn = await sqs.send(
     new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }),
   );
-  const levelQueue = async (level: StorePriority): Promise<[StorePriority, string]> => {
+  const attentionQueue = async (queueName: string): Promise<string> => {
     const created = await sqs.send(
       new CreateQueueCommand({
-        QueueName: QueueNames.levelAttentionQueue(prefix, level),
+        QueueName: queueName,
         Attributes: {
           VisibilityTimeout: String(ATTENTION_QUEUE.visibilityTimeoutSeconds),
           MessageRetentionPeriod: String(ATTENTION_QUEUE.retentionSeconds),
@@ -105,15 +107,21 @@ export const provision = async (
         },
       }),
     );
-    return [level, created.QueueUrl as string];
+    return created.QueueUrl as string;
   };
   const attentionQueueUrls = Object.fromEntries(
-    await Promise.all(STORE_PRIORITIES.map(levelQueue)),
+    await Promise.all(
+      STORE_PRIORITIES.map(async (level) => [
+        level,
+        await attentionQueue(QueueNames.levelAttentionQueue(prefix, level)),
+      ]),
+    ),
   ) as Record<StorePriority, string>;
   return {
     tables,
     attentionQueueUrl: attentionQueueUrls.normal,
     attentionQueueUrls,
     attentionDeadLetterQueueUrl: dlq.QueueUrl as string,
+    confirmQueueUrl: await attentionQueue(QueueNames.confirmQueue(prefix)),
   };
 };

@@ -40,7 +40,7 @@ export interface EventSourceOptions {
 
 export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
-const toRecord = (message: Message, arn: string): SQSRecord => ({
+export const toRecord = (message: Message, arn: string): SQSRecord => ({
   messageId: message.MessageId ?? '',
   receiptHandle: message.ReceiptHandle ?? '',
   body: message.Body ?? '',
@@ -56,6 +56,41 @@ const toRecord = (message: Message, arn: string): SQSRecord => ({
   eventSourceARN: arn,
   awsRegion: 'us-east-1',
 });
+
+/**
+ * One invocation as Lambda's event source makes it: the handler gets the records; those it reports in
+ * batchItemFailures (all of them, if it throws) are left to reappear after the queue's visibility timeout, and the
+ * others are deleted. Answers how many failed and how long the handler ran (what Lambda bills as duration).
+ */
+export const invokeWithRecords = async (
+  sqs: SQSClient,
+  handler: SqsHandler,
+  queue: EventSourceQueue,
+  messages: Message[],
+  onError?: (error: unknown) => void,
+): Promise<{ failed: number; busyMs: number }> => {
+  const records = messages.map((m) => toRecord(m, queue.arn));
+  let failed: Set<string>;
+  const started = performance.now();
+  try {
+    const response = await handler({ Records: records });
+    failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+  } catch (error) {
+    onError?.(error);
+    failed = new Set(records.map((r) => r.messageId));
+  }
+  const busyMs = performance.now() - started;
+  const done = records.filter((r) => !failed.has(r.messageId));
+  // DeleteMessageBatch takes at most 10 entries.
+  for (let i = 0; i < done.length; i += 10)
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queue.url,
+        Entries: done.slice(i, i + 10).map((r, j) => ({ Id: String(j), ReceiptHandle: r.receiptHandle })),
+      }),
+    );
+  return { failed: failed.size, busyMs };
+};
 
 export class SqsEventSource {
   private running = false;
@@ -150,37 +185,27 @@ export class SqsEventSource {
   }
 
   private async invoke(level: StorePriority, messages: Message[]): Promise<void> {
-    const queue = this.options.queues[level];
-    const records = messages.map((m) => toRecord(m, queue.arn));
     this.stats.invocations++;
     this.stats.byLevel[level]++;
-    this.stats.records += records.length;
+    this.stats.records += messages.length;
     const charge = this.picker.begin(level);
     const lower = level !== 'high';
     if (lower) this.lowerBusy++;
     const startedAt = Date.now();
-    let failed: Set<string>;
-    const started = performance.now();
+    let outcome: { failed: number; busyMs: number };
     try {
-      const response = await this.handler({ Records: records });
-      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-    } catch (error) {
-      this.options.onError?.(error);
-      failed = new Set(records.map((r) => r.messageId));
+      outcome = await invokeWithRecords(
+        this.sqs,
+        this.handler,
+        this.options.queues[level],
+        messages,
+        this.options.onError,
+      );
     } finally {
       if (lower) this.lowerBusy--;
       this.picker.end(charge, Date.now() - startedAt);
     }
-    this.stats.busyMs += performance.now() - started;
-    this.stats.failedRecords += failed.size;
-    const done = records.filter((r) => !failed.has(r.messageId));
-    if (done.length > 0) {
-      await this.sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queue.url,
-          Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
-        }),
-      );
-    }
+    this.stats.busyMs += outcome.busyMs;
+    this.stats.failedRecords += outcome.failed;
   }
 }

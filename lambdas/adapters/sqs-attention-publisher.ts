@@ -17,13 +17,18 @@ export class SqsAttentionPublisher implements AttentionPublisher {
   constructor(
     private readonly sqs: SQSClient,
     private readonly queueUrls: AttentionQueueUrls,
+    /** The confirm queue, where a slice hands an empty look (`confirm` attentions); absent: their level's queue. */
+    private readonly confirmUrl?: string,
   ) {}
 
   async publish(message: AttentionMessage, delaySeconds: number): Promise<void> {
     await this.sqs.send(
       new SendMessageCommand({
         // The store's level picks the queue; a message without one is an older publisher's: `normal`.
-        QueueUrl: this.queueUrls[attentionLevelOf(message)],
+        QueueUrl:
+          message.reason === 'confirm' && this.confirmUrl !== undefined
+            ? this.confirmUrl
+            : this.queueUrls[attentionLevelOf(message)],
         MessageBody: JSON.stringify(message),
         ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
       }),

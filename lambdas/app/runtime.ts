@@ -50,6 +50,8 @@ type AttentionQueueConfig = {
   [EnvNames.attentionQueueUrl]: string;
   [EnvNames.attentionQueueUrlHigh]?: string | undefined;
   [EnvNames.attentionQueueUrlLow]?: string | undefined;
+  /** The worker's only: where a slice hands an empty look (absent: no confirm queue). */
+  [EnvNames.confirmQueueUrl]?: string | undefined;
 };
 
 /** Each level's attention queue; a level without its own (a deployment from before the levels) uses `normal`'s. */
@@ -76,7 +78,11 @@ export const composeSignalling = (
     clients,
     signal: {
       dispatch: new DynamoDispatchState(clients.doc, config[EnvNames.dispatchTable]),
-      attention: new SqsAttentionPublisher(clients.sqs, attentionQueueUrls(config)),
+      attention: new SqsAttentionPublisher(
+        clients.sqs,
+        attentionQueueUrls(config),
+        config[EnvNames.confirmQueueUrl],
+      ),
       clock: overrides.clock ?? systemClock,
       ids: overrides.ids ?? randomIds,
       telemetry: telemetryFor(fn, overrides),

@@ -36,6 +36,7 @@ export const composeWorker = (
     random: overrides.random ?? Math.random,
     settings: {
       emptyPollSeconds: config[EnvNames.emptyPollSeconds],
+      confirmQueue: config[EnvNames.confirmQueueUrl] !== undefined,
       marketplaceTimeoutMs: config[EnvNames.marketplaceTimeoutMs],
       expiryAgeMs: config[EnvNames.expiryAgeSeconds] * 1000,
     },

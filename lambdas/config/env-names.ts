@@ -14,6 +14,11 @@ export const EnvNames = {
   /** The `high` and `low` levels' attention queues; unset, those levels share the `normal` one. */
   attentionQueueUrlHigh: 'AQ_ATTENTION_QUEUE_URL_HIGH',
   attentionQueueUrlLow: 'AQ_ATTENTION_QUEUE_URL_LOW',
+  /**
+   * The confirm queue (issue #11): a slice whose short polls come back empty hands its slot's attention to it, and
+   * that queue's slices make the empty decision together. Unset, every slice long-polls itself (as before it).
+   */
+  confirmQueueUrl: 'AQ_CONFIRM_QUEUE_URL',
   marketplaceBaseUrl: 'MARKETPLACE_BASE_URL',
   marketplaceTimeoutMs: 'AQ_MARKETPLACE_TIMEOUT_MS',
   emptyPollSeconds: 'AQ_EMPTY_POLL_SECONDS',

@@ -31,6 +31,7 @@ const FullConfigSchema = z.object({
   [EnvNames.attentionQueueUrl]: z.url(),
   [EnvNames.attentionQueueUrlHigh]: z.url().optional(),
   [EnvNames.attentionQueueUrlLow]: z.url().optional(),
+  [EnvNames.confirmQueueUrl]: z.url().optional(),
   [EnvNames.marketplaceBaseUrl]: z.url(),
   [EnvNames.marketplaceTimeoutMs]: intInRange(
     100,
@@ -102,6 +103,8 @@ export const FunctionEnv = {
     EnvNames.dispatchTable,
     EnvNames.deliveriesTable,
     ...ATTENTION_QUEUES,
+    // Only a slice publishes to the confirm queue.
+    EnvNames.confirmQueueUrl,
     EnvNames.marketplaceBaseUrl,
     EnvNames.marketplaceTimeoutMs,
     EnvNames.emptyPollSeconds,

@@ -137,6 +137,19 @@ export const WORKER_EVENT_SOURCE = {
   maxPoolSize: 1000,
 } as const;
 
+/**
+ * The confirm queue's event source (issue #11): a slice whose short polls come back empty hands its slot's
+ * attention to the confirm queue, and these invocations make the empty decision for up to `batchSize` stores at
+ * once — their long polls side by side, one worker for all of them. The batching window gathers the batch; a
+ * task that arrives meanwhile waits for it (docs/ARCHITECTURE.md, "Confirm queue").
+ */
+export const CONFIRM_EVENT_SOURCE = {
+  batchSize: 100,
+  batchingWindowSeconds: 1,
+  /** Invocations at once (its MaximumConcurrency, reserved beside the levels' workers); at least 2 (Lambda's floor). */
+  maxConcurrency: 5,
+} as const;
+
 export const RECONCILER_SCHEDULE = { rateMinutes: 1 } as const;
 
 /** Delivery records outlive any redelivery: queue retention + DLQ retention (a redrive) + a day. */

@@ -209,7 +209,8 @@ const finishSlice = async (
       deps,
       store.storeId,
       lease.slotId,
-      'requeue',
+      // An empty look handed on: the attention goes to the confirm queue (sqs-attention-publisher.ts).
+      slice.end === 'confirm' ? 'confirm' : 'requeue',
       policy.priority,
       resumeAt,
       lease.correlationId,
@@ -340,6 +341,7 @@ const attend = async (
   const acquired = await acquireLease(deps, store.storeId, slotId, policyAt, message.dueAt);
   if (acquired.kind !== 'lease') return acquired;
   if (message.correlationId !== undefined) acquired.lease.correlationId = message.correlationId;
+  if (message.reason === 'confirm') acquired.lease.confirming = true;
   noteCampaignTransition(deps, store.storeId, acquired.effective);
   return {
     kind: 'sliced',

@@ -14,6 +14,8 @@ export const ATTENTION_REASONS = [
   'resume',
   'redrive',
   'sweep',
+  /** A slice's short polls came back empty: its slot's empty decision, on the confirm queue. */
+  'confirm',
 ] as const;
 export type AttentionReason = (typeof ATTENTION_REASONS)[number];
 

@@ -29,6 +29,8 @@ export const QueueNames = {
   levelAttentionQueue: (prefix: string, level: StorePriority): string =>
     level === 'normal' ? `${prefix}-attention` : `${prefix}-attention-${level}`,
   attentionDeadLetterQueue: (prefix: string): string => `${prefix}-attention-dlq`,
+  /** The confirm queue (local mode): slots whose short polls came back empty, waiting for their empty decision. */
+  confirmQueue: (prefix: string): string => `${prefix}-attention-confirm`,
   /**
    * IAM grants SQS actions on these name patterns only: store work queues, store DLQs, store high-priority
    * queues (in that order; the third is granted what the first is).

@@ -16,6 +16,13 @@ export interface ReceiveOptions {
   budget: number;
   /** The long poll of the "empty" decision. */
   emptyPollSeconds: number;
+  /**
+   * The short polls answer for the slice: both empty, the receive hands the empty decision on (`handoff`) instead
+   * of long-polling (a slice that will hand its slot to the confirm queue).
+   */
+  handoff?: boolean;
+  /** Straight to the empty decision's long polls (a confirm slice's first receive: its short polls came before). */
+  longFirst?: boolean;
   /** Visibility for a receive starting now (the lease's remaining time and a margin). */
   visibilitySeconds: () => number;
 }
@@ -27,6 +34,8 @@ export interface ReceivedBatch {
   batch: SourcedMessage[];
   /** The messages only arrived during the empty check. */
   trickled: boolean;
+  /** The short polls came back empty and the empty decision is handed on (`ReceiveOptions.handoff`). */
+  handoff?: true;
   /**
    * The empty check's other long poll, not waited for: the slice settles it, and hands back what it took,
    * before it ends (`RestRules`).
@@ -58,7 +67,8 @@ const settled = (poll: Promise<SourcedMessage[]>): Promise<PollAnswer> =>
  * One batch for a slice, the store's high-priority queue first (task priority within a store):
  * 1. a short poll of the high queue (when the store has one) — one request more per batch of up to 10;
  * 2. if it is empty, a short poll of the work queue: a backlog answers at once;
- * 3. if both are empty, the "empty" decision: long polls of both queues at once, `want` shared between them.
+ * 3. if both are empty and the slice hands the decision on (`handoff`), an empty batch that says so; otherwise
+ *    the "empty" decision: long polls of both queues at once, `want` shared between them.
  *    A short poll samples SQS's servers and can miss what a small queue holds, so each queue gets a long poll.
  *    The first to bring messages is the batch at once (with the other's, when that has answered too); the
  *    other, still running, is the batch's `rest`. Waiting for both would hold a task that arrives on one queue
@@ -75,12 +85,15 @@ export const receiveBatch = async (
     (await tasks.receive(url, { maxMessages, waitSeconds, visibilitySeconds: opts.visibilitySeconds() })).map(
       (m): SourcedMessage => ({ ...m, queueUrl: url }),
     );
-  if (high !== undefined) {
-    const first = await receive(high, opts.want, 0);
-    if (first.length > 0) return { batch: first, trickled: false };
+  if (opts.longFirst !== true) {
+    if (high !== undefined) {
+      const first = await receive(high, opts.want, 0);
+      if (first.length > 0) return { batch: first, trickled: false };
+    }
+    const backlog = await receive(store.queueUrl, opts.want, 0);
+    if (backlog.length > 0) return { batch: backlog, trickled: false };
+    if (opts.handoff === true) return { batch: [], trickled: false, handoff: true };
   }
-  const backlog = await receive(store.queueUrl, opts.want, 0);
-  if (backlog.length > 0) return { batch: backlog, trickled: false };
   if (high === undefined) {
     const batch = await receive(store.queueUrl, opts.want, opts.emptyPollSeconds);
     return { batch, trickled: batch.length > 0 };

@@ -41,6 +41,7 @@ export const SLICE_END_REASONS = [
   'max_time',
   'yielded',
   'empty',
+  'confirm',
   'deferred',
   'throttled',
   'error',
@@ -58,7 +59,14 @@ export interface SliceDeps extends DeliverDeps, SignalDeps {
   blockRules?: BlockRules;
   /** How a slice ends with an empty check's other long poll still running; REST_RULES unless the simulation runs a broken variant. */
   restRules?: RestRules;
-  settings: DeliverDeps['settings'] & { emptyPollSeconds: number };
+  settings: DeliverDeps['settings'] & {
+    emptyPollSeconds: number;
+    /**
+     * A confirm queue exists: a slice whose short polls come back empty hands its slot to it (`confirm`) rather
+     * than long-polling itself; the confirm slice makes the empty decision (docs/ARCHITECTURE.md, "Confirm queue").
+     */
+    confirmQueue?: boolean;
+  };
 }
 
 export interface Lease {
@@ -82,6 +90,11 @@ export interface Lease {
   rate?: RateState;
   /** The shared schedule's last block's lateness as read with the lease (`tatLate`, rate.ts `sharedPacer`). */
   tatLate?: number;
+  /**
+   * The store's confirm slice (its attention came through the confirm queue): its first receive is the empty
+   * decision's long poll, and it never hands its slot on again.
+   */
+  confirming?: boolean;
 }
 
 export interface SliceResult {
@@ -91,7 +104,10 @@ export interface SliceResult {
   deadLettered: number;
   /** The store went idle (last slot removed) at the end of this slice. */
   idle: boolean;
-  /** When the store should next be looked at (requeue due time), for max_*, yielded, throttled, deferred and error. */
+  /**
+   * When the store should next be looked at (requeue due time), for max_*, yielded, confirm, throttled, deferred
+   * and error.
+   */
   resumeAt?: number;
   nextCallAt: number;
   /** On an error: until when messages the slice received may still be hidden (forbid idle until then). */
@@ -378,6 +394,10 @@ export const runSlice = async (
         group.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
       );
   };
+  /** This slice hands an empty look to the confirm queue: a main slice, where a confirm queue exists. */
+  const handoff = deps.settings.confirmQueue === true && lease.confirming !== true;
+  /** A confirm slice's first receive goes straight to the long polls (its main slice's short polls came first). */
+  let longFirst = lease.confirming === true;
   const ended = await (async (): Promise<SliceResult> => {
     try {
       for (;;) {
@@ -395,20 +415,27 @@ export const runSlice = async (
         const polledAt = deps.clock.now();
         try {
           let pending: Promise<PollAnswer> | undefined;
+          let handedOff: true | undefined;
           ({
             batch,
             trickled,
             rest: pending,
+            handoff: handedOff,
           } = await receiveBatch(deps.tasks, store, {
             want,
             budget,
             emptyPollSeconds: deps.settings.emptyPollSeconds,
+            handoff,
+            longFirst,
             // From the clock at each receive: the polls before it move it on.
             visibilitySeconds: () =>
               Math.ceil((lease.expiresAt - deps.clock.now()) / 1000) + VISIBILITY_MARGIN_SECONDS,
           }));
+          longFirst = false;
           // Only with a trickle, which ends the slice after its batch: no idle decision comes while it runs.
           if (pending !== undefined) rest = { answer: pending, polledAt };
+          // Both short polls empty: the slot goes to the confirm queue, whose slices long-poll side by side.
+          if (handedOff === true) return result('confirm', { resumeAt: deps.clock.now() });
         } catch (error) {
           deps.telemetry.error('receive failed', { error: String(error) });
           // It may have applied with its answer lost: its messages hide as long as if it had answered.

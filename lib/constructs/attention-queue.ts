@@ -18,6 +18,11 @@ export class AttentionQueue extends Construct {
   public readonly queue: Queue;
   /** The attention queue of each store priority level; all three dead-letter to `deadLetterQueue`. */
   public readonly levels: Readonly<Record<StorePriority, Queue>>;
+  /**
+   * The confirm queue (issue #11): slots whose short polls came back empty, waiting for the empty decision, which
+   * the workers make for a batch of them at once (CONFIRM_EVENT_SOURCE). Dead-letters to `deadLetterQueue` too.
+   */
+  public readonly confirm: Queue;
   public readonly deadLetterQueue: Queue;
 
   constructor(scope: Construct, id: string) {
@@ -48,5 +53,6 @@ export class AttentionQueue extends Construct {
       });
     this.queue = levelQueue('Queue');
     this.levels = { high: levelQueue('HighQueue'), normal: this.queue, low: levelQueue('LowQueue') };
+    this.confirm = levelQueue('ConfirmQueue');
   }
 }

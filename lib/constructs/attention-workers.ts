@@ -1,8 +1,10 @@
+import { Duration } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
+import { CONFIRM_EVENT_SOURCE, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { grantStoreQueues } from '../store-queue-access.js';
 import { grantTables } from '../table-access.js';
 import type { StorePriority } from '../../lambdas/core/plans.js';
@@ -14,9 +16,12 @@ import { ServiceFunction } from './lambda-function.js';
 import { grantAttentionSends, type ServiceWiring } from './service-wiring.js';
 
 export interface AttentionWorkersProps extends ServiceWiring {
+  /** The confirm queue: the workers send slots whose short polls came back empty to it, and consume it in batches. */
+  readonly confirmQueue: IQueue;
   /**
-   * How many slices run at once across all stores (W in the fair-share arithmetic). Both the event
-   * source's MaximumConcurrency and the function's reserved concurrency are set to it.
+   * How many worker invocations run at once across all stores (W in the fair-share arithmetic), shared between
+   * the levels' event sources by `priorityShares`. The function reserves it (with the largest loan, and the confirm
+   * queue's CONFIRM_EVENT_SOURCE.maxConcurrency beside it), so no event source is throttled.
    * Must lie in [WORKER_EVENT_SOURCE.minPoolSize, WORKER_EVENT_SOURCE.maxPoolSize].
    * @default WORKER_EVENT_SOURCE.defaultPoolSize
    */
@@ -44,7 +49,7 @@ export interface AttentionWorkersProps extends ServiceWiring {
    * the unused floor of the levels without any (their own floors are never lowered; level-caps.ts). The function
    * then reserves the floors plus the largest loan (every floor but the smallest), so no event source is ever
    * throttled; up to that many workers run while a lending level's work comes back and the borrowers' slices run
-   * out. Off, each level runs at most its floor and the pool is a hard bound.
+   * out. Off, each level runs at most its floor and the pool (with the confirm queue's few) is a hard bound.
    * @default true
    */
   readonly poolLoans?: boolean;
@@ -62,6 +67,8 @@ export class AttentionWorkers extends Construct {
   /** The `normal` level's event source (the original one, on the original attention queue). */
   public readonly eventSource: SqsEventSource;
   public readonly eventSources: Readonly<Record<StorePriority, SqsEventSource>>;
+  /** The confirm queue's event source: batches of up to CONFIRM_EVENT_SOURCE.batchSize, gathered over its window. */
+  public readonly confirmEventSource: SqsEventSource;
   public readonly poolSize: number;
   /** Attentions per invocation (run concurrently). */
   public readonly batchSize: number;
@@ -96,7 +103,9 @@ export class AttentionWorkers extends Construct {
       props.poolBurst ?? 0,
     );
     this.poolLoans = props.poolLoans ?? true;
-    this.reservedConcurrency = reservedWorkers(this.levelConcurrency, this.poolLoans);
+    // The confirm queue's invocations are reserved beside the levels' workers, so neither crowds out the other.
+    this.reservedConcurrency =
+      reservedWorkers(this.levelConcurrency, this.poolLoans) + CONFIRM_EVENT_SOURCE.maxConcurrency;
 
     const worker = new ServiceFunction(this, 'Worker', {
       name: 'worker',
@@ -115,6 +124,7 @@ export class AttentionWorkers extends Construct {
     grantTables('worker', this.function, props.tables);
     // Re-signalling at the end of a slice; consuming comes with the event source.
     grantAttentionSends(props.attentionQueues, this.function);
+    props.confirmQueue.grantSendMessages(this.function);
     grantStoreQueues(this, this.function, props.queuePrefix, 'worker');
 
     const eventSourceOf = (level: StorePriority): SqsEventSource => {
@@ -130,5 +140,13 @@ export class AttentionWorkers extends Construct {
     const normal = eventSourceOf('normal');
     this.eventSources = { high: eventSourceOf('high'), normal, low: eventSourceOf('low') };
     this.eventSource = normal;
+    // The empty decisions of up to 100 stores in one invocation, their long polls side by side (issue #11).
+    this.confirmEventSource = new SqsEventSource(props.confirmQueue, {
+      batchSize: CONFIRM_EVENT_SOURCE.batchSize,
+      maxBatchingWindow: Duration.seconds(CONFIRM_EVENT_SOURCE.batchingWindowSeconds),
+      reportBatchItemFailures: true,
+      maxConcurrency: CONFIRM_EVENT_SOURCE.maxConcurrency,
+    });
+    this.function.addEventSource(this.confirmEventSource);
   }
 }

@@ -102,6 +102,8 @@ export interface MonitoringProps {
   readonly queuePrefix: string;
   /** Every store priority level's attention queue (`normal` is the original one). */
   readonly attentionQueues: Readonly<Record<StorePriority, IQueue>>;
+  /** The confirm queue (slots whose short polls came back empty, waiting for their empty decision). */
+  readonly confirmQueue: IQueue;
   readonly attentionDeadLetterQueue: IQueue;
   readonly functions: MonitoringFunctions;
   /** The worker's log group: its lines and EMF records carry the per-store properties the log widgets read. */
@@ -207,6 +209,7 @@ export class Monitoring extends Construct {
     readonly attentionOldestAge: Alarm;
     readonly attentionOldestAgeHigh: Alarm;
     readonly attentionOldestAgeLow: Alarm;
+    readonly confirmOldestAge: Alarm;
     readonly attentionDeadLetters: Alarm;
     readonly attentionDeadLettersAge: Alarm;
     readonly tasksExpiring: Alarm;
@@ -335,13 +338,25 @@ export class Monitoring extends Construct {
       ),
       // Store priority: under saturation `low` waits longest by design; each level's floor keeps it moving.
       graph(
-        'Attention queues by store priority: waiting and oldest age (s)',
-        levelQueues.map(([level, queue]) =>
-          queue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, label: `${level} visible` }),
-        ),
-        levelQueues.map(([level, queue]) =>
-          queue.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, label: `${level} oldest age` }),
-        ),
+        'Attention queues by store priority, and the confirm queue: waiting and oldest age (s)',
+        [
+          ...levelQueues.map(([level, queue]) =>
+            queue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, label: `${level} visible` }),
+          ),
+          props.confirmQueue.metricApproximateNumberOfMessagesVisible({
+            period: ONE_MINUTE,
+            label: 'confirm visible',
+          }),
+        ],
+        [
+          ...levelQueues.map(([level, queue]) =>
+            queue.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, label: `${level} oldest age` }),
+          ),
+          props.confirmQueue.metricApproximateAgeOfOldestMessage({
+            period: ONE_MINUTE,
+            label: 'confirm oldest age',
+          }),
+        ],
       ),
     );
     this.dashboard.addWidgets(
@@ -410,6 +425,7 @@ export class Monitoring extends Construct {
       props.attentionDeadLetterQueue.queueName,
       props.attentionQueues.high.queueName,
       props.attentionQueues.low.queueName,
+      props.confirmQueue.queueName,
     ];
     const storeQueuesNote = `${QueueNames.storeQueue(props.queuePrefix, '…')} = store queue, ${QueueNames.storePriorityQueue(props.queuePrefix, '…')} = its high-priority queue, ${QueueNames.storeDeadLetterQueue(props.queuePrefix, '…')} = its DLQ`;
     const topStores = (title: string, sqsMetric: string): TableWidget =>
@@ -523,6 +539,19 @@ export class Monitoring extends Construct {
       attentionOldestAge: oldestAttention('normal', 'AttentionOldestAge'),
       attentionOldestAgeHigh: oldestAttention('high', 'AttentionOldestAgeHigh'),
       attentionOldestAgeLow: oldestAttention('low', 'AttentionOldestAgeLow'),
+      confirmOldestAge: alarm(
+        'ConfirmOldestAge',
+        "The oldest attention on the confirm queue has waited too long: the confirm queue's event source is not keeping up, and stores that just drained wait for their empty decision (new tasks of theirs wait with them).",
+        {
+          metric: props.confirmQueue.metricApproximateAgeOfOldestMessage({
+            period: ONE_MINUTE,
+            statistic: 'Maximum',
+          }),
+          threshold: thresholds.attentionOldestAgeSeconds,
+          evaluationPeriods: 5,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        },
+      ),
       attentionDeadLetters: alarm(
         'AttentionDeadLetters',
         'Attentions reached the attention DLQ; the reconciler re-announces their stores, but the worker is failing.',

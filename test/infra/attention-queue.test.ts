@@ -1,15 +1,29 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { ATTENTION_QUEUE } from '../../lambdas/config/topology.js';
-import { arnOf, logicalIdOf, resourceById, synthStack } from './synth-stack.js';
+import { arnOf, logicalIdOf, resourceById, resourcesOfType, synthStack } from './synth-stack.js';
 
 const { stack, template } = synthStack();
-const { queue, deadLetterQueue } = stack.attention;
+const { queue, deadLetterQueue, confirm } = stack.attention;
 const queueProps = resourceById(template, logicalIdOf(queue)).Properties ?? {};
+const confirmProps = resourceById(template, logicalIdOf(confirm)).Properties ?? {};
 
 describe('attention queue', () => {
-  it('is one queue per store priority level, besides their one DLQ', () => {
-    template.resourceCountIs('AWS::SQS::Queue', 4);
+  it('is one queue per store priority level and the confirm queue, besides their one DLQ (5 in all)', () => {
+    expect(
+      resourcesOfType(template, 'AWS::SQS::Queue')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(
+      [stack.attention.levels.high, queue, stack.attention.levels.low, confirm, deadLetterQueue]
+        .map(logicalIdOf)
+        .sort(),
+    );
+  });
+
+  it('keeps the confirm queue apart from every level queue (issue #11)', () => {
+    expect(Object.values(stack.attention.levels).map(logicalIdOf)).not.toContain(logicalIdOf(confirm));
+    expect(logicalIdOf(confirm)).toMatch(/^AttentionConfirmQueue[0-9A-F]{8}$/);
   });
 
   it('keeps the original attention queue as the normal level (same logical id: in-flight attentions survive)', () => {
@@ -29,6 +43,7 @@ describe('attention queue', () => {
     ['high queue', stack.attention.levels.high],
     ['normal queue', queue],
     ['low queue', stack.attention.levels.low],
+    ['confirm queue', confirm],
     ['dead-letter queue', deadLetterQueue],
   ])('the %s refuses requests without TLS', (_name, q) => {
     template.hasResourceProperties('AWS::SQS::QueuePolicy', {
@@ -52,16 +67,29 @@ describe('attention queue', () => {
     });
   });
 
-  it.each(['high', 'low'] as const)(
-    'the %s queue has the visibility and retention of the original',
-    (level) => {
-      const props = resourceById(template, logicalIdOf(stack.attention.levels[level])).Properties ?? {};
-      expect([props.VisibilityTimeout, props.MessageRetentionPeriod]).toEqual([
-        queueProps.VisibilityTimeout,
-        queueProps.MessageRetentionPeriod,
-      ]);
-    },
-  );
+  it('the confirm queue dead-letters to the same DLQ, after the same receives as the level queues', () => {
+    expect(confirmProps.RedrivePolicy).toEqual({
+      deadLetterTargetArn: arnOf(deadLetterQueue),
+      maxReceiveCount: ATTENTION_QUEUE.maxReceiveCount,
+    });
+  });
+
+  it.each([
+    ['high', stack.attention.levels.high],
+    ['low', stack.attention.levels.low],
+    ['confirm', confirm],
+  ])('the %s queue has the visibility and retention of the original', (_name, q) => {
+    const props = resourceById(template, logicalIdOf(q)).Properties ?? {};
+    expect([props.VisibilityTimeout, props.MessageRetentionPeriod]).toEqual([
+      queueProps.VisibilityTimeout,
+      queueProps.MessageRetentionPeriod,
+    ]);
+  });
+
+  it('hides a received confirm attention for at least 6 × the worker timeout too (its event source is the worker)', () => {
+    const workerTimeout = resourceById(template, logicalIdOf(stack.workers.function)).Properties?.Timeout;
+    expect(confirmProps.VisibilityTimeout).toBeGreaterThanOrEqual(6 * Number(workerTimeout));
+  });
 
   it(`dead-letters after ${ATTENTION_QUEUE.maxReceiveCount} receives`, () => {
     template.hasResourceProperties('AWS::SQS::Queue', {

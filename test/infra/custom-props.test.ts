@@ -3,6 +3,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { EnvNames } from '../../lambdas/config/env-names.js';
+import { CONFIRM_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { arnOf, logicalIdOf, resourceById, resourcesOfType, roleIdOf, synthStack } from './synth-stack.js';
 
 // A dev-style stack: every optional prop set away from its default.
@@ -36,10 +37,17 @@ describe('stack props', () => {
     });
   });
 
-  it("workerPoolSize sets the worker's reserved concurrency: the pool and the largest loan (floors 25/15/10)", () => {
+  it(`workerPoolSize sets the worker's reserved concurrency: the pool, the largest loan (floors 25/15/10) and the confirm queue's ${CONFIRM_EVENT_SOURCE.maxConcurrency}`, () => {
     expect(
       resourceById(template, logicalIdOf(stack.workers.function)).Properties?.ReservedConcurrentExecutions,
-    ).toBe(50 + 25 + 15);
+    ).toBe(50 + 25 + 15 + CONFIRM_EVENT_SOURCE.maxConcurrency);
+  });
+
+  it("workerPoolSize leaves the confirm queue's event source at its own cap", () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: arnOf(stack.attention.confirm),
+      ScalingConfig: { MaximumConcurrency: CONFIRM_EVENT_SOURCE.maxConcurrency },
+    });
   });
 
   it('queuePrefix reaches the admin function', () => {

@@ -26,6 +26,8 @@ const PROVIDED_AT_DEPLOY: readonly string[] = [
   EnvNames.attentionQueueUrl,
   EnvNames.attentionQueueUrlHigh,
   EnvNames.attentionQueueUrlLow,
+  // The confirm queue (issue #11): on the worker.
+  EnvNames.confirmQueueUrl,
   EnvNames.marketplaceBaseUrl,
   EnvNames.usagePlanStage,
   // Store priority on AWS: on the reconciler.
@@ -131,6 +133,15 @@ describe('variable values', () => {
 
   it.each(withVariable(EnvNames.attentionQueueUrl))('the attention queue URL is its Ref on %s', (fn) => {
     expect(variablesOf(fn)[EnvNames.attentionQueueUrl]).toEqual({ Ref: logicalIdOf(stack.attention.queue) });
+  });
+
+  it.each(withVariable(EnvNames.confirmQueueUrl))('the confirm queue URL is its Ref on %s', (fn) => {
+    expect(variablesOf(fn)[EnvNames.confirmQueueUrl]).toEqual({ Ref: logicalIdOf(stack.attention.confirm) });
+  });
+
+  it('only the worker gets the confirm queue URL (only a slice publishes to the confirm queue)', () => {
+    expect(FUNCTION_NAMES.filter((fn) => EnvNames.confirmQueueUrl in variablesOf(fn))).toEqual(['worker']);
+    expect(withVariable(EnvNames.confirmQueueUrl)).toEqual(['worker']);
   });
 
   it.each(withVariable(EnvNames.marketplaceBaseUrl))(

@@ -55,10 +55,12 @@ describe('no broad grants', () => {
     expect(wildcard).toEqual([]);
   });
 
-  it('SQS actions name only the attention queues or the store-queue pattern', () => {
-    const allowed = [...LEVELS.map(attentionQueueArnOf), ...storeQueuesArns].map((arn) =>
-      JSON.stringify(arn),
-    );
+  it('SQS actions name only the attention queues, the confirm queue or the store-queue pattern', () => {
+    const allowed = [
+      ...LEVELS.map(attentionQueueArnOf),
+      arnOf(stack.attention.confirm),
+      ...storeQueuesArns,
+    ].map((arn) => JSON.stringify(arn));
     const others = allStatements
       .filter((s) => asArray(s.Action).some((a) => a.startsWith('sqs:')))
       .flatMap((s) => asArray(s.Resource))
@@ -181,6 +183,25 @@ describe.each(LEVELS)('the %s attention queue', (level) => {
 
   it.each(['ingest', 'admin', 'reconciler'] as const)('%s cannot consume attentions', (fn) => {
     expect(actionsAllowedOn(template, roleOf(fn), attentionQueueArn)).not.toContain('sqs:ReceiveMessage');
+  });
+});
+
+describe('the confirm queue (issue #11)', () => {
+  const confirmArn = arnOf(stack.attention.confirm);
+
+  it('the worker gets exactly consume (its event source) and send (a slice hands its slot over)', () => {
+    expect(actionsAllowedOn(template, roleOf('worker'), confirmArn).sort()).toEqual([
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+      'sqs:SendMessage',
+    ]);
+  });
+
+  it.each(['ingest', 'admin', 'authorizer', 'reconciler'] as const)('%s has no access to it', (fn) => {
+    expect(actionsAllowedOn(template, roleOf(fn), confirmArn)).toEqual([]);
   });
 });
 

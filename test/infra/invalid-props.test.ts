@@ -2,7 +2,7 @@ import { DEFAULT_PRIORITY_SHARES } from '../../lambdas/core/priority-shares.js';
 import { reservedWorkers } from '../../lambdas/core/level-caps.js';
 import { levelConcurrency } from '../../lib/priority-concurrency.js';
 import { describe, expect, it } from 'vitest';
-import { WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
+import { CONFIRM_EVENT_SOURCE, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { MAX_MARKETPLACE_TIMEOUT_MS } from '../../lambdas/core/timing.js';
 import { MIN_UNRESERVED_CONCURRENCY } from '../../lib/concurrency-check.js';
 import { buildStack } from './synth-stack.js';
@@ -81,9 +81,11 @@ describe('boundary props are accepted', () => {
   it.each([WORKER_EVENT_SOURCE.minPoolSize, WORKER_EVENT_SOURCE.maxPoolSize])(
     'workerPoolSize %s',
     (workerPoolSize) => {
-      // The level caps (at least Lambda's 2 each: 6 for a pool of 2) and the reconciler's 1 reserved, plus
-      // the 100 Lambda keeps unreserved.
-      const reserved = reservedWorkers(levelConcurrency(workerPoolSize, DEFAULT_PRIORITY_SHARES, 0), true);
+      // The level caps (at least Lambda's 2 each: 6 for a pool of 2) with the largest loan, the confirm
+      // queue's cap and the reconciler's 1 reserved, plus the 100 Lambda keeps unreserved.
+      const reserved =
+        reservedWorkers(levelConcurrency(workerPoolSize, DEFAULT_PRIORITY_SHARES, 0), true) +
+        CONFIRM_EVENT_SOURCE.maxConcurrency;
       expect(() =>
         buildStack({
           workerPoolSize,
@@ -99,23 +101,37 @@ describe('boundary props are accepted', () => {
 });
 
 describe('reserved concurrency fits the account limit', () => {
-  it('accepts the defaults (21 reserved) under the default limit of 1000', () => {
+  // The worker's pool of 20, 16 for loans and the confirm queue's 5; the reconciler's 1.
+  const RESERVED = 20 + 16 + CONFIRM_EVENT_SOURCE.maxConcurrency + 1;
+  // Loans off: the pool and the confirm queue's cap; the reconciler's 1.
+  const RESERVED_NO_LOANS = 20 + CONFIRM_EVENT_SOURCE.maxConcurrency + 1;
+
+  it(`accepts the defaults (${RESERVED} reserved) under the default limit of 1000`, () => {
+    expect(RESERVED).toBe(42);
     expect(() => buildStack()).not.toThrow();
   });
 
   it('refuses a reservation that leaves fewer than 100 unreserved, naming the limit it needs', () => {
-    // The worker's 20 and 16 for loans, the reconciler's 1.
-    expect(() => buildStack({ accountConcurrencyLimit: 136 })).toThrow(
-      /reserves 37 concurrent executions .* needs an account concurrency limit of at least 137; accountConcurrencyLimit is 136/,
+    const limit = RESERVED + MIN_UNRESERVED_CONCURRENCY - 1;
+    expect(() => buildStack({ accountConcurrencyLimit: limit })).toThrow(
+      new RegExp(
+        `reserves ${RESERVED} concurrent executions .* needs an account concurrency limit of at least ${RESERVED + MIN_UNRESERVED_CONCURRENCY}; accountConcurrencyLimit is ${limit}\\.`,
+      ),
     );
   });
 
   it('accepts exactly 100 left unreserved', () => {
-    expect(() => buildStack({ accountConcurrencyLimit: 137 })).not.toThrow();
+    expect(() =>
+      buildStack({ accountConcurrencyLimit: RESERVED + MIN_UNRESERVED_CONCURRENCY }),
+    ).not.toThrow();
   });
 
-  it('reserves the pool alone with loans off', () => {
-    expect(() => buildStack({ accountConcurrencyLimit: 121, workerPoolLoans: false })).not.toThrow();
+  it(`reserves the pool and the confirm queue's ${CONFIRM_EVENT_SOURCE.maxConcurrency} alone with loans off (${RESERVED_NO_LOANS} with the reconciler)`, () => {
+    const limit = RESERVED_NO_LOANS + MIN_UNRESERVED_CONCURRENCY;
+    expect(() => buildStack({ accountConcurrencyLimit: limit, workerPoolLoans: false })).not.toThrow();
+    expect(() => buildStack({ accountConcurrencyLimit: limit - 1, workerPoolLoans: false })).toThrow(
+      new RegExp(`reserves ${RESERVED_NO_LOANS} concurrent executions`),
+    );
   });
 
   it('refuses the largest pool under the default limit', () => {

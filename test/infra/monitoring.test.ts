@@ -1,3 +1,4 @@
+import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { FUNCTIONS } from '../../lambdas/config/topology.js';
 import { METRICS_NAMESPACE, MetricNames } from '../../lambdas/core/names.js';
@@ -56,7 +57,8 @@ const attentionQueue = `<${logicalIdOf(stack.attention.queue)}.QueueName>`;
 const attentionDlq = `<${logicalIdOf(stack.attention.deadLetterQueue)}.QueueName>`;
 const highQueue = `<${logicalIdOf(stack.attention.levels.high)}.QueueName>`;
 const lowQueue = `<${logicalIdOf(stack.attention.levels.low)}.QueueName>`;
-const notStoreQueues = [attentionQueue, attentionDlq, highQueue, lowQueue];
+const confirmQueue = `<${logicalIdOf(stack.attention.confirm)}.QueueName>`;
+const notStoreQueues = [attentionQueue, attentionDlq, highQueue, lowQueue, confirmQueue];
 const leftOut = notStoreQueues.map((name) => `QueueName != '${name}'`).join(' AND ');
 
 describe('monitoring: alarm topic', () => {
@@ -110,14 +112,18 @@ describe('monitoring: dashboard', () => {
     ]);
   });
 
-  it('shows every store priority level’s attention queue: waiting and oldest age', () => {
-    expect(series('Attention queues by store priority: waiting and oldest age (s)')).toEqual([
+  it('shows every store priority level’s attention queue and the confirm queue: waiting and oldest age', () => {
+    expect(
+      series('Attention queues by store priority, and the confirm queue: waiting and oldest age (s)'),
+    ).toEqual([
       `AWS/SQS/ApproximateNumberOfMessagesVisible{QueueName=${highQueue}}:Maximum`,
       `AWS/SQS/ApproximateNumberOfMessagesVisible{QueueName=${attentionQueue}}:Maximum`,
       `AWS/SQS/ApproximateNumberOfMessagesVisible{QueueName=${lowQueue}}:Maximum`,
+      `AWS/SQS/ApproximateNumberOfMessagesVisible{QueueName=${confirmQueue}}:Maximum`,
       `AWS/SQS/ApproximateAgeOfOldestMessage{QueueName=${highQueue}}:Maximum`,
       `AWS/SQS/ApproximateAgeOfOldestMessage{QueueName=${attentionQueue}}:Maximum`,
       `AWS/SQS/ApproximateAgeOfOldestMessage{QueueName=${lowQueue}}:Maximum`,
+      `AWS/SQS/ApproximateAgeOfOldestMessage{QueueName=${confirmQueue}}:Maximum`,
     ]);
   });
 
@@ -157,7 +163,7 @@ describe('monitoring: dashboard', () => {
 
   const QUEUES_NOTE = `(${PREFIX}-s-… = store queue, ${PREFIX}-h-… = its high-priority queue, ${PREFIX}-d-… = its DLQ)`;
 
-  it(`lists the top ${TOP_STORES} queues by backlog, leaving out the attention queues`, () => {
+  it(`lists the top ${TOP_STORES} queues by backlog, leaving out the attention queues and the confirm queue`, () => {
     // Metrics Insights' WHERE has no LIKE: the query leaves out by name what is not a store's queue.
     expect(series(`Top ${TOP_STORES} stores by backlog ${QUEUES_NOTE}`)).toEqual([
       `SELECT MAX(ApproximateNumberOfMessagesVisible) FROM SCHEMA("AWS/SQS", QueueName) WHERE ${leftOut} GROUP BY QueueName ORDER BY MAX() DESC LIMIT ${TOP_STORES}`,
@@ -255,11 +261,12 @@ const firing = (props: Record<string, unknown>): unknown[] => [
 describe('monitoring: alarms', () => {
   const { alarms } = monitoring;
 
-  // 20 stack-wide (the oldest-attention age once per level queue; 5 for retention, dead-letter keep's and the
-  // overdue passes' included; dead letters SQS moved by itself; marketplace throttling; the level caps), errors
-  // and throttles of the 4 other functions, throttles and system errors of the 4 tables.
-  it('has 36 alarms', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 20 + 4 * 2 + 4 * 2);
+  // 21 stack-wide (the oldest-attention age once per level queue and once on the confirm queue; 5 for
+  // retention, dead-letter keep's and the overdue passes' included; dead letters SQS moved by itself;
+  // marketplace throttling; the level caps), errors and throttles of the 4 other functions, throttles and
+  // system errors of the 4 tables.
+  it('has 37 alarms', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 21 + 4 * 2 + 4 * 2);
   });
 
   it('every alarm notifies the topic when it fires', () => {
@@ -288,18 +295,22 @@ describe('monitoring: alarms', () => {
   );
 
   describe.each([
-    ['normal', 'attentionOldestAge'],
-    ['high', 'attentionOldestAgeHigh'],
-    ['low', 'attentionOldestAgeLow'],
-  ] as const)('%s attention queue oldest age', (level, name) => {
+    ['normal attention', stack.attention.levels.normal, 'attentionOldestAge'],
+    ['high attention', stack.attention.levels.high, 'attentionOldestAgeHigh'],
+    ['low attention', stack.attention.levels.low, 'attentionOldestAgeLow'],
+    ['confirm', stack.attention.confirm, 'confirmOldestAge'],
+  ] as const)('%s queue oldest age', (queueName, queue, name) => {
     const props = alarmProps(alarms[name]);
-    it(`watches the ${level} level's attention queue`, () => {
+    it(`watches the ${queueName} queue`, () => {
       expect(props['Dimensions']).toEqual([
         {
           Name: 'QueueName',
-          Value: { 'Fn::GetAtt': [logicalIdOf(stack.attention.levels[level]), 'QueueName'] },
+          Value: { 'Fn::GetAtt': [logicalIdOf(queue), 'QueueName'] },
         },
       ]);
+    });
+    it('reads the AWS/SQS namespace', () => {
+      expect(props['Namespace']).toBe('AWS/SQS');
     });
     it('reads ApproximateAgeOfOldestMessage', () => {
       expect(props['MetricName']).toBe('ApproximateAgeOfOldestMessage');
@@ -654,5 +665,16 @@ describe('monitoring: thresholds', () => {
     expect(
       buildStack({ alarmThresholds: { apiLatencyP99Ms: 1234 } }).monitoring.thresholds.apiLatencyP99Ms,
     ).toBe(1234);
+  });
+
+  it("the confirm queue's oldest-age alarm fires at the attention queues' threshold, overridden too", () => {
+    const custom = buildStack({ alarmThresholds: { attentionOldestAgeSeconds: 123 } });
+    const alarms = Template.fromStack(custom).findResources('AWS::CloudWatch::Alarm');
+    const thresholdOf = (alarm: Parameters<typeof logicalIdOf>[0]): unknown =>
+      alarms[logicalIdOf(alarm)]?.Properties?.Threshold;
+    expect([
+      thresholdOf(custom.monitoring.alarms.confirmOldestAge),
+      thresholdOf(custom.monitoring.alarms.attentionOldestAge),
+    ]).toEqual([123, 123]);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PRIORITY_SHARES } from '../../lambdas/core/priority-shares.js';
 import { levelConcurrency } from '../../lib/priority-concurrency.js';
 import { EnvNames } from '../../lambdas/config/env-names.js';
+import { CONFIRM_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import {
   actionsAllowedOn,
   arnOf,
@@ -34,10 +35,10 @@ describe('store priority: level concurrency on AWS', () => {
     });
   });
 
-  it('reserves the floors (pool + 3 × burst) and the largest loan (every floor but the smallest), so no level is throttled', () => {
+  it("reserves the floors (pool + 3 × burst), the largest loan (every floor but the smallest) and the confirm queue's cap, so no level is throttled", () => {
     expect(
       resourceById(template, logicalIdOf(stack.workers.function)).Properties?.ReservedConcurrentExecutions,
-    ).toBe(40 + 3 * 5 + (29 + 17));
+    ).toBe(40 + 3 * 5 + (29 + 17) + CONFIRM_EVENT_SOURCE.maxConcurrency);
   });
 
   /** The logical id of the event source mapping that reads `level`'s queue. */
@@ -107,11 +108,11 @@ describe('store priority on AWS with loans off (-c workerPoolLoans=false)', () =
     workerPoolLoans: false,
   });
 
-  it('reserves the floors alone (pool + 3 × burst): the pool is a hard bound', () => {
+  it("reserves the floors (pool + 3 × burst) and the confirm queue's cap, no loan: the pool is a hard bound", () => {
     expect(
       resourceById(off.template, logicalIdOf(off.stack.workers.function)).Properties
         ?.ReservedConcurrentExecutions,
-    ).toBe(40 + 3 * 5);
+    ).toBe(40 + 3 * 5 + CONFIRM_EVENT_SOURCE.maxConcurrency);
   });
 
   it('still gives the reconciler the floors and mappings, with loans off (it brings loaned caps back)', () => {

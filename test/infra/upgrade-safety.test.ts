@@ -32,13 +32,13 @@ const baseline = JSON.parse(readFileSync(BASELINE_URL, 'utf8')) as StatefulIdent
 const migrations = MigrationsSchema.parse(JSON.parse(readFileSync(MIGRATIONS_URL, 'utf8')));
 
 describe('upgrade safety: stateful resources against the baseline', () => {
-  it('the baseline covers the tables and queues (it is not empty)', () => {
+  it('the baseline covers the tables and queues: 3 level queues, the confirm queue, the DLQ (it is not empty)', () => {
     expect(
       Object.values(baseline)
         .map((e) => e.type)
         .sort(),
     ).toEqual(
-      [...Array<string>(4).fill('AWS::DynamoDB::Table'), ...Array<string>(4).fill('AWS::SQS::Queue')].sort(),
+      [...Array<string>(4).fill('AWS::DynamoDB::Table'), ...Array<string>(5).fill('AWS::SQS::Queue')].sort(),
     );
   });
 

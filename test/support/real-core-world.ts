@@ -268,19 +268,31 @@ export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<R
   const stores = timed(registry, 'stores', time, count, kindOf);
   const tasks = new Queues(time, count);
 
-  // The attention queue and the worker pool (event source, up to batchSize attentions per invocation).
-  const attentionQueue: { message: AttentionMessage; visibleAt: number }[] = [];
+  // The attention queue and the worker pool (event source, up to batchSize attentions per invocation), and the
+  // confirm queue, whose event source takes up to ATTENTION.confirm.batch once its oldest has waited the window.
+  type Queued = { message: AttentionMessage; visibleAt: number };
+  const attentionQueue: Queued[] = [];
+  const confirmQueue: Queued[] = [];
   const batchSize = spec.batchSize ?? ATTENTION.batchSize;
   let free = spec.workers;
+  const take = (queue: Queued[], max: number, now: number): AttentionMessage[] => {
+    const batch: AttentionMessage[] = [];
+    for (let i = 0; batch.length < max && i < queue.length;) {
+      const entry = queue[i] as Queued;
+      if (entry.visibleAt > now) i++;
+      else batch.push((queue.splice(i, 1)[0] as Queued).message);
+    }
+    return batch;
+  };
+  const confirmReady = (now: number): boolean =>
+    confirmQueue.length >= ATTENTION.confirm.batch ||
+    (confirmQueue[0] !== undefined && now - confirmQueue[0].visibleAt >= ATTENTION.confirm.windowMs);
   const kick = (): void => {
     const now = time.now();
     while (free > 0) {
-      const batch: AttentionMessage[] = [];
-      for (let i = 0; batch.length < batchSize && i < attentionQueue.length;) {
-        const entry = attentionQueue[i] as { message: AttentionMessage; visibleAt: number };
-        if (entry.visibleAt > now) i++;
-        else batch.push((attentionQueue.splice(i, 1)[0] as typeof entry).message);
-      }
+      const batch = confirmReady(now)
+        ? take(confirmQueue, ATTENTION.confirm.batch, now)
+        : take(attentionQueue, batchSize, now);
       if (batch.length === 0) return;
       count('sqs.eventSource(receive+delete)', 2);
       counts.invocations++;
@@ -311,7 +323,13 @@ export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<R
       count('sqs.attention.SendMessage', 1);
       await time.sleep(AWS);
       const visibleAt = time.now() + delaySeconds * 1000;
-      attentionQueue.push({ message: AttentionMessageSchema.parse(message), visibleAt });
+      const parsed = AttentionMessageSchema.parse(message);
+      if (parsed.reason === 'confirm') {
+        confirmQueue.push({ message: parsed, visibleAt });
+        time.at(visibleAt + ATTENTION.confirm.windowMs, kick);
+        return;
+      }
+      attentionQueue.push({ message: parsed, visibleAt });
       time.at(visibleAt, kick);
     },
   };
@@ -339,7 +357,11 @@ export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<R
     deliveries,
     marketplace,
     random,
-    settings: { emptyPollSeconds: ATTENTION.emptyPollMs / 1000, marketplaceTimeoutMs: 5_000 },
+    settings: {
+      emptyPollSeconds: ATTENTION.emptyPollMs / 1000,
+      marketplaceTimeoutMs: 5_000,
+      confirmQueue: true,
+    },
   };
   const ingestDeps: IngestDeps = { ...common, stores, tasks, deliveries };
 

@@ -69,6 +69,24 @@ describe('SqsAttentionPublisher', () => {
     expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.QueueUrl).toBe('https://sqs/normal');
   });
 
+  it.each([
+    ['a `confirm` attention goes to the confirm queue, whatever its level', 'confirm', 'https://sqs/confirm'],
+    ['any other reason goes to its level’s queue', 'requeue', 'https://sqs/high'],
+  ] as const)('%s', async (_, reason, url) => {
+    const withConfirm = new SqsAttentionPublisher(
+      createAwsClients({ region: 'us-east-1' }).sqs,
+      { high: 'https://sqs/high', normal: 'https://sqs/normal', low: 'https://sqs/low' },
+      'https://sqs/confirm',
+    );
+    await withConfirm.publish({ ...message, reason, priority: 'high' }, 0);
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.QueueUrl).toBe(url);
+  });
+
+  it('sends a `confirm` attention to its level’s queue where no confirm queue is deployed', async () => {
+    await publisher.publish({ ...message, reason: 'confirm' }, 0);
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.QueueUrl).toBe(ATTENTION_URL);
+  });
+
   it('lets a send failure through (the caller decides how to repair)', async () => {
     sqs.on(SendMessageCommand).rejects(new Error('throttled'));
     await expect(publisher.publish(message, 0)).rejects.toThrow('throttled');

@@ -315,3 +315,52 @@ describe('bySource', () => {
     expect(bySource([])).toEqual([]);
   });
 });
+
+describe('receiveBatch, with the confirm queue (issue #11)', () => {
+  const withHigh = sliceStore({ priorityQueueUrl: 'h-url' });
+  const opts = (extra: { handoff?: boolean; longFirst?: boolean }) => ({
+    want: 10,
+    budget: 10,
+    emptyPollSeconds: 20,
+    visibilitySeconds: () => 40,
+    ...extra,
+  });
+
+  it('hands the empty decision on when both short polls come back empty, without a long poll', async () => {
+    const q = queues({}, (_url, wait) => (wait > 0 ? ['late'] : []));
+    const answer = await receiveBatch(q.tasks, withHigh, opts({ handoff: true }));
+    expect(answer).toStrictEqual({ batch: [], trickled: false, handoff: true });
+    expect(q.receives).toEqual([
+      ['h-url', 10, 0, 40],
+      ['q-url', 10, 0, 40],
+    ]);
+  });
+
+  it('takes a backlog as ever when it may hand on: only an empty look is handed on', async () => {
+    const q = queues({ 'q-url': ['n1'] });
+    const answer = await receiveBatch(q.tasks, withHigh, opts({ handoff: true }));
+    expect(answer).toStrictEqual({
+      batch: [{ ...queued('n1'), queueUrl: 'q-url' }],
+      trickled: false,
+    });
+  });
+
+  it('goes straight to the long polls for a confirm slice’s first look, and what they find is a trickle', async () => {
+    const q = queues({ 'q-url': ['n1'] });
+    expect(ids(await receiveBatch(q.tasks, withHigh, opts({ longFirst: true })))).toEqual({
+      batch: ['q-url:n1'],
+      trickled: true,
+    });
+    expect(q.receives).toEqual([
+      ['h-url', 5, 20, 40],
+      ['q-url', 5, 20, 40],
+    ]);
+  });
+
+  it('makes the empty decision itself on a confirm slice’s first look, even when told it may hand on', async () => {
+    const q = queues({});
+    const answer = await receiveBatch(q.tasks, sliceStore(), opts({ longFirst: true, handoff: true }));
+    expect(answer).toStrictEqual({ batch: [], trickled: false });
+    expect(q.receives).toEqual([['q-url', 10, 20, 40]]);
+  });
+});
