@@ -1,5 +1,5 @@
 import { REST_RULES, type RestRules } from '../lambdas/core/slice-receive.js';
-import { handleAttention, type WorkerDeps } from '../lambdas/core/attention.js';
+import { handleAttention, type AttentionOutcome, type WorkerDeps } from '../lambdas/core/attention.js';
 import { AttentionMessageSchema, type AttentionMessage } from '../lambdas/core/messages.js';
 import { attentionVisibilitySeconds, workerTimeoutSeconds } from '../lambdas/core/timing.js';
 import { EMPTY_POLL_SECONDS, MARKETPLACE_TIMEOUT_MS } from './constants.js';
@@ -13,9 +13,19 @@ import type { LeaseTrack } from './world-view.js';
 const WORKER_TIMEOUT_MS = workerTimeoutSeconds() * 1000;
 const ATTENTION_VISIBILITY_MS = attentionVisibilitySeconds(workerTimeoutSeconds()) * 1000;
 
+/** One event source's pool: its workers, its batch size, and how long it gathers a batch (the batching window). */
+export interface PoolShape {
+  workers: number;
+  batchSize: number;
+  /** The poll comes 0 to this many ms after an attention is visible (the event source's poll, or its window). */
+  windowMs: number;
+}
+
 /**
  * The SQS event source and a pool of W worker Lambdas: when a worker is free and an attention is visible,
- * the event source takes up to the scenario's batch size of them and invokes one worker with them. As the
+ * the event source takes up to the pool's batch size of them and invokes one worker with them. The attention
+ * queue has one pool (the scenario's W and batch size); the confirm queue another (its own event source, batches
+ * gathered over a batching window). As the
  * real handler's batch processor does, the invocation runs the real handleAttention on every record at
  * once, each record an actor of its own (its own lease) sharing the invocation's clock and Lambda timeout.
  * The invocation is one process: a crash or timeout of any record kills them all and returns every record
@@ -32,8 +42,9 @@ export class WorkerPool {
     private readonly env: Actor,
     private readonly attentionQueue: SimQueue,
     private readonly leases: Map<number, LeaseTrack>,
+    private readonly shape: PoolShape,
   ) {
-    this.free = ctx.scenario.workers;
+    this.free = shape.workers;
   }
 
   /** Arms one poll of the event source when a worker is free and an attention is visible. */
@@ -42,10 +53,10 @@ export class WorkerPool {
     if (this.pollArmed || this.free <= 0) return;
     if (!this.attentionQueue.hasVisible(ctx.now)) return;
     this.pollArmed = true;
-    void ctx.sched.call(this.env, 'eventsource.poll', ctx.rng.int(0, 30), () => {
+    void ctx.sched.call(this.env, 'eventsource.poll', ctx.rng.int(0, this.shape.windowMs), () => {
       this.pollArmed = false;
       if (this.free <= 0) return;
-      const messages = this.attentionQueue.receive(ctx.now, ctx.scenario.batchSize, ATTENTION_VISIBILITY_MS);
+      const messages = this.attentionQueue.receive(ctx.now, this.shape.batchSize, ATTENTION_VISIBILITY_MS);
       if (messages.length > 0) this.invoke(messages);
     });
   }
@@ -153,13 +164,21 @@ export class WorkerPool {
       campaigns: ctx.variant?.campaigns
         ? ctx.variant.campaigns(campaignBook(ctx.scenario.campaigns))
         : campaignBook(ctx.scenario.campaigns),
-      settings: { emptyPollSeconds: EMPTY_POLL_SECONDS, marketplaceTimeoutMs: MARKETPLACE_TIMEOUT_MS },
+      settings: {
+        emptyPollSeconds: EMPTY_POLL_SECONDS,
+        marketplaceTimeoutMs: MARKETPLACE_TIMEOUT_MS,
+        confirmQueue: ctx.scenario.confirm,
+      },
       ...(ctx.variant?.rateRules ? { rateRules: ctx.variant.rateRules } : {}),
       ...(ctx.variant?.blockRules ? { blockRules: ctx.variant.blockRules } : {}),
       ...(ctx.variant?.watchRules ? { watchRules: ctx.variant.watchRules } : {}),
       restRules: this.restRules,
     };
     const handle = ctx.variant?.handleAttention ?? handleAttention;
-    return handle(deps, parsed);
+    return handle(deps, parsed).then((outcome) => {
+      const sliced = outcome as Partial<AttentionOutcome & { kind: 'sliced' }>;
+      if (parsed.reason === 'confirm' && (sliced.slice?.handled ?? 0) > 0) ctx.stats.confirmTrickles++;
+      return outcome;
+    });
   }
 }

@@ -75,6 +75,8 @@ const edges = {
   stale: 0,
   unprocessedSettles: 0,
   restsHandedBack: 0,
+  confirmHandoffs: 0,
+  confirmTrickles: 0,
   reachBlocks: 0,
   lateLowerings: 0,
 };

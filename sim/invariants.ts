@@ -509,7 +509,8 @@ export class Invariants implements Checks {
       const meta = this.world.attentionOf(message);
       if (!meta) continue;
       if (!message.duplicate) attentions.set(meta.storeId, (attentions.get(meta.storeId) ?? 0) + 1);
-      if (message.visibleAt > now || meta.slotId === ENSURE_SLOT) continue;
+      // Invariant 5 is the attention queue's round; the confirm queue's slices are one empty check (and at most one batch) each.
+      if (message.visibleAt > now || meta.slotId === ENSURE_SLOT || meta.confirm) continue;
       const slot = this.world.dispatchItem(meta.storeId)?.slots[meta.slotId];
       if (slot?.s === 'q' && slot.at <= now) waitingNow.set(message.id, meta.storeId);
     }

@@ -18,12 +18,17 @@ import type { LeaseTrack, StoreState, TaskTrack } from './world-view.js';
  */
 export class SqsModel {
   readonly attentionQueue: SimQueue;
+  /** The confirm queue: `confirm` attentions (a slice's empty look handed on), taken by a pool of its own. */
+  readonly confirmQueue: SimQueue;
   readonly stores = new Map<string, StoreState>();
   readonly tasks = new Map<string, TaskTrack>();
   private readonly byQueueUrl = new Map<string, StoreState>();
   /** Every store queue by its URL: work, high-priority and dead-letter queues. */
   private readonly queues = new Map<string, SimQueue>();
-  private readonly attentionMeta = new WeakMap<SimMessage, { storeId: string; slotId: string }>();
+  private readonly attentionMeta = new WeakMap<
+    SimMessage,
+    { storeId: string; slotId: string; confirm: boolean }
+  >();
   /** Dead-letter moves started by a redrive (sim/model-redrive.ts). */
   readonly moves: RedriveMoves;
 
@@ -35,6 +40,10 @@ export class SqsModel {
     this.attentionQueue = new SimQueue('sim://attention', ctx.rng, ATTENTION_QUEUE.maxReceiveCount, (m) => {
       ctx.stats.attentionsLost++;
       ctx.sched.log(`attention ${m.body} moved to the attention DLQ (poison)`);
+    });
+    this.confirmQueue = new SimQueue('sim://confirm', ctx.rng, ATTENTION_QUEUE.maxReceiveCount, (m) => {
+      ctx.stats.attentionsLost++;
+      ctx.sched.log(`attention ${m.body} moved to the attention DLQ (poison, confirm queue)`);
     });
   }
 
@@ -82,7 +91,7 @@ export class SqsModel {
     if (track) this.ctx.checks.highReached(state.spec.storeId, track.eventId);
   }
 
-  attentionOf(message: SimMessage): { storeId: string; slotId: string } | undefined {
+  attentionOf(message: SimMessage): { storeId: string; slotId: string; confirm: boolean } | undefined {
     return this.attentionMeta.get(message);
   }
 
@@ -325,15 +334,14 @@ export class SqsModel {
               return;
             }
             const body = JSON.stringify(message);
-            const meta = { storeId: message.storeId, slotId: message.slotId };
-            this.attentionMeta.set(this.attentionQueue.send(body, ctx.now, delaySeconds * 1000), meta);
+            // The publisher's routing (sqs-attention-publisher.ts): `confirm` to the confirm queue, if deployed.
+            const confirm = message.reason === 'confirm' && ctx.scenario.confirm;
+            const queue = confirm ? this.confirmQueue : this.attentionQueue;
+            const meta = { storeId: message.storeId, slotId: message.slotId, confirm };
+            if (confirm) ctx.stats.confirmHandoffs++;
+            this.attentionMeta.set(queue.send(body, ctx.now, delaySeconds * 1000), meta);
             if (ctx.faultsOn && ctx.rng.chance(ctx.scenario.faults.attentionDuplicate)) {
-              const copy = this.attentionQueue.send(
-                body,
-                ctx.now,
-                delaySeconds * 1000 + ctx.rng.int(0, 3000),
-                true,
-              );
+              const copy = queue.send(body, ctx.now, delaySeconds * 1000 + ctx.rng.int(0, 3000), true);
               this.attentionMeta.set(copy, meta);
             }
           },

@@ -60,6 +60,11 @@ export interface Scenario {
    * real worker handler's batch processor: 1 on half the seeds, 2, 4 or 10 on the others.
    */
   batchSize: number;
+  /**
+   * The confirm queue (issue #11) is deployed: a slice whose short polls come back empty hands its slot to it, and
+   * a pool of its own takes its attentions in batches after a batching window.
+   */
+  confirm: boolean;
   stores: StoreSpec[];
   requests: IngestRequest[];
   faults: Faults;
@@ -187,10 +192,13 @@ export const scenarioFor = (seed: number): Scenario => {
     store.overrides = { ...store.overrides, maxAttempts: failing.int(2, 3) };
     store.policy = resolvePolicy(store.plan, store.overrides);
   }
+  // On a stream of its own: most seeds run with the confirm queue (as deployed), the rest as before it.
+  const confirm = new Rng(seed ^ 0xc0f1e).chance(0.75);
   return {
     seed,
     workers,
     batchSize,
+    confirm,
     stores,
     requests,
     faults,

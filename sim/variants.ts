@@ -18,6 +18,7 @@ import { SETTLE_VARIANTS } from './variants-settle.js';
 import { EDGE_VARIANTS, FANOUT_UNFENCED } from './variants-edges.js';
 import { BATCH_VARIANTS } from './variants-batch.js';
 import { RECEIVE_VARIANTS } from './variants-receive.js';
+import { CONFIRM_VARIANTS } from './variants-confirm.js';
 
 /**
  * The version mark as it was before issue #10: checked before the call, written only with `delivered`.
@@ -330,7 +331,8 @@ const MOVED_BEYOND_FIXED: Record<string, number[]> = {
   // bound too, and 434 and 728 meet it again. Session 23: the failing-task stores (a stream of their own) moved
   // 728's interleaving, and seed 56 meets it: back in the fixed set. Session 24: the empty check's racing long
   // polls and the sent-rate bound's samples moved 56's; none of 1–300 meets it, 434 still does and 662 is the next.
-  'aimd-above-policy': [434, 662],
+  // Session 27: the confirm queue (issue #11, most seeds) moved 662's; a search from 1 found 56 again and 434.
+  'aimd-above-policy': [56, 434],
   //
   // Session 12: the shared pacer no longer calls on a wake-up past the slice deadline, and seed 184's early
   // call was such a one; the fault is now met about once in 4,000 seeds (1239, 3868 in 301–8300). Session 13:
@@ -345,15 +347,22 @@ const MOVED_BEYOND_FIXED: Record<string, number[]> = {
   // search from 301 found 615 and 1209; the look at the instant inside the pacer moved 615's, and a search from 1
   // found 1209, 1239 and 1667. Session 24: the empty check's racing long polls moved 1209's; 615 meets it again.
   // Session 25: each block's lateness (the reach) moved 1239's; a search from 1 found 434, and from 1240 1410.
-  'block-in-one-interval': [615, 434, 1410],
+  // Session 27: the confirm queue moved 615's; a search from 1 found 434 and 561.
+  'block-in-one-interval': [434, 561],
   //
   // Session 15: needs a multi-consumer store's 429 with a Retry-After of 6 s or more and another consumer
   // reserving between its short first hold and its full one: the first seed of a search from 1. Session 19: the
   // window-quota marketplaces moved 5418's interleaving; 20730 is the first of a new search from 1. Session 21: the
   // slice's re-read of its store moved 20730's; 4902 is the first of a new search from 1. Session 23: the
   // failing-task stores moved 4902's; none of 1–12000 meets it, 17919 is the first after. Session 24: the empty
-  // check's racing long polls moved 17919's; 28740 is the first of a new search from 1.
-  'first-hold-short': [28740],
+  // check's racing long polls moved 17919's; 28740 is the first of a new search from 1. Session 27: the confirm
+  // queue moved 28740's; a search from 1 found 3355 and 7180.
+  'first-hold-short': [3355, 7180],
+  //
+  // Session 27: with the confirm queue (issue #11) the empty decision is a confirm slice's, whose long poll starts
+  // after its own lease read enqSeq: ingest's early bump is lost only when its send stalls past that poll. None of
+  // 1–300 meets it; a search from 1 found 621 and 823.
+  'bump-before-send': [621, 823],
   //
   // Session 24: needs the rest of an empty check still running when the slice ends, and another slice marking the
   // store idle before its detached hand-back lands (the rest usually answers within the slice's own call); the
@@ -372,6 +381,7 @@ const ALL_VARIANTS: Variant[] = [
   ...BATCH_VARIANTS,
   ...EDGE_VARIANTS,
   ...RECEIVE_VARIANTS,
+  ...CONFIRM_VARIANTS,
 ];
 
 export const VARIANTS: Variant[] = ALL_VARIANTS.filter((variant) => !(variant.name in MOVED_BEYOND_FIXED));
@@ -410,8 +420,9 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
     // hiding call, a reclaim and an idle-looking queue together (about 1 seed in 2,000).
     // (Seeds 943 and 3981 until hard errors, operator actions and rate blocks changed their interleavings; 638 until
     // restarts allowed for their own write latency; 1024 until session 23's failing-task stores moved it; 628 and
-    // 1082 until session 26's blocks sized for the lease's pace moved it.)
-    seeds: [784, 11410],
+    // 1082 until session 26's blocks sized for the lease's pace moved it; 784 and 11410 until session 27's confirm
+    // queue moved them.)
+    seeds: [1082, 4225],
     variant: {
       name: 'reclaim-guards-lease-only',
       breaks: 2,

@@ -150,6 +150,9 @@ export interface SimStats {
    * settled at the slice's end, held messages too (handed back before the lease went: lambdas/core/slice-receive.ts).
    */
   restsHandedBack: number;
+  /** Attentions sent to the confirm queue (a slice's empty look handed on), and confirm slices that found tasks. */
+  confirmHandoffs: number;
+  confirmTrickles: number;
   /**
    * Shared-schedule blocks reserved past the standard lateness (the reach, rate.ts: `tatLate` over
    * LATENESS_CEILING_MS), and lowerings placed the gap after such a block (`placeTat`).
@@ -207,6 +210,8 @@ export const emptyStats = (): SimStats => ({
   redriven: 0,
   redriveBudgetChecks: 0,
   restsHandedBack: 0,
+  confirmHandoffs: 0,
+  confirmTrickles: 0,
   reachBlocks: 0,
   lateLowerings: 0,
   sweepRescues: 0,
@@ -242,8 +247,9 @@ export interface WorldView {
   /** Live (not finished, not crashed) worker leases by actor id. */
   leases(): ReadonlyMap<number, LeaseTrack>;
   slicesStarted(storeId: string): number;
+  /** The attention queue's messages and the confirm queue's. */
   attentionMessages(): Iterable<SimMessage>;
-  attentionOf(message: SimMessage): { storeId: string; slotId: string } | undefined;
+  attentionOf(message: SimMessage): { storeId: string; slotId: string; confirm: boolean } | undefined;
   dispatchItem(storeId: string): DispatchItem | undefined;
   /** Effects the marketplace applied for one task (`storeId:eventId`). */
   effects(task: string): number;

@@ -1,3 +1,4 @@
+import { CONFIRM_EVENT_SOURCE } from '../lambdas/config/topology.js';
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
 import { deliveryKey } from '../lambdas/core/names.js';
 import { isConsumable, policyOf } from '../lambdas/core/store-model.js';
@@ -61,6 +62,8 @@ export class World implements WorldView {
   private readonly market: MarketplaceModel;
   private readonly ingest: IngestActors;
   private readonly workersPool: WorkerPool;
+  /** The confirm queue's event source and its workers (one: its slices poll side by side in one invocation). */
+  private readonly confirmPool: WorkerPool;
   private readonly reconciler: ReconcilerSchedule;
   private readonly errors: HardErrors;
   private readonly operator: Operator;
@@ -103,7 +106,16 @@ export class World implements WorldView {
       queueAdmin: (actor) => errors.wrap(actor, 'sqs', this.sqs.queueAdminFor(actor)),
     };
     this.operator = new Operator(ctx, ports, this.sqs.stores);
-    this.workersPool = new WorkerPool(ctx, ports, env, this.sqs.attentionQueue, this.db.leases);
+    this.workersPool = new WorkerPool(ctx, ports, env, this.sqs.attentionQueue, this.db.leases, {
+      workers: scenario.workers,
+      batchSize: scenario.batchSize,
+      windowMs: 30,
+    });
+    this.confirmPool = new WorkerPool(ctx, ports, env, this.sqs.confirmQueue, this.db.leases, {
+      workers: 1,
+      batchSize: CONFIRM_EVENT_SOURCE.batchSize,
+      windowMs: CONFIRM_EVENT_SOURCE.batchingWindowSeconds * 1000,
+    });
     this.ingest = new IngestActors(ctx, ports, this.sqs.stores, this.sqs.tasks, scenario.requests, T0);
     this.upgrade = new UpgradeModel(ctx, this.db.dispatch);
     this.reconciler = new ReconcilerSchedule(ctx, ports, this.upgrade, (actorId) => errors.hitRun(actorId));
@@ -190,9 +202,9 @@ export class World implements WorldView {
     return this.db.slicesStarted(storeId);
   }
   attentionMessages(): Iterable<SimMessage> {
-    return this.sqs.attentionQueue.messages.values();
+    return [...this.sqs.attentionQueue.messages.values(), ...this.sqs.confirmQueue.messages.values()];
   }
-  attentionOf(message: SimMessage): { storeId: string; slotId: string } | undefined {
+  attentionOf(message: SimMessage): { storeId: string; slotId: string; confirm: boolean } | undefined {
     return this.sqs.attentionOf(message);
   }
   dispatchItem(storeId: string): DispatchItem | undefined {
@@ -224,6 +236,7 @@ export class World implements WorldView {
       ctx.sched.log('faults end: from now on the run must drain');
     }
     this.workersPool.arm();
+    this.confirmPool.arm();
   }
 
   private drained(): boolean {
@@ -272,6 +285,7 @@ export class World implements WorldView {
           this.sqs.moves.nextAt(),
           this.upgrade.nextAt(),
           this.workersPool.nextVisibleAt(),
+          this.confirmPool.nextVisibleAt(),
           ctx.faultsOn ? T0 + this.scenario.faultsEndMs : undefined,
         ].filter((t): t is number => t !== undefined);
         sched.now = Math.max(ctx.now, Math.min(...candidates));
