@@ -28,6 +28,12 @@ export interface Endpoints {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Invocations and worker-busy time (Lambda's billed duration) of both event sources: the levels' and the confirm queue's. */
+const workerStats = (stack: LocalStack): { invocations: number; busyMs: number } => ({
+  invocations: stack.eventSource.stats.invocations + stack.confirmSource.stats.invocations,
+  busyMs: stack.eventSource.stats.busyMs + stack.confirmSource.stats.busyMs,
+});
+
 /** The emulator's own ceiling: send + receive + delete of `messages` messages, batches of 10, `lanes` in parallel. */
 export const measureCeiling = async (
   sqs: SQSClient,
@@ -257,8 +263,7 @@ export const measureThroughput = async (
     // Enterprise stores with a high rate: the pipeline, not a plan, is what is measured.
     for (const id of ids) await createStore(h, id, 'enterprise', { ratePerSecond: 1000 });
     h.counter.reset();
-    const invocationsBefore = h.stack.eventSource.stats.invocations;
-    const busyBefore = h.stack.eventSource.stats.busyMs;
+    const before = workerStats(h.stack);
     const perStore = Math.ceil(opts.tasks / opts.stores);
     const started = performance.now();
     await Promise.all(
@@ -283,8 +288,8 @@ export const measureThroughput = async (
       tasks: total,
       tasksPerSecond: total / seconds,
       counts: h.counter.counts(),
-      invocations: h.stack.eventSource.stats.invocations - invocationsBefore,
-      workerBusyMs: h.stack.eventSource.stats.busyMs - busyBefore,
+      invocations: workerStats(h.stack).invocations - before.invocations,
+      workerBusyMs: workerStats(h.stack).busyMs - before.busyMs,
     };
   } finally {
     await h.stack.stop();
@@ -328,8 +333,7 @@ export const measureFairness = async (
     for (const id of small) await createStore(h, id, 'basic', { ratePerSecond: 100 });
     await createStore(h, 'big', 'pro', { ratePerSecond: 1000 });
     const acceptedAt = new Map<string, number>();
-    const stats = h.stack.eventSource.stats;
-    const before = { invocations: stats.invocations, busyMs: stats.busyMs };
+    const before = workerStats(h.stack);
     const started = Date.now();
     if (opts.backlog > 0)
       await submit(
@@ -376,8 +380,8 @@ export const measureFairness = async (
       bigDrainSeconds,
       latencies,
       poolSize: opts.poolSize,
-      invocations: stats.invocations - before.invocations,
-      workerBusyMs: stats.busyMs - before.busyMs,
+      invocations: workerStats(h.stack).invocations - before.invocations,
+      workerBusyMs: workerStats(h.stack).busyMs - before.busyMs,
       runMs,
     };
   } finally {

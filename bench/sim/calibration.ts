@@ -88,6 +88,7 @@ export const modelFigures = (spec: CalibrationSpec, seed = 1234): CalibrationFig
     'calibration',
     false,
     spec.batchSize ?? ATTENTION.batchSize,
+    ATTENTION.confirm,
   ).attach(world, spec.workers);
   world.run();
   run.finish(world.lastDelivery);

@@ -1,4 +1,4 @@
-import { FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
+import { CONFIRM_EVENT_SOURCE, FUNCTIONS, WORKER_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { SLEEP_THROUGH_MAX_SECONDS } from '../../lambdas/core/adaptive-rate.js';
 import { ACTIVE_SHARDS } from '../../lambdas/core/names.js';
 import {
@@ -66,6 +66,15 @@ export const ATTENTION = {
    * the worker (one unit of MaximumConcurrency) is held until the last of them ends.
    */
   batchSize: WORKER_EVENT_SOURCE.defaultBatchSize,
+  /**
+   * The confirm queue (CONFIRM_EVENT_SOURCE): a slice whose short polls come back empty hands its slot on, and the
+   * confirm slices run in batches gathered over the batching window. The model charges their invocations to the
+   * same pool of W workers (the deployment reserves CONFIRM_EVENT_SOURCE.maxConcurrency more beside it).
+   */
+  confirm: {
+    batch: CONFIRM_EVENT_SOURCE.batchSize,
+    windowMs: CONFIRM_EVENT_SOURCE.batchingWindowSeconds * 1000,
+  },
   reconcilerPeriodMs: 60_000,
   /** AQ_SWEEP_STORES_PER_RUN default. */
   sweepPerRun: 35,
@@ -102,16 +111,17 @@ export const attentionDesign = (
   background = true,
   batchSize: number = ATTENTION.batchSize,
   /**
-   * Sensitivity (not built): a slice whose short poll comes back empty hands its slot to a separate confirm
-   * queue instead of long-polling; that queue's event source batches `batch` records with a `windowMs` batching
-   * window, and its slices start with the long poll (docs/ARCHITECTURE.md, "Known gaps").
+   * The confirm queue (ATTENTION.confirm as built; absent: each slice long-polls itself, as before session 27): a
+   * slice whose short poll comes back empty hands its slot to a separate confirm queue instead of long-polling;
+   * that queue's event source batches `batch` records with a `windowMs` batching window, and its slices start
+   * with the long poll (docs/ARCHITECTURE.md, "Confirm queue").
    */
   confirm?: {
     batch: number;
     windowMs: number;
     /**
-     * The slice keeps its lease across the confirm (the message carries it): no requeue write before the hand-off,
-     * and the confirm slice resumes the lease without the store read and the acquire.
+     * Sensitivity (not built): the slice keeps its lease across the confirm (the message carries it): no requeue
+     * write before the hand-off, and the confirm slice resumes the lease without the store read and the acquire.
      */
     parked?: boolean;
   },
@@ -1092,16 +1102,13 @@ export const attentionBatchOne = attentionDesign(
 );
 
 /**
- * Sensitivity: the confirm queue considered next (docs/ARCHITECTURE.md, "Known gaps"): a slice whose short poll
- * comes back empty hands its slot on; confirm slices run in batches of up to 100 with a 1 s batching window.
+ * Sensitivity: the attention queue without the confirm queue, as before session 27: every slice makes its own
+ * empty decision with the 1 s long poll.
  */
-export const attentionConfirm = attentionDesign(
+export const attentionNoConfirm = attentionDesign(
   ATTENTION.emptyPollMs,
-  'attention-confirm',
-  'Attention queue, hypothetical confirm queue (batches of 100, 1 s window)',
-  true,
-  ATTENTION.batchSize,
-  { batch: 100, windowMs: 1000 },
+  'attention-no-confirm',
+  'Attention queue without the confirm queue (each slice long-polls itself; before session 27)',
 );
 
 /**
@@ -1114,11 +1121,21 @@ export const attentionConfirmParked = attentionDesign(
   'Attention queue, hypothetical confirm queue keeping the lease (batches of 100, 1 s window)',
   true,
   ATTENTION.batchSize,
-  { batch: 100, windowMs: 1000, parked: true },
+  { ...ATTENTION.confirm, parked: true },
+);
+
+/** The project as built: the confirm queue on (issue #11). */
+export const attentionAsBuilt = attentionDesign(
+  ATTENTION.emptyPollMs,
+  'attention',
+  'Attention queue (this project)',
+  true,
+  ATTENTION.batchSize,
+  ATTENTION.confirm,
 );
 
 export const designs = (schedulerPeriodSeconds: number): Design[] => [
-  attentionDesign(),
+  attentionAsBuilt,
   perStoreDesign,
   fifoDesign,
   groupedDesign('workers'),

@@ -1,6 +1,6 @@
 import {
   attentionBatchOne,
-  attentionConfirm,
+  attentionNoConfirm,
   attentionConfirmParked,
   attentionNoEmptyPoll,
   designs,
@@ -165,7 +165,7 @@ export const runSimulation = (config: SimConfig, onProgress?: Progress): SimOutc
   const workload = scaleWorkload(config.scale);
   const scale: SimOutcome['scale'] = [];
   const scaleList = config.sensitivity
-    ? [...list, attentionNoEmptyPoll, attentionBatchOne, attentionConfirm, attentionConfirmParked]
+    ? [...list, attentionNoEmptyPoll, attentionBatchOne, attentionNoConfirm, attentionConfirmParked]
     : list;
   const steps = config.workers.length * scaleList.length;
   config.workers.forEach((workers, wi) => {
