@@ -147,7 +147,12 @@ export const attentionDesign = (
     const waiters: ((() => void)[] | undefined)[] = new Array(w.stores);
     let free = workers;
     let active = 0;
-    /** The confirm queue (sensitivity): stores waiting for their confirm slice, and since when. */
+    /**
+     * Stores whose last slice's empty check caught a trickle (its requeue attention says `trickle`, attention.ts):
+     * their next slice makes its empty decision itself instead of handing it to the confirm queue.
+     */
+    const trickling = new Uint8Array(w.stores);
+    /** The confirm queue: stores waiting for their confirm slice, and since when. */
     const confirmStores: number[] = [];
     const confirmAt: number[] = [];
     let confirmHead = 0;
@@ -248,6 +253,9 @@ export const attentionDesign = (
       const resumed = confirmSlice && confirm?.parked === true;
       if (!resumed) world.activations++;
       const stats = { handled: 0, callMs: 0, confirm: confirmSlice };
+      /** A slice of a trickling store keeps its empty decision (slice.ts `handoff`). */
+      const keepsEmptyDecision = !confirmSlice && trickling[s] === 1;
+      if (!confirmSlice) trickling[s] = 0;
       inv.slices.push(stats);
       if (!resumed) {
         req.add('ddbRead', 'attention');
@@ -287,6 +295,7 @@ export const attentionDesign = (
       const requeue = (): void => {
         // requeue write + attention publish, then the store goes to the back of the attention queue.
         req.add('ddbWrite', 'attention');
+        if (trickled) trickling[s] = 1;
         const at = eng.now + 2 * AWS;
         eng.at(at, () => publish(s));
         releaseWorker(inv, at);
@@ -472,7 +481,7 @@ export const attentionDesign = (
         const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
         const want = Math.min(SQS_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
         if (world.visible(s) === 0) {
-          if (confirm !== undefined && !confirmSlice) {
+          if (confirm !== undefined && !confirmSlice && !keepsEmptyDecision) {
             // Sensitivity: the short poll came back empty; the slot goes to the confirm queue (requeue write +
             // SendMessage) and this slice ends without the long poll.
             req.add('sqs', 'attention');

@@ -209,8 +209,9 @@ const finishSlice = async (
       deps,
       store.storeId,
       lease.slotId,
-      // An empty look handed on: the attention goes to the confirm queue (sqs-attention-publisher.ts).
-      slice.end === 'confirm' ? 'confirm' : 'requeue',
+      // An empty look handed on: the attention goes to the confirm queue (sqs-attention-publisher.ts); a trickle
+      // caught by the empty check keeps the next slice's empty decision in the slice.
+      slice.end === 'confirm' ? 'confirm' : slice.end === 'yielded' ? 'trickle' : 'requeue',
       policy.priority,
       resumeAt,
       lease.correlationId,
@@ -342,6 +343,7 @@ const attend = async (
   if (acquired.kind !== 'lease') return acquired;
   if (message.correlationId !== undefined) acquired.lease.correlationId = message.correlationId;
   if (message.reason === 'confirm') acquired.lease.confirming = true;
+  if (message.reason === 'trickle') acquired.lease.trickling = true;
   noteCampaignTransition(deps, store.storeId, acquired.effective);
   return {
     kind: 'sliced',

@@ -16,6 +16,12 @@ export const ATTENTION_REASONS = [
   'sweep',
   /** A slice's short polls came back empty: its slot's empty decision, on the confirm queue. */
   'confirm',
+  /**
+   * A slice's empty check caught tasks as they arrived and it yielded: the store trickles, so its next slice makes
+   * its empty decision itself (the long poll) rather than hand it to the confirm queue, whose batching window a
+   * trickle's next task would wait out.
+   */
+  'trickle',
 ] as const;
 export type AttentionReason = (typeof ATTENTION_REASONS)[number];
 

@@ -95,6 +95,11 @@ export interface Lease {
    * decision's long poll, and it never hands its slot on again.
    */
   confirming?: boolean;
+  /**
+   * The store trickles (its last slice's empty check caught tasks as they arrived): this slice makes its empty
+   * decision itself, with the long poll, rather than hand it to the confirm queue.
+   */
+  trickling?: boolean;
 }
 
 export interface SliceResult {
@@ -394,8 +399,12 @@ export const runSlice = async (
         group.map((m) => ({ receiptHandle: m.receiptHandle, seconds: 0 })),
       );
   };
-  /** This slice hands an empty look to the confirm queue: a main slice, where a confirm queue exists. */
-  const handoff = deps.settings.confirmQueue === true && lease.confirming !== true;
+  /**
+   * This slice hands an empty look to the confirm queue: where one exists, unless it is the confirm slice itself or
+   * the store trickles (a task its next slice would otherwise leave waiting out the confirm queue's window).
+   */
+  const handoff =
+    deps.settings.confirmQueue === true && lease.confirming !== true && lease.trickling !== true;
   /** A confirm slice's first receive goes straight to the long polls (its main slice's short polls came first). */
   let longFirst = lease.confirming === true;
   const ended = await (async (): Promise<SliceResult> => {

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { handleAttention } from '../../../lambdas/core/attention.js';
+import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import { attentionFor, workerWorld, proStore, T0, type WorkerWorld } from '../support/attention-world.js';
 
 /**
@@ -44,5 +45,18 @@ describe('an attention with the confirm queue', () => {
     expect(receive.mock.calls.map(([, o]) => o.waitSeconds)).toEqual([1]);
     expect(w.published).toEqual([]);
     expect((await w.dispatch.read('s1'))?.slots).toEqual({});
+  });
+
+  it('hands a trickle its confirm slice caught back as `trickle`, whose slice then long-polls itself', async () => {
+    const receive = vi.mocked(w.deps.tasks.receive);
+    // The confirm slice's long poll finds a task that arrived meanwhile: it delivers it and yields.
+    w.backlog = 1;
+    const caught = await handleAttention(w.deps, { ...attentionFor('a'), reason: 'confirm', dueAt: T0 });
+    expect(caught).toMatchObject({ kind: 'sliced', slice: { end: 'yielded', delivered: 1 } });
+    expect(w.published.map((p) => p.message.reason)).toEqual(['trickle']);
+    receive.mockClear();
+    const next = await handleAttention(w.deps, w.published[0]?.message as AttentionMessage);
+    expect(next).toMatchObject({ kind: 'sliced', slice: { end: 'empty', idle: true } });
+    expect(receive.mock.calls.map(([, o]) => o.waitSeconds)).toEqual([0, 1]);
   });
 });

@@ -93,3 +93,15 @@ describe('a slice with a confirm queue', () => {
     expect({ end: result.end, waits: world.waits }).toEqual({ end: 'empty', waits: [0, 1] });
   });
 });
+
+describe('a slice of a trickling store (its attention says `trickle`)', () => {
+  it('makes its empty decision itself, with the long poll, rather than hand it to the confirm queue', async () => {
+    const world = withConfirmQueue();
+    const result = await runSlice(world.deps, store, policy(), lease({ trickling: true }));
+    expect({ end: result.end, idle: result.idle, waits: world.waits }).toEqual({
+      end: 'empty',
+      idle: true,
+      waits: [0, 1],
+    });
+  });
+});
