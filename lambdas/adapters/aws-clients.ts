@@ -3,6 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { CONFIRM_EVENT_SOURCE } from '../config/topology.js';
 import { traced } from './tracing.js';
 
 export interface ClientSettings {
@@ -37,10 +38,23 @@ export const CLIENT_TIMEOUTS = {
   lambdaRequestTimeoutMs: 5_000,
 } as const;
 
-const requestHandler = (requestTimeout: number) => ({
+/**
+ * Connections per client (the SDK's default is 50). A confirm invocation runs up to CONFIRM_EVENT_SOURCE.batchSize
+ * slices at once, each with two long polls side by side (the high and the work queue): on 50 sockets the polls
+ * would run in waves, and a request's timeout counts its wait for a socket, so later waves would time out as
+ * errors. SQS gets room for every poll of a full batch; DynamoDB for every slice's write at once.
+ */
+export const CLIENT_SOCKETS = {
+  sqs: 2 * CONFIRM_EVENT_SOURCE.batchSize + 50,
+  dynamo: CONFIRM_EVENT_SOURCE.batchSize + 50,
+} as const;
+
+const requestHandler = (requestTimeout: number, maxSockets = 50) => ({
   connectionTimeout: CLIENT_TIMEOUTS.connectionTimeoutMs,
   requestTimeout,
   throwOnRequestTimeout: true,
+  httpAgent: { maxSockets },
+  httpsAgent: { maxSockets },
 });
 
 /** The request timeout of one SQS call: a long poll may legitimately last its WaitTimeSeconds. */
@@ -73,12 +87,12 @@ const EMULATOR_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 export const createAwsClients = (settings: ClientSettings): AwsClients => {
   const sqs = new SQSClient({
     region: settings.region,
-    requestHandler: requestHandler(CLIENT_TIMEOUTS.sqsRequestTimeoutMs),
+    requestHandler: requestHandler(CLIENT_TIMEOUTS.sqsRequestTimeoutMs, CLIENT_SOCKETS.sqs),
     ...(settings.sqsEndpoint ? { endpoint: settings.sqsEndpoint, credentials: EMULATOR_CREDENTIALS } : {}),
   });
   const dynamo = new DynamoDBClient({
     region: settings.region,
-    requestHandler: requestHandler(CLIENT_TIMEOUTS.dynamoRequestTimeoutMs),
+    requestHandler: requestHandler(CLIENT_TIMEOUTS.dynamoRequestTimeoutMs, CLIENT_SOCKETS.dynamo),
     ...(settings.dynamoEndpoint
       ? { endpoint: settings.dynamoEndpoint, credentials: EMULATOR_CREDENTIALS }
       : {}),

@@ -219,8 +219,11 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     const sets =
       (opts.headSentAt === undefined ? '' : ', headSentAt = :head') +
       (opts.tat === undefined ? '' : ', tat = :tat, tatLate = :zeroLate');
+    // A hand-off to the confirm queue is not a republished attention (the per-store measures count turns).
+    const counts =
+      opts.handoff === true ? '' : ` ADD nRepublished :one${opts.throttled ? ', nThrottled :one' : ''}`;
     return this.update(storeId, {
-      update: `SET slots.#id = :slot${sets} ADD nRepublished :one${opts.throttled ? ', nThrottled :one' : ''}`,
+      update: `SET slots.#id = :slot${sets}${counts}`,
       condition: `${isMyLease} AND size(slots) <= :max`,
       names: { '#id': slotId },
       values: {
@@ -228,7 +231,7 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
         ':l': 'l',
         ':fence': fence,
         ':max': opts.max,
-        ':one': 1,
+        ...(opts.handoff === true ? {} : { ':one': 1 }),
         ...(opts.headSentAt === undefined ? {} : { ':head': opts.headSentAt }),
         ...(opts.tat === undefined ? {} : { ':tat': opts.tat, ':zeroLate': 0 }),
       },

@@ -4,7 +4,7 @@ import {
   type CampaignTransitions,
   type EffectivePolicy,
 } from './campaigns.js';
-import type { AttentionMessage } from './messages.js';
+import { DECIDES_EMPTY, type AttentionMessage } from './messages.js';
 import { MetricNames } from './names.js';
 import type { StoreRegistry } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore } from './signal.js';
@@ -150,7 +150,8 @@ const acquireLease = async (
 
 /**
  * Ends the slice: idle (done in the slice), hand the slot back as a queued attention, or let it go.
- * Resolves true when it re-published the store's attention (backlog remains: its next turn).
+ * Resolves true when it re-published the store's attention for its next turn (backlog remains), not for a
+ * hand-off to the confirm queue.
  */
 const finishSlice = async (
   deps: WorkerDeps,
@@ -202,6 +203,7 @@ const finishSlice = async (
     // (and the slots it fans out) pace there, after this lease's last call.
     ...(single ? { tat: slice.nextCallAt } : {}),
     throttled: slice.end === 'throttled',
+    ...(slice.end === 'confirm' ? { handoff: true } : {}),
     ...(slice.headSentAt === undefined ? {} : { headSentAt: slice.headSentAt }),
   });
   if (requeued.ok) {
@@ -209,14 +211,19 @@ const finishSlice = async (
       deps,
       store.storeId,
       lease.slotId,
-      // An empty look handed on: the attention goes to the confirm queue (sqs-attention-publisher.ts); a trickle
-      // caught by the empty check keeps the next slice's empty decision in the slice.
-      slice.end === 'confirm' ? 'confirm' : slice.end === 'yielded' ? 'trickle' : 'requeue',
+      // An empty look handed on: the attention goes to the confirm queue (sqs-attention-publisher.ts). A trickle the
+      // empty check caught, or only messages hidden for a retry, keep the next slice's empty decision in the slice.
+      slice.end === 'confirm'
+        ? 'confirm'
+        : slice.end === 'yielded' || slice.end === 'deferred'
+          ? 'recheck'
+          : 'requeue',
       policy.priority,
       resumeAt,
       lease.correlationId,
     );
-    return true;
+    // A hand-off is not the store's next turn: its confirm slice decides whether there is one.
+    return slice.end !== 'confirm';
   }
   const slot = requeued.current?.slots[lease.slotId];
   if (slot?.s === 'l' && slot.f === lease.fence) {
@@ -343,7 +350,7 @@ const attend = async (
   if (acquired.kind !== 'lease') return acquired;
   if (message.correlationId !== undefined) acquired.lease.correlationId = message.correlationId;
   if (message.reason === 'confirm') acquired.lease.confirming = true;
-  if (message.reason === 'trickle') acquired.lease.trickling = true;
+  if (DECIDES_EMPTY.includes(message.reason)) acquired.lease.decidesEmpty = true;
   noteCampaignTransition(deps, store.storeId, acquired.effective);
   return {
     kind: 'sliced',

@@ -17,13 +17,21 @@ export const ATTENTION_REASONS = [
   /** A slice's short polls came back empty: its slot's empty decision, on the confirm queue. */
   'confirm',
   /**
-   * A slice's empty check caught tasks as they arrived and it yielded: the store trickles, so its next slice makes
-   * its empty decision itself (the long poll) rather than hand it to the confirm queue, whose batching window a
-   * trickle's next task would wait out.
+   * The slot's next slice makes its empty decision itself (the long poll) rather than hand it to the confirm queue:
+   * its last slice's empty check caught tasks as they arrived (a trickle, whose next task would wait out the confirm
+   * queue's batching window), or found only messages hidden for a retry (deferred), or a confirm slice was told of
+   * tasks its long poll did not see.
    */
-  'trickle',
+  'recheck',
 ] as const;
 export type AttentionReason = (typeof ATTENTION_REASONS)[number];
+
+/**
+ * Attentions whose slice makes its empty decision itself, even where a confirm queue is deployed: `recheck`, and
+ * the reconciler's repairs — a slot it re-announces may be one whose confirm attention is late, and a slice that
+ * handed off again would add a confirm attention per reconciler run while the confirm queue lags.
+ */
+export const DECIDES_EMPTY: readonly AttentionReason[] = ['recheck', 'resend', 'reclaim', 'repair', 'sweep'];
 
 /** The tiny signal on the shared attention queue: "store X has a slot waiting for a worker". */
 export const AttentionMessageSchema = z.object({

@@ -36,6 +36,8 @@ export interface RequeueOptions {
   throttled?: boolean;
   /** Slices of this slot in a row that ended on an error, this one included (kept on the slot as `e`). */
   errorStreak?: number;
+  /** A hand-off to the confirm queue (the slice ended `confirm`): not counted as a republished attention. */
+  handoff?: boolean;
 }
 
 /** What `advanceTat` hands a call: its schedule position and the store's learnt rate. */

@@ -96,10 +96,10 @@ export interface Lease {
    */
   confirming?: boolean;
   /**
-   * The store trickles (its last slice's empty check caught tasks as they arrived): this slice makes its empty
-   * decision itself, with the long poll, rather than hand it to the confirm queue.
+   * This slice makes its empty decision itself, with the long poll, rather than hand it to the confirm queue (its
+   * attention's reason is one of `DECIDES_EMPTY`: the store trickles, or the reconciler re-announced the slot).
    */
-  trickling?: boolean;
+  decidesEmpty?: boolean;
 }
 
 export interface SliceResult {
@@ -401,10 +401,10 @@ export const runSlice = async (
   };
   /**
    * This slice hands an empty look to the confirm queue: where one exists, unless it is the confirm slice itself or
-   * the store trickles (a task its next slice would otherwise leave waiting out the confirm queue's window).
+   * keeps its decision (`decidesEmpty`: a trickle's next task would wait out the confirm queue's window).
    */
   const handoff =
-    deps.settings.confirmQueue === true && lease.confirming !== true && lease.trickling !== true;
+    deps.settings.confirmQueue === true && lease.confirming !== true && lease.decidesEmpty !== true;
   /** A confirm slice's first receive goes straight to the long polls (its main slice's short polls came first). */
   let longFirst = lease.confirming === true;
   const ended = await (async (): Promise<SliceResult> => {
@@ -480,6 +480,9 @@ export const runSlice = async (
                 resumeAt: Math.min(idle.wakeAt, deps.clock.now() + DEFERRED_LOOK_MS),
               });
             case 'new_work':
+              // A confirm slice is one empty check: tasks its long poll did not see go to a slice of the level's
+              // pool, which makes its own empty decision (`recheck`), so confirm invocations stay short.
+              if (lease.confirming === true) return result('yielded', { resumeAt: deps.clock.now() });
               seenSeq = idle.enqSeq;
               continue;
           }

@@ -171,6 +171,24 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     },
   ],
   [
+    'a hand-off requeue (to the confirm queue) counts no republished attention; a turn does',
+    async (d, id) => {
+      await d.recordEnqueued(id, 1, T);
+      await d.issueSlot(id, 'a', T, 1, T);
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
+      await d.requeue(id, 'a', 1, { dueAt: T, max: 1, nextCallAt: T, handoff: true, throttled: true });
+      const afterHandoff = await d.read(id);
+      await d.acquire(id, 'a', { now: T, expiresAt: T + 30_000, max: 1 });
+      await d.requeue(id, 'a', 2, { dueAt: T, max: 1, nextCallAt: T });
+      const afterTurn = await d.read(id);
+      return {
+        handoff: [afterHandoff?.nRepublished, afterHandoff?.nThrottled, slotsOf(afterHandoff)['a']?.s],
+        turn: [afterTurn?.nRepublished, afterTurn?.nThrottled, slotsOf(afterTurn)['a']?.s],
+      };
+    },
+    { handoff: [undefined, undefined, 'q'], turn: [1, undefined, 'q'] },
+  ],
+  [
     'deferWake only ever raises wakeAt',
     async (d, id) => {
       await d.ensure(id);

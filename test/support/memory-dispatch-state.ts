@@ -170,8 +170,10 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
           item.tat = opts.tat;
           item.tatLate = 0;
         }
-        MemoryDispatchState.add(item, 'nRepublished');
-        if (opts.throttled) MemoryDispatchState.add(item, 'nThrottled');
+        if (opts.handoff !== true) {
+          MemoryDispatchState.add(item, 'nRepublished');
+          if (opts.throttled) MemoryDispatchState.add(item, 'nThrottled');
+        }
       },
     );
   }

@@ -3,7 +3,9 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { NodeHttpHandler } from '@smithy/node-http-handler';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { CONFIRM_EVENT_SOURCE } from '../../../lambdas/config/topology.js';
 import {
+  CLIENT_SOCKETS,
   CLIENT_TIMEOUTS,
   createApiGatewayClient,
   createAwsClients,
@@ -87,6 +89,20 @@ describe('request timeouts (an SDK client has none by default)', () => {
   it.each(['sqs', 'dynamo'] as const)('%s fails the attempt on a timeout instead of only warning', (name) => {
     expect(handlerSettings(clients[name]).throwOnRequestTimeout).toBe(true);
   });
+
+  it.each([
+    ['sqs', CLIENT_SOCKETS.sqs],
+    ['dynamo', CLIENT_SOCKETS.dynamo],
+  ] as const)(
+    '%s opens enough connections for a full confirm batch’s calls at once (not the SDK’s 50)',
+    async (name, sockets) => {
+      const config = handlerSettings(clients[name]) as {
+        httpAgentProvider: () => Promise<{ maxSockets: number }>;
+      };
+      expect((await config.httpAgentProvider()).maxSockets).toBe(sockets);
+      expect(sockets).toBeGreaterThanOrEqual(CONFIRM_EVENT_SOURCE.batchSize + 50);
+    },
+  );
 
   it('the API Gateway client gives up on a request after its request timeout', async () => {
     // Dummy credentials so the call gets as far as the HTTP handler.

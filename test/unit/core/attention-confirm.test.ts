@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { handleAttention } from '../../../lambdas/core/attention.js';
+import type { DispatchItem } from '../../../lambdas/core/dispatch-model.js';
 import type { AttentionMessage } from '../../../lambdas/core/messages.js';
 import { attentionFor, workerWorld, proStore, T0, type WorkerWorld } from '../support/attention-world.js';
 
@@ -47,16 +48,47 @@ describe('an attention with the confirm queue', () => {
     expect((await w.dispatch.read('s1'))?.slots).toEqual({});
   });
 
-  it('hands a trickle its confirm slice caught back as `trickle`, whose slice then long-polls itself', async () => {
+  it('hands a trickle its confirm slice caught back as `recheck`, whose slice then long-polls itself', async () => {
     const receive = vi.mocked(w.deps.tasks.receive);
     // The confirm slice's long poll finds a task that arrived meanwhile: it delivers it and yields.
     w.backlog = 1;
     const caught = await handleAttention(w.deps, { ...attentionFor('a'), reason: 'confirm', dueAt: T0 });
     expect(caught).toMatchObject({ kind: 'sliced', slice: { end: 'yielded', delivered: 1 } });
-    expect(w.published.map((p) => p.message.reason)).toEqual(['trickle']);
+    expect(w.published.map((p) => p.message.reason)).toEqual(['recheck']);
     receive.mockClear();
     const next = await handleAttention(w.deps, w.published[0]?.message as AttentionMessage);
     expect(next).toMatchObject({ kind: 'sliced', slice: { end: 'empty', idle: true } });
     expect(receive.mock.calls.map(([, o]) => o.waitSeconds)).toEqual([0, 1]);
+  });
+
+  it.each(['resend', 'reclaim', 'repair', 'sweep', 'recheck'] as const)(
+    'keeps the empty decision in the slice of a `%s` attention: no hand-off while the confirm queue may lag',
+    async (reason) => {
+      const receive = vi.mocked(w.deps.tasks.receive);
+      const outcome = await handleAttention(w.deps, { ...attentionFor('a'), reason, dueAt: T0 });
+      expect(outcome).toMatchObject({ kind: 'sliced', slice: { end: 'empty', idle: true } });
+      expect(receive.mock.calls.map(([, o]) => o.waitSeconds)).toEqual([0, 1]);
+      expect(w.published).toEqual([]);
+    },
+  );
+
+  it.each(['ingest', 'requeue', 'fanout', 'resume', 'redrive'] as const)(
+    'hands off the empty look of a `%s` attention',
+    async (reason) => {
+      const outcome = await handleAttention(w.deps, { ...attentionFor('a'), reason, dueAt: T0 });
+      expect(outcome).toMatchObject({ kind: 'sliced', slice: { end: 'confirm' } });
+      expect(w.published.map((p) => p.message.reason)).toEqual(['confirm']);
+    },
+  );
+
+  it('requeues a deferred end as `recheck`: its messages are hidden for a retry, not gone', async () => {
+    // The empty decision finds a message hidden until later (a retry): the store is looked at again within 20 s.
+    vi.spyOn(w.dispatch, 'markIdle').mockImplementationOnce(async (storeId) => ({
+      ok: false,
+      current: { ...((await w.dispatch.read(storeId)) as DispatchItem), wakeAt: T0 + 60_000 },
+    }));
+    const outcome = await handleAttention(w.deps, { ...attentionFor('a'), reason: 'confirm', dueAt: T0 });
+    expect(outcome).toMatchObject({ kind: 'sliced', slice: { end: 'deferred' } });
+    expect(w.published.map((p) => p.message.reason)).toEqual(['recheck']);
   });
 });

@@ -72,7 +72,7 @@ describe('a slice with a confirm queue', () => {
     });
   });
 
-  it('as the confirm slice, told of new work at its empty decision, looks again with the short poll and then the long one', async () => {
+  it('as the confirm slice, told of new work at its empty decision, yields it to a slice of the pool at once', async () => {
     const world = withConfirmQueue();
     world.dispatch.markIdle.mockResolvedValueOnce({
       ok: false,
@@ -83,7 +83,11 @@ describe('a slice with a confirm queue', () => {
       },
     });
     const result = await runSlice(world.deps, store, policy(), lease({ confirming: true }));
-    expect({ end: result.end, waits: world.waits }).toEqual({ end: 'empty', waits: [1, 0, 1] });
+    expect({ end: result.end, resumeAt: result.resumeAt, waits: world.waits }).toEqual({
+      end: 'yielded',
+      resumeAt: T0 + 1_000,
+      waits: [1],
+    });
   });
 
   it('without a confirm queue, long-polls at the end of its slice as before', async () => {
@@ -94,10 +98,10 @@ describe('a slice with a confirm queue', () => {
   });
 });
 
-describe('a slice of a trickling store (its attention says `trickle`)', () => {
+describe('a slice that keeps its empty decision (its attention says `recheck`, or the reconciler re-announced it)', () => {
   it('makes its empty decision itself, with the long poll, rather than hand it to the confirm queue', async () => {
     const world = withConfirmQueue();
-    const result = await runSlice(world.deps, store, policy(), lease({ trickling: true }));
+    const result = await runSlice(world.deps, store, policy(), lease({ decidesEmpty: true }));
     expect({ end: result.end, idle: result.idle, waits: world.waits }).toEqual({
       end: 'empty',
       idle: true,
