@@ -1,5 +1,5 @@
 import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import { invokeWithRecords, type EventSourceQueue, type SqsHandler } from './sqs-event-source.js';
+import { deleteDone, invokeWithRecords, type EventSourceQueue, type SqsHandler } from './sqs-event-source.js';
 
 /**
  * Local stand-in for an SQS event source with a batching window (the confirm queue's, issue #11): `maxConcurrency`
@@ -49,7 +49,6 @@ export class BatchingEventSource {
         this.stats.invocations++;
         this.stats.records += batch.length;
         const outcome = await invokeWithRecords(
-          this.sqs,
           this.handler,
           this.options.queue,
           batch,
@@ -57,6 +56,7 @@ export class BatchingEventSource {
         );
         this.stats.busyMs += outcome.busyMs;
         this.stats.failedRecords += outcome.failed;
+        await deleteDone(this.sqs, this.options.queue, outcome.done);
       } catch (error) {
         this.options.onError?.(error);
         await new Promise((r) => setTimeout(r, 500));
@@ -64,18 +64,29 @@ export class BatchingEventSource {
     }
   }
 
-  /** A first record (one long poll), then more until the batch is full or the window since the first has passed. */
+  /**
+   * A first record (one long poll), then more until the batch is full or the window since the first has passed:
+   * at once while answers come full (a backlog), else a 1 s long poll while a second is left, else short polls a
+   * tenth of a second apart. A receive that fails ends the gathering: what was gathered is invoked, not dropped.
+   */
   private async gather(): Promise<Message[]> {
     const batch = await this.receive(this.options.waitSeconds ?? 1, this.options.batchSize);
     if (batch.length === 0) return batch;
     const closesAt = Date.now() + this.options.windowMs;
+    let full = batch.length === 10;
     while (batch.length < this.options.batchSize && this.running) {
       const left = closesAt - Date.now();
       if (left <= 0) break;
-      // SQS waits in whole seconds: with less than one left, wait out the window and look once more.
-      if (left < 1_000) await new Promise((r) => setTimeout(r, left));
-      batch.push(...(await this.receive(left < 1_000 ? 0 : 1, this.options.batchSize - batch.length)));
-      if (left < 1_000) break;
+      if (!full && left < 1_000) await new Promise((r) => setTimeout(r, Math.min(left, 100)));
+      let more: Message[];
+      try {
+        more = await this.receive(!full && left >= 1_000 ? 1 : 0, this.options.batchSize - batch.length);
+      } catch (error) {
+        this.options.onError?.(error);
+        break;
+      }
+      batch.push(...more);
+      full = more.length === 10;
     }
     return batch;
   }

@@ -149,7 +149,10 @@ const max = (current: number | null, value: number): number =>
 const measureOf = (o: MetricObservation): ((row: PerStoreRow, value: number) => void) | undefined => {
   switch (o.name) {
     case MetricNames.attentionsPublished:
-      return o.dimensions?.['reason'] === 'requeue' ? (r, v) => (r.republished += v) : undefined;
+      // A slice's next turn (`recheck`: one that keeps its empty decision); not a hand-off to the confirm queue.
+      return o.dimensions?.['reason'] === 'requeue' || o.dimensions?.['reason'] === 'recheck'
+        ? (r, v) => (r.republished += v)
+        : undefined;
     case MetricNames.attentionsDiscarded:
       return (r, v) => (r.discarded += v);
     case MetricNames.leaseBlocked:

@@ -57,18 +57,24 @@ export const toRecord = (message: Message, arn: string): SQSRecord => ({
   awsRegion: 'us-east-1',
 });
 
+/** One invocation's outcome: its records, those the handler reported failed, and how long it ran. */
+export interface Invoked {
+  done: SQSRecord[];
+  failed: number;
+  /** Time inside the handler: what Lambda bills as duration. */
+  busyMs: number;
+}
+
 /**
  * One invocation as Lambda's event source makes it: the handler gets the records; those it reports in
- * batchItemFailures (all of them, if it throws) are left to reappear after the queue's visibility timeout, and the
- * others are deleted. Answers how many failed and how long the handler ran (what Lambda bills as duration).
+ * batchItemFailures (all of them, if it throws) are left to reappear after the queue's visibility timeout.
  */
 export const invokeWithRecords = async (
-  sqs: SQSClient,
   handler: SqsHandler,
   queue: EventSourceQueue,
   messages: Message[],
   onError?: (error: unknown) => void,
-): Promise<{ failed: number; busyMs: number }> => {
+): Promise<Invoked> => {
   const records = messages.map((m) => toRecord(m, queue.arn));
   let failed: Set<string>;
   const started = performance.now();
@@ -80,8 +86,15 @@ export const invokeWithRecords = async (
     failed = new Set(records.map((r) => r.messageId));
   }
   const busyMs = performance.now() - started;
-  const done = records.filter((r) => !failed.has(r.messageId));
-  // DeleteMessageBatch takes at most 10 entries.
+  return { done: records.filter((r) => !failed.has(r.messageId)), failed: failed.size, busyMs };
+};
+
+/** The event source deletes the records that succeeded once the invocation returned (batches of ≤ 10). */
+export const deleteDone = async (
+  sqs: SQSClient,
+  queue: EventSourceQueue,
+  done: SQSRecord[],
+): Promise<void> => {
   for (let i = 0; i < done.length; i += 10)
     await sqs.send(
       new DeleteMessageBatchCommand({
@@ -89,7 +102,6 @@ export const invokeWithRecords = async (
         Entries: done.slice(i, i + 10).map((r, j) => ({ Id: String(j), ReceiptHandle: r.receiptHandle })),
       }),
     );
-  return { failed: failed.size, busyMs };
 };
 
 export class SqsEventSource {
@@ -192,10 +204,9 @@ export class SqsEventSource {
     const lower = level !== 'high';
     if (lower) this.lowerBusy++;
     const startedAt = Date.now();
-    let outcome: { failed: number; busyMs: number };
+    let outcome: Invoked;
     try {
       outcome = await invokeWithRecords(
-        this.sqs,
         this.handler,
         this.options.queues[level],
         messages,
@@ -207,5 +218,6 @@ export class SqsEventSource {
     }
     this.stats.busyMs += outcome.busyMs;
     this.stats.failedRecords += outcome.failed;
+    await deleteDone(this.sqs, this.options.queues[level], outcome.done);
   }
 }
