@@ -65,6 +65,8 @@ export interface Scenario {
    * a pool of its own takes its attentions in batches after a batching window.
    */
   confirm: boolean;
+  /** The confirm queue's event source: invocations at once (1–3; the stack deploys CONFIRM_EVENT_SOURCE's 5). */
+  confirmWorkers: number;
   stores: StoreSpec[];
   requests: IngestRequest[];
   faults: Faults;
@@ -193,12 +195,15 @@ export const scenarioFor = (seed: number): Scenario => {
     store.policy = resolvePolicy(store.plan, store.overrides);
   }
   // On a stream of its own: most seeds run with the confirm queue (as deployed), the rest as before it.
-  const confirm = new Rng(seed ^ 0xc0f1e).chance(0.75);
+  const confirmDraws = new Rng(seed ^ 0xc0f1e);
+  const confirm = confirmDraws.chance(0.75);
+  const confirmWorkers = confirmDraws.int(1, 3);
   return {
     seed,
     workers,
     batchSize,
     confirm,
+    confirmWorkers,
     stores,
     requests,
     faults,

@@ -62,7 +62,7 @@ export class World implements WorldView {
   private readonly market: MarketplaceModel;
   private readonly ingest: IngestActors;
   private readonly workersPool: WorkerPool;
-  /** The confirm queue's event source and its workers (one: its slices poll side by side in one invocation). */
+  /** The confirm queue's event source and its workers (1–3 invocations at once: its slices poll side by side). */
   private readonly confirmPool: WorkerPool;
   private readonly reconciler: ReconcilerSchedule;
   private readonly errors: HardErrors;
@@ -112,7 +112,7 @@ export class World implements WorldView {
       windowMs: 30,
     });
     this.confirmPool = new WorkerPool(ctx, ports, env, this.sqs.confirmQueue, this.db.leases, {
-      workers: 1,
+      workers: scenario.confirmWorkers,
       batchSize: CONFIRM_EVENT_SOURCE.batchSize,
       windowMs: CONFIRM_EVENT_SOURCE.batchingWindowSeconds * 1000,
     });
