@@ -80,6 +80,8 @@ export const ATTENTION = {
   sweepPerRun: 35,
   /** Lambda's SQS event source: long pollers kept on an idle attention queue (assumption). */
   eventSourcePollers: 5,
+  /** The store priority levels' attention queues, each with an event source of its own (lib: AttentionWorkers). */
+  levelQueues: 3,
   /** Read units of one sweep step's Stores scan page (35 items ≈ 17 KB). */
   sweepScanReads: 5,
   /** The reconciler's memory (lambdas/config/topology.ts). */
@@ -136,7 +138,9 @@ export const attentionDesign = (
     reconcilerRun(req, 0);
     for (const k of Object.keys(req.bucket) as (keyof Requests['bucket'])[]) req.bucket[k] *= runs;
     for (const k of Object.keys(req.category) as (keyof Requests['category'])[]) req.category[k] *= runs;
-    req.add('sqs', 'attention', (ATTENTION.eventSourcePollers * MONTH_MS) / MODEL.longPollMs);
+    // The event sources' pollers on every level's attention queue, and on the confirm queue when there is one.
+    const queues = ATTENTION.levelQueues + (confirm === undefined ? 0 : 1);
+    req.add('sqs', 'attention', (queues * ATTENTION.eventSourcePollers * MONTH_MS) / MODEL.longPollMs);
     return req;
   },
   attach: (world, workers) => {
@@ -146,6 +150,8 @@ export const attentionDesign = (
     const attention = new IntQueue(1024);
     const waiters: ((() => void)[] | undefined)[] = new Array(w.stores);
     let free = workers;
+    /** The confirm queue's event source runs at most this many invocations at once, beside the W workers. */
+    let confirmFree: number = CONFIRM_EVENT_SOURCE.maxConcurrency;
     let active = 0;
     /**
      * Stores whose last slice's empty check caught a trickle (its requeue attention says `trickle`, attention.ts):
@@ -171,14 +177,16 @@ export const attentionDesign = (
       pending: number;
       /** Per slice: tasks it delivered and the time from asking for each rate instant to the call's end. */
       slices: { handled: number; callMs: number; confirm: boolean }[];
+      /** A confirm queue's invocation: its own pool (CONFIRM_EVENT_SOURCE.maxConcurrency), not one of the W. */
+      confirm?: boolean;
     }
     const dispatch = (): void => {
-      while (free > 0 && confirmReady()) {
-        free--;
+      while (confirmFree > 0 && confirmReady()) {
+        confirmFree--;
         req.add('sqs', 'attention', 2);
         req.add('lambda', 'attention');
         const n = Math.min((confirm as { batch: number }).batch, confirmLength());
-        const inv: Invocation = { startedAt: eng.now, pending: n, slices: [] };
+        const inv: Invocation = { startedAt: eng.now, pending: n, slices: [], confirm: true };
         for (let k = 0; k < n; k++) startSlice(confirmStores[confirmHead++] as number, inv, true);
         if (confirmHead > 4096 && confirmHead * 2 > confirmStores.length) {
           confirmStores.splice(0, confirmHead);
@@ -226,7 +234,8 @@ export const attentionDesign = (
             world.singleTaskActivations++;
             world.singleTaskExtraMs += share - slice.callMs;
           }
-        free++;
+        if (inv.confirm === true) confirmFree++;
+        else free++;
         dispatch();
       });
     };
@@ -274,6 +283,8 @@ export const attentionDesign = (
       let seenSeq = enqSeq[s] as number;
       /** As slice.ts: tasks that arrived during the empty check are delivered, then the slice yields. */
       let trickled = false;
+      /** A confirm slice's first look is the long poll (slice.ts `longFirst`): what it finds is a trickle. */
+      let longFirst = confirmSlice;
       /** As rate.ts sharedPacer: this lease's block of instants, where it last left the schedule, its pace. */
       let block:
         { first: number; count: number; next: number; step: number; late: number; end?: number } | undefined;
@@ -480,6 +491,11 @@ export const attentionDesign = (
         if (handled >= policy.maxMessagesPerSlice || now >= deadline) return requeue();
         const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
         const want = Math.min(SQS_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
+        if (longFirst) {
+          longFirst = false;
+          if (world.visible(s) > 0) trickled = true;
+          else return longPoll();
+        }
         if (world.visible(s) === 0) {
           if (confirm !== undefined && !confirmSlice && !keepsEmptyDecision) {
             // Sensitivity: the short poll came back empty; the slot goes to the confirm queue (requeue write +
@@ -611,6 +627,12 @@ export const attentionDesign = (
         }
         if (enqSeq[s] !== seenSeq) {
           seenSeq = enqSeq[s] as number;
+          // A confirm slice told of new work yields it to the pool (slice.ts), as a `recheck`.
+          if (confirmSlice) {
+            trickled = true;
+            eng.after(AWS, requeue);
+            return;
+          }
           eng.after(AWS, loop);
           return;
         }
@@ -640,12 +662,9 @@ export const attentionDesign = (
       workers,
       finish: (spanMs) => {
         if (!background) return;
-        // The event source's pollers on the attention queue, and on the confirm queue when there is one.
-        req.add(
-          'sqs',
-          'attention',
-          ((confirm === undefined ? 1 : 2) * ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs,
-        );
+        // The event sources' pollers on every level's attention queue, and on the confirm queue when there is one.
+        const queues = ATTENTION.levelQueues + (confirm === undefined ? 0 : 1);
+        req.add('sqs', 'attention', (queues * ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs);
       },
     };
   },

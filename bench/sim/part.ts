@@ -53,7 +53,7 @@ export const FULL_CONFIG: SimConfig = {
     seed: 11,
   },
   sensitivity: true,
-  wSearch: [100, 150, 200, 300, 400, 600, 800, 1200, 1600],
+  wSearch: [25, 50, 75, 100, 150, 200, 300, 400, 600, 800, 1200, 1600],
   wSearchTargetMs: 200,
 };
 

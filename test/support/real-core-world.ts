@@ -1,3 +1,4 @@
+import { CONFIRM_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { handleAttention, type WorkerDeps } from '../../lambdas/core/attention.js';
 import type { HttpRequest } from '../../lambdas/core/http.js';
 import { submitBatch, submitTask, type IngestDeps } from '../../lambdas/core/ingest.js';
@@ -287,16 +288,21 @@ export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<R
   const confirmReady = (now: number): boolean =>
     confirmQueue.length >= ATTENTION.confirm.batch ||
     (confirmQueue[0] !== undefined && now - confirmQueue[0].visibleAt >= ATTENTION.confirm.windowMs);
+  /** The confirm queue's event source runs its own invocations (CONFIRM_EVENT_SOURCE.maxConcurrency), beside W. */
+  let confirmFree: number = CONFIRM_EVENT_SOURCE.maxConcurrency;
   const kick = (): void => {
     const now = time.now();
-    while (free > 0) {
-      const batch = confirmReady(now)
+    for (;;) {
+      const fromConfirm = confirmFree > 0 && confirmReady(now);
+      if (!fromConfirm && free <= 0) return;
+      const batch = fromConfirm
         ? take(confirmQueue, ATTENTION.confirm.batch, now)
         : take(attentionQueue, batchSize, now);
       if (batch.length === 0) return;
       count('sqs.eventSource(receive+delete)', 2);
       counts.invocations++;
-      free--;
+      if (fromConfirm) confirmFree--;
+      else free--;
       const startedAt = now;
       time.at(now + ATTENTION.invokeMs, () => {
         void Promise.all(
@@ -312,7 +318,8 @@ export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<R
           ),
         ).then(() => {
           counts.workerBusyMs += time.now() - startedAt;
-          free++;
+          if (fromConfirm) confirmFree++;
+          else free++;
           kick();
         });
       });

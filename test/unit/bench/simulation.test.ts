@@ -69,7 +69,9 @@ describe('simulation at scale (quick, tiny workload)', () => {
   it("prices a per-store consumer's idle month far above the attention queue's", () => {
     const aq = byId('attention');
     const perStore = byId('per-store');
-    expect(perStore.idleMonthDollars).toBeGreaterThan(10 * aq.idleMonthDollars);
+    // Here 300 stores' pollers against the attention design's 4 queues (3 levels and the confirm queue) × 5 pollers
+    // and its reconciler; the gap grows with the stores (50,000 in the scale run).
+    expect(perStore.idleMonthDollars).toBeGreaterThan(5 * aq.idleMonthDollars);
     // 300 stores × 30 days × 86,400 s / 20 s long polls.
     expect(totalRequests(perStore.idle)).toBeCloseTo((300 * 30 * 86_400) / 20, -3);
     expect(byId('scheduler').idleMonthDollars).toBeGreaterThan(aq.idleMonthDollars);
