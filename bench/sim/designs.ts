@@ -154,7 +154,7 @@ export const attentionDesign = (
     let confirmFree: number = CONFIRM_EVENT_SOURCE.maxConcurrency;
     let active = 0;
     /**
-     * Stores whose last slice's empty check caught a trickle (its requeue attention says `trickle`, attention.ts):
+     * Stores whose last slice's empty check caught a trickle (its requeue attention says `recheck`, attention.ts):
      * their next slice makes its empty decision itself instead of handing it to the confirm queue.
      */
     const trickling = new Uint8Array(w.stores);

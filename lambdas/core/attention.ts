@@ -278,7 +278,9 @@ const runLeased = async (
 
 /**
  * One attention: check the store's state and plan, take the lease its slot grants, consume a bounded
- * slice, then re-signal or go idle. Throws only before a lease is held (the attention is then retried).
+ * slice, then re-signal or go idle. Throws before a lease is held (the attention is then retried), or when the
+ * slice's end could not be written back (its requeue or publish failed: the attention comes back and finds its
+ * slot leased, `stale`, and the lease expires into the reconciler's reclaim).
  */
 export const handleAttention = async (
   deps: WorkerDeps,

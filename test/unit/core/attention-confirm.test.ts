@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { RecordingTelemetry, type LogRecord } from '../../../lambdas/adapters/recording-telemetry.js';
 import { handleAttention } from '../../../lambdas/core/attention.js';
 import type { DispatchItem } from '../../../lambdas/core/dispatch-model.js';
 import type { AttentionMessage } from '../../../lambdas/core/messages.js';
@@ -11,8 +12,14 @@ import { attentionFor, workerWorld, proStore, T0, type WorkerWorld } from '../su
 describe('an attention with the confirm queue', () => {
   let w: WorkerWorld;
 
+  let logs: LogRecord[];
+
   beforeEach(async () => {
-    w = await workerWorld({ store: proStore({ maxConcurrentConsumers: 1 }) });
+    logs = [];
+    w = await workerWorld({
+      store: proStore({ maxConcurrentConsumers: 1 }),
+      telemetry: new RecordingTelemetry((record) => logs.push(record), 'info'),
+    });
     w.deps.settings = { ...w.deps.settings, confirmQueue: true };
     await w.dispatch.issueSlot('s1', 'a', T0, 1, T0);
   });
@@ -35,8 +42,14 @@ describe('an attention with the confirm queue', () => {
         delay: 0,
       },
     ]);
-    const slot = (await w.dispatch.read('s1'))?.slots['a'];
-    expect(slot).toMatchObject({ s: 'q', at: w.now });
+    const item = await w.dispatch.read('s1');
+    expect(item?.slots['a']).toMatchObject({ s: 'q', at: w.now });
+    // A hand-off is not the store's next turn: not counted, nor logged, as a republished attention.
+    expect(item?.nRepublished).toBeUndefined();
+    expect(logs.find((l) => l.message === 'slice ended')?.fields).toMatchObject({
+      end: 'confirm',
+      republished: 0,
+    });
   });
 
   it('runs a `confirm` attention as the confirm slice: the long poll first, then idle, publishing nothing', async () => {
