@@ -13,6 +13,7 @@ import {
   recordCycle,
   spacingOf,
 } from '../../lambdas/core/rate.js';
+import { HANDOFF_BELOW_HANDLED } from '../../lambdas/core/slice.js';
 import { STORE_RECHECK_MS } from '../../lambdas/core/timing.js';
 import { IntQueue, KeyedHeap } from './engine.js';
 import { MODEL, Requests, type World } from './world.js';
@@ -153,11 +154,6 @@ export const attentionDesign = (
     /** The confirm queue's event source runs at most this many invocations at once, beside the W workers. */
     let confirmFree: number = CONFIRM_EVENT_SOURCE.maxConcurrency;
     let active = 0;
-    /**
-     * Stores whose last slice's empty check caught a trickle (its requeue attention says `recheck`, attention.ts):
-     * their next slice makes its empty decision itself instead of handing it to the confirm queue.
-     */
-    const trickling = new Uint8Array(w.stores);
     /** The confirm queue: stores waiting for their confirm slice, and since when. */
     const confirmStores: number[] = [];
     const confirmAt: number[] = [];
@@ -204,7 +200,11 @@ export const attentionDesign = (
           pending: Math.min(batchSize, attention.length),
           slices: [],
         };
-        for (let k = inv.pending; k > 0; k--) startSlice(attention.shift(), inv, false);
+        // A `recheck` attention (its slice keeps its empty decision, attention.ts) is queued as −(store + 1).
+        for (let k = inv.pending; k > 0; k--) {
+          const v = attention.shift();
+          startSlice(v < 0 ? -v - 1 : v, inv, false, v < 0);
+        }
       }
     };
     /** A slice hands its slot to the confirm queue (a requeue write and a SendMessage, sensitivity only). */
@@ -215,9 +215,9 @@ export const attentionDesign = (
       confirmAt.push(eng.now);
       dispatch();
     };
-    const publish = (s: number): void => {
+    const publish = (s: number, recheck = false): void => {
       req.add('sqs', 'attention'); // SendMessage to the attention queue
-      attention.push(s);
+      attention.push(recheck ? -s - 1 : s);
       dispatch();
     };
     const releaseWorker = (inv: Invocation, at: number): void => {
@@ -255,16 +255,19 @@ export const attentionDesign = (
       if (ws !== undefined && ws.length > 0) (ws.shift() as () => void)();
     };
 
-    const startSlice = (s: number, inv: Invocation, confirmSlice: boolean): void => {
+    const startSlice = (
+      s: number,
+      inv: Invocation,
+      confirmSlice: boolean,
+      /** A `recheck` attention's slice keeps its empty decision (slice.ts `handoff`). */
+      keepsEmptyDecision = false,
+    ): void => {
       const policy = w.policies[w.plan[s] as number];
       if (policy === undefined) throw new Error('no policy');
       // Stores read, acquire (conditional write); a parked lease's confirm slice resumes it without either.
       const resumed = confirmSlice && confirm?.parked === true;
       if (!resumed) world.activations++;
       const stats = { handled: 0, callMs: 0, confirm: confirmSlice };
-      /** A slice of a trickling store keeps its empty decision (slice.ts `handoff`). */
-      const keepsEmptyDecision = !confirmSlice && trickling[s] === 1;
-      if (!confirmSlice) trickling[s] = 0;
       inv.slices.push(stats);
       if (!resumed) {
         req.add('ddbRead', 'attention');
@@ -306,9 +309,8 @@ export const attentionDesign = (
       const requeue = (): void => {
         // requeue write + attention publish, then the store goes to the back of the attention queue.
         req.add('ddbWrite', 'attention');
-        if (trickled) trickling[s] = 1;
         const at = eng.now + 2 * AWS;
-        eng.at(at, () => publish(s));
+        eng.at(at, () => publish(s, trickled));
         releaseWorker(inv, at);
       };
 
@@ -497,7 +499,13 @@ export const attentionDesign = (
           else return longPoll();
         }
         if (world.visible(s) === 0) {
-          if (confirm !== undefined && !confirmSlice && !keepsEmptyDecision) {
+          // slice.ts: a slice that has handled a full batch keeps its decision (HANDOFF_BELOW_HANDLED).
+          if (
+            confirm !== undefined &&
+            !confirmSlice &&
+            !keepsEmptyDecision &&
+            handled < HANDOFF_BELOW_HANDLED
+          ) {
             // Sensitivity: the short poll came back empty; the slot goes to the confirm queue (requeue write +
             // SendMessage) and this slice ends without the long poll.
             req.add('sqs', 'attention');

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ReceivedMessage } from '../../../lambdas/core/ports.js';
-import { runSlice } from '../../../lambdas/core/slice.js';
+import { HANDOFF_BELOW_HANDLED, runSlice } from '../../../lambdas/core/slice.js';
 import { lease, policy, setup, store, T0 } from '../support/slice-world.js';
 
 /**
@@ -108,4 +108,22 @@ describe('a slice that keeps its empty decision (its attention says `recheck`, o
       waits: [0, 1],
     });
   });
+});
+
+describe('a busy slice (a full batch handled) with a confirm queue', () => {
+  it.each([
+    [HANDOFF_BELOW_HANDLED - 1, 'confirm', [0, 0, 0, 0, 0, 0]],
+    [HANDOFF_BELOW_HANDLED, 'empty', [0, 0, 0, 0, 0, 0, 1]],
+  ] as const)(
+    'after %i tasks ends %s: its store is busy, a long poll costs it little per task',
+    async (n, end, waits) => {
+      const world = withConfirmQueue({ messages: n });
+      const result = await runSlice(world.deps, store, policy({ maxMessagesPerSlice: 100 }), lease());
+      expect({ end: result.end, delivered: result.delivered, waits: world.waits }).toEqual({
+        end,
+        delivered: n,
+        waits,
+      });
+    },
+  );
 });
