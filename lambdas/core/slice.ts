@@ -414,7 +414,7 @@ export const runSlice = async (
    */
   const handoff =
     deps.settings.confirmQueue === true && lease.confirming !== true && lease.decidesEmpty !== true;
-  /** Hands off this round's empty look: a slice that has handled a full batch keeps it (HANDOFF_BELOW_HANDLED). */
+  /** Hands off this round's empty look: a slice that has handled five full batches keeps it (HANDOFF_BELOW_HANDLED). */
   const handsOff = (): boolean => handoff && handled < HANDOFF_BELOW_HANDLED;
   /** A confirm slice's first receive goes straight to the long polls (its main slice's short polls came first). */
   let longFirst = lease.confirming === true;
