@@ -1,3 +1,4 @@
+import { attentionRoute } from '../lambdas/core/messages.js';
 import { deliveryKey } from '../lambdas/core/names.js';
 import { MAX_RECEIVE_COUNT } from '../lambdas/core/plans.js';
 import type { AttentionPublisher, QueueAdmin, ReceivedMessage, TaskQueues } from '../lambdas/core/ports.js';
@@ -335,7 +336,7 @@ export class SqsModel {
             }
             const body = JSON.stringify(message);
             // The publisher's routing (sqs-attention-publisher.ts): `confirm` to the confirm queue, if deployed.
-            const confirm = message.reason === 'confirm' && ctx.scenario.confirm;
+            const confirm = attentionRoute(message, ctx.scenario.confirm) === 'confirm';
             const queue = confirm ? this.confirmQueue : this.attentionQueue;
             const meta = { storeId: message.storeId, slotId: message.slotId, confirm };
             if (confirm) ctx.stats.confirmHandoffs++;

@@ -40,7 +40,7 @@ export interface EventSourceOptions {
 
 export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
-export const toRecord = (message: Message, arn: string): SQSRecord => ({
+const toRecord = (message: Message, arn: string): SQSRecord => ({
   messageId: message.MessageId ?? '',
   receiptHandle: message.ReceiptHandle ?? '',
   body: message.Body ?? '',

@@ -1,5 +1,5 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { attentionLevelOf, type AttentionMessage } from '../core/messages.js';
+import { attentionRoute, type AttentionMessage } from '../core/messages.js';
 import type { StorePriority } from '../core/plans.js';
 import type { AttentionPublisher } from '../core/ports.js';
 
@@ -22,13 +22,11 @@ export class SqsAttentionPublisher implements AttentionPublisher {
   ) {}
 
   async publish(message: AttentionMessage, delaySeconds: number): Promise<void> {
+    const route = attentionRoute(message, this.confirmUrl !== undefined);
     await this.sqs.send(
       new SendMessageCommand({
-        // The store's level picks the queue; a message without one is an older publisher's: `normal`.
-        QueueUrl:
-          message.reason === 'confirm' && this.confirmUrl !== undefined
-            ? this.confirmUrl
-            : this.queueUrls[attentionLevelOf(message)],
+        // The store's level picks the queue (an older publisher's message without one: `normal`), or the confirm queue.
+        QueueUrl: route === 'confirm' ? (this.confirmUrl as string) : this.queueUrls[route],
         MessageBody: JSON.stringify(message),
         ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
       }),

@@ -4,7 +4,7 @@ import {
   type CampaignTransitions,
   type EffectivePolicy,
 } from './campaigns.js';
-import { DECIDES_EMPTY, type AttentionMessage } from './messages.js';
+import { DECIDES_EMPTY, type AttentionMessage, type AttentionReason } from './messages.js';
 import { MetricNames } from './names.js';
 import type { StoreRegistry } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore } from './signal.js';
@@ -14,6 +14,7 @@ import {
   runSlice,
   type Lease,
   type SliceDeps,
+  type SliceEndReason,
   type SliceResult,
 } from './slice.js';
 import { isConsumable, policyOf, type StoreRecord } from './store-model.js';
@@ -149,6 +150,16 @@ const acquireLease = async (
 };
 
 /**
+ * Why a slice's slot goes back on a queue: an empty look handed on (`confirm`, to the confirm queue); a trickle the
+ * empty check caught, or only messages hidden for a retry (`recheck`: the next slice keeps its empty decision);
+ * otherwise the store's next turn (`requeue`).
+ */
+const requeueReason = (end: SliceEndReason): AttentionReason => {
+  if (end === 'confirm') return 'confirm';
+  return end === 'yielded' || end === 'deferred' ? 'recheck' : 'requeue';
+};
+
+/**
  * Ends the slice: idle (done in the slice), hand the slot back as a queued attention, or let it go.
  * Resolves true when it re-published the store's attention for its next turn (backlog remains), not for a
  * hand-off to the confirm queue.
@@ -211,13 +222,7 @@ const finishSlice = async (
       deps,
       store.storeId,
       lease.slotId,
-      // An empty look handed on: the attention goes to the confirm queue (sqs-attention-publisher.ts). A trickle the
-      // empty check caught, or only messages hidden for a retry, keep the next slice's empty decision in the slice.
-      slice.end === 'confirm'
-        ? 'confirm'
-        : slice.end === 'yielded' || slice.end === 'deferred'
-          ? 'recheck'
-          : 'requeue',
+      requeueReason(slice.end),
       policy.priority,
       resumeAt,
       lease.correlationId,

@@ -59,6 +59,17 @@ export type AttentionMessage = z.infer<typeof AttentionMessageSchema>;
 /** The level queue an attention travels on; one without a level (an older publisher's) is `normal`. */
 export const attentionLevelOf = (message: AttentionMessage): StorePriority => message.priority ?? 'normal';
 
+/**
+ * The queue an attention travels on: a `confirm` attention (an empty look handed on) on the confirm queue where one
+ * is deployed, every other on its level's queue. The one routing rule the publisher, the simulation and the
+ * calibration harness share.
+ */
+export const attentionRoute = (
+  message: AttentionMessage,
+  confirmQueue: boolean,
+): StorePriority | 'confirm' =>
+  message.reason === 'confirm' && confirmQueue ? 'confirm' : attentionLevelOf(message);
+
 /** What ingest puts on a store's work queue: the task as accepted plus where it came from. */
 export const WorkMessageSchema = z.object({
   v: z.literal(1),

@@ -409,13 +409,15 @@ export const runSlice = async (
       );
   };
   /**
-   * This slice hands an empty look to the confirm queue: where one exists, unless it is the confirm slice itself or
-   * keeps its decision (`decidesEmpty`: a trickle's next task would wait out the confirm queue's window).
+   * Whether this round's empty look goes to the confirm queue: where one exists, unless this is the confirm slice
+   * itself, keeps its decision (`decidesEmpty`: a trickle's next task would wait out the confirm queue's window),
+   * or has handled five full batches (HANDOFF_BELOW_HANDLED: a busy store).
    */
-  const handoff =
-    deps.settings.confirmQueue === true && lease.confirming !== true && lease.decidesEmpty !== true;
-  /** Hands off this round's empty look: a slice that has handled five full batches keeps it (HANDOFF_BELOW_HANDLED). */
-  const handsOff = (): boolean => handoff && handled < HANDOFF_BELOW_HANDLED;
+  const handsOff = (): boolean =>
+    deps.settings.confirmQueue === true &&
+    lease.confirming !== true &&
+    lease.decidesEmpty !== true &&
+    handled < HANDOFF_BELOW_HANDLED;
   /** A confirm slice's first receive goes straight to the long polls (its main slice's short polls came first). */
   let longFirst = lease.confirming === true;
   const ended = await (async (): Promise<SliceResult> => {

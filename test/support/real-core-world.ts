@@ -2,7 +2,11 @@ import { CONFIRM_EVENT_SOURCE } from '../../lambdas/config/topology.js';
 import { handleAttention, type WorkerDeps } from '../../lambdas/core/attention.js';
 import type { HttpRequest } from '../../lambdas/core/http.js';
 import { submitBatch, submitTask, type IngestDeps } from '../../lambdas/core/ingest.js';
-import { AttentionMessageSchema, type AttentionMessage } from '../../lambdas/core/messages.js';
+import {
+  AttentionMessageSchema,
+  attentionRoute,
+  type AttentionMessage,
+} from '../../lambdas/core/messages.js';
 import type {
   AttentionPublisher,
   Clock,
@@ -331,7 +335,7 @@ export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<R
       await time.sleep(AWS);
       const visibleAt = time.now() + delaySeconds * 1000;
       const parsed = AttentionMessageSchema.parse(message);
-      if (parsed.reason === 'confirm') {
+      if (attentionRoute(parsed, true) === 'confirm') {
         confirmQueue.push({ message: parsed, visibleAt });
         time.at(visibleAt + ATTENTION.confirm.windowMs, kick);
         return;

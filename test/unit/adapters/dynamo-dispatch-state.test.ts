@@ -42,6 +42,31 @@ const update = (fields: Omit<UpdateCommandInput, 'TableName' | 'Key'>): UpdateCo
   ...fields,
 });
 
+/**
+ * A restart at the ceiling lateness or above (`late`): it follows a schedule whose last block was as late, or one
+ * written before lateness was kept, or one whose end is a reach behind (`:clear`).
+ */
+const ceilingRestart = (
+  title: string,
+  late: number,
+): [string, (s: DynamoDispatchState) => Promise<unknown>, UpdateCommandInput] => [
+  `restartTat ${title} also follows a schedule written before lateness was kept`,
+  (s) => s.restartTat(STORE, T0, 250, 3, late),
+  update({
+    UpdateExpression: 'SET tat = :next, tatLate = :late ADD tatSeq :one, tatCalls :calls',
+    ConditionExpression:
+      'attribute_not_exists(tat) OR (tat <= :now AND (attribute_not_exists(tatLate) OR tatLate <= :late OR tat <= :clear))',
+    ExpressionAttributeValues: {
+      ':next': T0 + 250,
+      ':now': T0,
+      ':one': 1,
+      ':calls': 3,
+      ':late': late,
+      ':clear': T0 - (LATENESS_REACH_MS - late),
+    },
+  }),
+];
+
 const updateInputs = (): unknown[] => ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
 
 /** A dispatch item as DynamoDB holds it while a worker leases slot-a. */
@@ -299,40 +324,8 @@ describe('DynamoDispatchState writes', () => {
         },
       }),
     ],
-    [
-      'restartTat at the ceiling lateness or more also follows a schedule written before lateness was kept',
-      (s) => s.restartTat(STORE, T0, 250, 3, 270),
-      update({
-        UpdateExpression: 'SET tat = :next, tatLate = :late ADD tatSeq :one, tatCalls :calls',
-        ConditionExpression:
-          'attribute_not_exists(tat) OR (tat <= :now AND (attribute_not_exists(tatLate) OR tatLate <= :late OR tat <= :clear))',
-        ExpressionAttributeValues: {
-          ':next': T0 + 250,
-          ':now': T0,
-          ':one': 1,
-          ':calls': 3,
-          ':late': 270,
-          ':clear': T0 - (LATENESS_REACH_MS - 270),
-        },
-      }),
-    ],
-    [
-      'restartTat at the ceiling lateness exactly also follows a schedule written before lateness was kept',
-      (s) => s.restartTat(STORE, T0, 250, 3, 100),
-      update({
-        UpdateExpression: 'SET tat = :next, tatLate = :late ADD tatSeq :one, tatCalls :calls',
-        ConditionExpression:
-          'attribute_not_exists(tat) OR (tat <= :now AND (attribute_not_exists(tatLate) OR tatLate <= :late OR tat <= :clear))',
-        ExpressionAttributeValues: {
-          ':next': T0 + 250,
-          ':now': T0,
-          ':one': 1,
-          ':calls': 3,
-          ':late': 100,
-          ':clear': T0 - (LATENESS_REACH_MS - 100),
-        },
-      }),
-    ],
+    ceilingRestart('at the ceiling lateness or more', 270),
+    ceilingRestart('at the ceiling lateness exactly', 100),
     [
       'advanceTat with a lateness follows only a block that calls no later, and records it',
       (s) => s.advanceTat(STORE, 250, 3, { ms: 50 }),
