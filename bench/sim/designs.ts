@@ -89,6 +89,14 @@ export const ATTENTION = {
   reconcilerMemoryGb: FUNCTIONS.reconciler.memoryMb / 1024,
 } as const;
 
+/**
+ * The empty receives of Lambda's event-source pollers over `spanMs`: on every level's attention queue, and on the
+ * confirm queue when there is one.
+ */
+const eventSourcePolls = (confirmQueue: boolean, spanMs: number): number =>
+  ((ATTENTION.levelQueues + (confirmQueue ? 1 : 0)) * ATTENTION.eventSourcePollers * spanMs) /
+  MODEL.longPollMs;
+
 /** One reconciler run with nothing active: its calls one after another (16 queries, 35 GetQueueAttributes, …). */
 const reconcilerIdleRunMs = (): number => {
   const req = new Requests();
@@ -139,9 +147,7 @@ export const attentionDesign = (
     reconcilerRun(req, 0);
     for (const k of Object.keys(req.bucket) as (keyof Requests['bucket'])[]) req.bucket[k] *= runs;
     for (const k of Object.keys(req.category) as (keyof Requests['category'])[]) req.category[k] *= runs;
-    // The event sources' pollers on every level's attention queue, and on the confirm queue when there is one.
-    const queues = ATTENTION.levelQueues + (confirm === undefined ? 0 : 1);
-    req.add('sqs', 'attention', (queues * ATTENTION.eventSourcePollers * MONTH_MS) / MODEL.longPollMs);
+    req.add('sqs', 'attention', eventSourcePolls(confirm !== undefined, MONTH_MS));
     return req;
   },
   attach: (world, workers) => {
@@ -670,9 +676,7 @@ export const attentionDesign = (
       workers,
       finish: (spanMs) => {
         if (!background) return;
-        // The event sources' pollers on every level's attention queue, and on the confirm queue when there is one.
-        const queues = ATTENTION.levelQueues + (confirm === undefined ? 0 : 1);
-        req.add('sqs', 'attention', (queues * ATTENTION.eventSourcePollers * spanMs) / MODEL.longPollMs);
+        req.add('sqs', 'attention', eventSourcePolls(confirm !== undefined, spanMs));
       },
     };
   },
