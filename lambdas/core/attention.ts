@@ -205,35 +205,39 @@ const finishSlice = async (
   // The policy in force as the slice ends, not at its lease: a campaign that lowered the cap meanwhile lets
   // the slot go, and the attention goes to the level the store has now.
   const policy = policyAt(deps.clock.now()).policy;
-  const requeued = await deps.dispatch.requeue(store.storeId, lease.slotId, lease.fence, {
-    dueAt: resumeAt,
-    ...(errorStreak === undefined ? {} : { errorStreak }),
-    max: policy.maxConcurrentConsumers,
-    nextCallAt: slice.nextCallAt,
-    // Paced alone, the pace goes on the store's schedule too: a cap raised since makes this slot's next lease
-    // (and the slots it fans out) pace there, after this lease's last call.
-    ...(single ? { tat: slice.nextCallAt } : {}),
-    throttled: slice.end === 'throttled',
-    ...(slice.end === 'confirm' ? { handoff: true } : {}),
-    ...(slice.headSentAt === undefined ? {} : { headSentAt: slice.headSentAt }),
-  });
-  if (requeued.ok) {
-    await publishAttention(
-      deps,
-      store.storeId,
-      lease.slotId,
-      requeueReason(slice.end),
-      policy.priority,
-      resumeAt,
-      lease.correlationId,
-    );
-    // A hand-off is not the store's next turn: its confirm slice decides whether there is one.
-    return slice.end !== 'confirm';
-  }
-  const slot = requeued.current?.slots[lease.slotId];
-  if (slot?.s === 'l' && slot.f === lease.fence) {
+  // Two tries: a release refused because the other slots left meanwhile makes this the store's last slot, which
+  // the lowered limit then admits (two slices over a lowered cap, ending together: each requeue refused, then one
+  // release refused as the last slot — left leased, the store waited a lease for the reconciler's reclaim).
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const requeued = await deps.dispatch.requeue(store.storeId, lease.slotId, lease.fence, {
+      dueAt: resumeAt,
+      ...(errorStreak === undefined ? {} : { errorStreak }),
+      max: policy.maxConcurrentConsumers,
+      nextCallAt: slice.nextCallAt,
+      // Paced alone, the pace goes on the store's schedule too: a cap raised since makes this slot's next lease
+      // (and the slots it fans out) pace there, after this lease's last call.
+      ...(single ? { tat: slice.nextCallAt } : {}),
+      throttled: slice.end === 'throttled',
+      ...(slice.end === 'confirm' ? { handoff: true } : {}),
+      ...(slice.headSentAt === undefined ? {} : { headSentAt: slice.headSentAt }),
+    });
+    if (requeued.ok) {
+      await publishAttention(
+        deps,
+        store.storeId,
+        lease.slotId,
+        requeueReason(slice.end),
+        policy.priority,
+        resumeAt,
+        lease.correlationId,
+      );
+      // A hand-off is not the store's next turn: its confirm slice decides whether there is one.
+      return slice.end !== 'confirm';
+    }
+    const slot = requeued.current?.slots[lease.slotId];
+    if (slot?.s !== 'l' || slot.f !== lease.fence) return false;
     // Over a lowered limit: this slot goes away; the remaining ones carry on.
-    await deps.dispatch.release(store.storeId, lease.slotId, lease.fence);
+    if ((await deps.dispatch.release(store.storeId, lease.slotId, lease.fence)).ok) return false;
   }
   return false;
 };

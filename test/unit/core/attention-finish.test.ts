@@ -200,3 +200,21 @@ describe('the end of a slice', () => {
     });
   });
 });
+
+describe('a slice over a lowered cap whose fellow slice ended at the same moment', () => {
+  it('requeues again when its release is refused as the last slot: the store is not left to a reclaim', async () => {
+    const w = await workerWorld({
+      store: proStore({ maxConcurrentConsumers: 1, maxMessagesPerSlice: 2, ratePerSecond: 1000 }),
+    });
+    w.backlog = 5;
+    await w.dispatch.issueSlot('s1', 'a', T0, 1, T0);
+    const mine = async () => ({ ok: false as const, current: await w.dispatch.read('s1') });
+    // The first requeue finds the other slot still there (over the cap); by the release it has gone.
+    vi.spyOn(w.dispatch, 'requeue').mockImplementationOnce(mine);
+    vi.spyOn(w.dispatch, 'release').mockImplementationOnce(mine);
+    const outcome = await handleAttention(w.deps, attention);
+    expect(outcome).toMatchObject({ kind: 'sliced', slice: { end: 'max_messages' } });
+    expect((await w.dispatch.read('s1'))?.slots['a']).toMatchObject({ s: 'q' });
+    expect(w.published.map((p) => p.message.reason)).toEqual(['requeue']);
+  });
+});
