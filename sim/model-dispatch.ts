@@ -1,6 +1,12 @@
 import type { DispatchItem } from '../lambdas/core/dispatch-model.js';
 import { deliveryKey } from '../lambdas/core/names.js';
-import type { Claim, DeliveredSettle, DeliveryLog, DispatchState } from '../lambdas/core/ports.js';
+import type {
+  Claim,
+  Conditional,
+  DeliveredSettle,
+  DeliveryLog,
+  DispatchState,
+} from '../lambdas/core/ports.js';
 import { LATENESS_CEILING_MS } from '../lambdas/core/rate.js';
 import { MemoryDeliveryLog } from '../test/support/memory-delivery-log.js';
 import { MemoryDispatchState } from '../test/support/memory-dispatch-state.js';
@@ -90,6 +96,12 @@ export class DispatchModel {
     if (name === 'recordEnqueued' && actor.kind === 'ingest') {
       this.store(storeId)?.untracked.delete(actor.id);
     }
+    if ((name === 'issueSlot' || name === 'endEnqueueIssuing') && (value as Conditional).ok)
+      this.ctx.checks.slotIssued(
+        actor,
+        storeId,
+        Object.keys((value as { item: DispatchItem }).item.slots).length,
+      );
     if (name === 'holdTat') this.ctx.checks.holdLanded(actor, storeId, (args[1] as number) - actor.skewMs);
     // Only the reclaim of a lease the faults made expire: one taken before they ended, reclaimed within a lease
     // and a reconciler period or two after (a later one is a broken protocol's, which must not move the bound).

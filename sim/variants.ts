@@ -281,6 +281,23 @@ const BROKEN: Variant[] = [
     },
   },
   {
+    name: 'ingest-issue-unconditional',
+    breaks: 7,
+    description:
+      "ingest's end-and-issue write trusts its write-ahead's view (no slot then) and drops its size(slots) < 1 condition: ingests racing on an idle store each issue a slot and publish an attention, so a burst signals once per request instead of once",
+    dispatch: (inner: DispatchState, kind) =>
+      kind !== 'ingest'
+        ? inner
+        : override(
+            inner,
+            'endEnqueueIssuing',
+            async (storeId: string, slotId: string, dueAt: number, now: number) => {
+              await inner.endEnqueue(storeId);
+              return inner.issueSlot(storeId, slotId, dueAt, Number.MAX_SAFE_INTEGER, now);
+            },
+          ),
+  },
+  {
     name: 'no-pacing',
     breaks: 9,
     description:
@@ -332,7 +349,7 @@ const MOVED_BEYOND_FIXED: Record<string, number[]> = {
   // 728's interleaving, and seed 56 meets it: back in the fixed set. Session 24: the empty check's racing long
   // polls and the sent-rate bound's samples moved 56's; none of 1–300 meets it, 434 still does and 662 is the next.
   // Session 27: the confirm queue (issue #11, most seeds) moved 662's; a search from 1 found 56 again and 434.
-  'aimd-above-policy': [56, 434],
+  // Session 28: the ingest's end-and-issue write moved 434's; 56 and 116 meet it: back in the fixed set.
   //
   // Session 12: the shared pacer no longer calls on a wake-up past the slice deadline, and seed 184's early
   // call was such a one; the fault is now met about once in 4,000 seeds (1239, 3868 in 301–8300). Session 13:
@@ -347,8 +364,8 @@ const MOVED_BEYOND_FIXED: Record<string, number[]> = {
   // search from 301 found 615 and 1209; the look at the instant inside the pacer moved 615's, and a search from 1
   // found 1209, 1239 and 1667. Session 24: the empty check's racing long polls moved 1209's; 615 meets it again.
   // Session 25: each block's lateness (the reach) moved 1239's; a search from 1 found 434, and from 1240 1410.
-  // Session 27: the confirm queue moved 615's; a search from 1 found 434 and 561.
-  'block-in-one-interval': [434, 561],
+  // Session 27: the confirm queue moved 615's; a search from 1 found 434 and 561. Session 28: the ingest's
+  // end-and-issue write moved both; a search from 1 found 186 and 1667: back in the fixed set.
   //
   // Session 15: needs a multi-consumer store's 429 with a Retry-After of 6 s or more and another consumer
   // reserving between its short first hold and its full one: the first seed of a search from 1. Session 19: the
@@ -356,19 +373,19 @@ const MOVED_BEYOND_FIXED: Record<string, number[]> = {
   // slice's re-read of its store moved 20730's; 4902 is the first of a new search from 1. Session 23: the
   // failing-task stores moved 4902's; none of 1–12000 meets it, 17919 is the first after. Session 24: the empty
   // check's racing long polls moved 17919's; 28740 is the first of a new search from 1. Session 27: the confirm
-  // queue moved 28740's; a search from 1 found 3355 and 7180.
-  'first-hold-short': [3355, 7180],
+  // queue moved 28740's; a search from 1 found 3355 and 7180. Session 28: the ingest's end-and-issue write moved
+  // both; a search from 1 found 5241 and 8277.
+  'first-hold-short': [5241, 8277],
   //
   // Session 27: the confirm queue and the slices that keep their empty decision (resends, rechecks) moved the
   // fixed set's interleavings; a search from 1 found these (bump-before-send, moved out by the first version of the
-  // confirm queue, is back in the fixed set: seed 19).
-  'unfenced-lease-writes': [336, 393],
-  'no-index-backfill': [355, 438],
+  // confirm queue, is back in the fixed set: seed 19). Session 28: the ingest's end-and-issue write moved them
+  // again; unfenced-lease-writes (seeds 21, 66) and no-index-backfill (239, 415) are back in the fixed set.
   //
   // Session 24: needs the rest of an empty check still running when the slice ends, and another slice marking the
   // store idle before its detached hand-back lands (the rest usually answers within the slice's own call); the
-  // first two seeds of a search from 1.
-  'rest-after-lease': [4648, 10118],
+  // first two seeds of a search from 1 (4648 and 10118 until session 28's end-and-issue write moved them).
+  'rest-after-lease': [764, 1061],
 };
 
 const ALL_VARIANTS: Variant[] = [
@@ -422,8 +439,8 @@ export const RARE_VARIANTS: { variant: Variant; seeds: number[] }[] = [
     // (Seeds 943 and 3981 until hard errors, operator actions and rate blocks changed their interleavings; 638 until
     // restarts allowed for their own write latency; 1024 until session 23's failing-task stores moved it; 628 and
     // 1082 until session 26's blocks sized for the lease's pace moved it; 784 and 11410 until session 27's confirm
-    // queue moved them.)
-    seeds: [1082, 4225],
+    // queue moved them; 1082 and 4225 until session 28's end-and-issue write did.)
+    seeds: [9927, 14259],
     variant: {
       name: 'reclaim-guards-lease-only',
       breaks: 2,

@@ -249,12 +249,12 @@ export const attentionDesign = (
     world.onArrival = (s) => {
       enqSeq[s] = (enqSeq[s] as number) + 1;
       if (slots[s] === 0) {
-        // Ingest step 6: no slot → issueSlot(limit 1) wins → one attention, published after the send,
-        // the write-ahead's end and the slot write (ingest.ts signalAfterEnqueue).
+        // Ingest steps 5-6 for a store with no slot: one write ends the write-ahead and issues the slot (counted
+        // with the write-ahead's two writes a request, above), and the attention is published after the send
+        // and that write (ingest.ts signalAfterEnqueue, endEnqueueIssuing).
         slots[s] = 1;
         active++;
-        req.add('ddbWrite', 'attention');
-        eng.after(3 * AWS, () => publish(s));
+        eng.after(2 * AWS, () => publish(s));
         return;
       }
       const ws = waiters[s];

@@ -138,8 +138,8 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     return result.item;
   }
 
-  async beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<void> {
-    await this.update(storeId, {
+  async beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<DispatchItem> {
+    const result = await this.update(storeId, {
       update: `SET ${INIT}, ${ACTIVATE}, ingestUntil = :until ADD enqSeq :n, ingesting :one`,
       values: {
         ':empty': {},
@@ -151,6 +151,8 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
         ':now': now,
       },
     });
+    if (!result.ok) throw new Error('unconditional update reported a failed condition');
+    return result.item;
   }
 
   async endEnqueue(storeId: string): Promise<DispatchItem> {
@@ -160,6 +162,22 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     });
     if (!result.ok) throw new Error('unconditional update reported a failed condition');
     return result.item;
+  }
+
+  endEnqueueIssuing(storeId: string, slotId: string, dueAt: number, now: number): Promise<Conditional> {
+    const slot: Slot = { s: 'q', at: dueAt };
+    return this.update(storeId, {
+      update: `SET slots.#id = :slot, ${ACTIVATE} ADD ingesting :minus, enqSeq :one`,
+      condition: 'attribute_exists(slots) AND size(slots) < :one',
+      names: { '#id': slotId },
+      values: {
+        ':slot': slot,
+        ':minus': -1,
+        ':one': 1,
+        ':shard': activeShardOf(storeId),
+        ':now': now,
+      },
+    });
   }
 
   issueSlot(

@@ -22,6 +22,7 @@ import { sqsSafeJson } from './sqs-text.js';
 import { MetricNames } from './names.js';
 import { INGEST_WINDOW_MS } from './timing.js';
 import { TRACE_HEADER, traceIdOf } from './trace-header.js';
+import type { DispatchItem } from './dispatch-model.js';
 import type { DeliveryLog, SendFailure, StoreRegistry, TaskQueues } from './ports.js';
 import { ENSURE_SLOT, publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { acceptsTasks, isConsumable, policyOf, type StoreRecord } from './store-model.js';
@@ -95,7 +96,7 @@ const encodedTaskBytes = (task: Task): number => {
  * send included — the store is in the active index, where the reconciler repairs it within a period. A
  * failure here accepts nothing (503).
  */
-const enqueueAhead = (deps: IngestDeps, store: StoreRecord, count: number): Promise<void> => {
+const enqueueAhead = (deps: IngestDeps, store: StoreRecord, count: number): Promise<DispatchItem> => {
   const now = deps.clock.now();
   return wrapDependency('the dispatch state', () =>
     deps.dispatch.beginEnqueue(store.storeId, count, now, now + INGEST_WINDOW_MS),
@@ -114,13 +115,28 @@ const abandonEnqueue = (deps: IngestDeps, store: StoreRecord): Promise<unknown> 
  * After tasks are durable: end this request's write-ahead, then make sure one attention exists. Never
  * throws: the tasks are already accepted, and a failure here is repaired by the nudge below, by the next
  * task, or by the reconciler (the write-ahead left the store in the active index).
+ *
+ * A store that held no slot when the write-ahead landed (`begun`: an idle store, most activations) ends it and
+ * gets its slot in one write (`endEnqueueIssuing`), a request less and one write less before its attention
+ * goes out; refused (a concurrent ingest issued the slot first), the ingest ends as for a store with a slot.
  */
 const signalAfterEnqueue = async (
   deps: IngestDeps,
   store: StoreRecord,
   correlationId: string,
+  begun: DispatchItem,
 ): Promise<void> => {
   try {
+    if (isConsumable(store.status) && Object.keys(begun.slots).length === 0) {
+      const slotId = deps.ids.next();
+      const now = deps.clock.now();
+      const issued = await deps.dispatch.endEnqueueIssuing(store.storeId, slotId, now, now);
+      if (issued.ok) {
+        const priority = policyOf(store).priority;
+        await publishAttention(deps, store.storeId, slotId, 'ingest', priority, now, correlationId);
+        return;
+      }
+    }
     const item = await deps.dispatch.endEnqueue(store.storeId);
     if (!isConsumable(store.status)) return;
     if (Object.keys(item.slots).length > 0) {
@@ -164,7 +180,7 @@ export const submitTask = async (deps: IngestDeps, request: HttpRequest): Promis
   const task = validate(TaskSchema, body);
   encodedTaskBytes(task);
   const now = deps.clock.now();
-  await enqueueAhead(deps, store, 1);
+  const begun = await enqueueAhead(deps, store, 1);
   try {
     await wrapDependency('the store queue', () =>
       deps.tasks.send(queueOf(store, task), toWorkMessage(store, task, now, request)),
@@ -174,7 +190,7 @@ export const submitTask = async (deps: IngestDeps, request: HttpRequest): Promis
     throw error;
   }
   deps.telemetry.count(MetricNames.tasksAccepted, 1);
-  await signalAfterEnqueue(deps, store, request.requestId);
+  await signalAfterEnqueue(deps, store, request.requestId, begun);
   return json(202, { storeId: store.storeId, eventId: task.eventId, status: 'accepted' });
 };
 
@@ -230,6 +246,7 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
     throw new PayloadTooLargeError(MAX_BATCH_BODY_BYTES, 'batch, once encoded,');
   }
   let accepted: string[] = [];
+  let begun: DispatchItem | undefined;
   if (valid.length > 0) {
     // One send per queue the batch touches (high first), all under one write-ahead: no lease can mark the
     // store idle until the last send is over, whichever queue took the tasks.
@@ -241,7 +258,7 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
       byQueue.get(queueOf(store, task))?.push(entry);
     }
     const sends = [...byQueue].filter(([, entries]) => entries.length > 0);
-    await enqueueAhead(deps, store, valid.length);
+    begun = await enqueueAhead(deps, store, valid.length);
     const failed: SendFailure[] = [];
     for (const [url, entries] of sends) {
       // A queue that throws after an earlier one took its tasks must not hide those: they are accepted.
@@ -265,9 +282,9 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
       }
     }
   }
-  if (accepted.length > 0) {
+  if (begun !== undefined && accepted.length > 0) {
     deps.telemetry.count(MetricNames.tasksAccepted, accepted.length);
-    await signalAfterEnqueue(deps, store, request.requestId);
+    await signalAfterEnqueue(deps, store, request.requestId, begun);
   }
   if (rejected.length > 0) deps.telemetry.count(MetricNames.tasksRejected, rejected.length);
   return json(202, { accepted, rejected });

@@ -89,15 +89,23 @@ export interface DispatchState {
   /**
    * Ingest's write-ahead, before its send: bump enqSeq by `count`, mark the store active, and count one
    * ingest in flight until `until` at the latest. While one is in flight, no lease may mark the store idle,
-   * so its tasks cannot land in an idle store even if the ingest dies right after its send.
+   * so its tasks cannot land in an idle store even if the ingest dies right after its send. Returns the item after
+   * (whether the store held a slot then decides how the ingest ends: `endEnqueueIssuing` or `endEnqueue`).
    */
-  beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<void>;
+  beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<DispatchItem>;
   /**
    * After ingest's send (or its failure): one ingest fewer in flight, and enqSeq bumped once more, so a
    * lease whose empty poll began before the send landed cannot mark the store idle on the value it read
    * while the ingest was in flight (simulation seed 8170). Returns the item after.
    */
   endEnqueue(storeId: string): Promise<DispatchItem>;
+  /**
+   * `endEnqueue` and `issueSlot(limit 1)` in one write, for a store that held no slot when its ingest began: only
+   * if the store still holds none, the ingest ends (as `endEnqueue`) and queued slot `slotId` due at `dueAt` is
+   * added (as `issueSlot`, the store marked active). Refused, nothing is written and the ingest ends with
+   * `endEnqueue`.
+   */
+  endEnqueueIssuing(storeId: string, slotId: string, dueAt: number, now: number): Promise<Conditional>;
   /**
    * Add a queued slot if the store holds fewer than `limit` slots; marks the store active. `by`: the lease of
    * a fan-out, which issues the slot only while it still holds that lease (a zombie's fan-out is refused).

@@ -84,6 +84,38 @@ export const dispatchScenarios: [string, (d: DispatchState, id: string) => Promi
     { idle: true },
   ],
   [
+    'endEnqueueIssuing ends the ingest and issues the slot in one write, only while the store holds none',
+    async (d, id) => {
+      const begun = await d.beginEnqueue(id, 1, T, T + 12_000);
+      await d.beginEnqueue(id, 2, T + 1, T + 12_001);
+      const first = await d.endEnqueueIssuing(id, 'a', T + 2, T + 2);
+      // The second ingest finds the first one's slot: refused, nothing written, and it ends as for a busy store.
+      const second = await d.endEnqueueIssuing(id, 'b', T + 3, T + 3);
+      const unchanged = await d.read(id);
+      const ended = await d.endEnqueue(id);
+      return {
+        begun: { slots: begun.slots, enqSeq: begun.enqSeq, ingesting: begun.ingesting },
+        first: first.ok && {
+          slots: first.item.slots,
+          enqSeq: first.item.enqSeq,
+          ingesting: first.item.ingesting,
+        },
+        second: !second.ok && second.current?.slots,
+        unchanged: { enqSeq: unchanged?.enqSeq, ingesting: unchanged?.ingesting },
+        ended: { slots: ended.slots, enqSeq: ended.enqSeq, ingesting: ended.ingesting },
+        active: ended.activeShard === activeShardOf(id) && ended.activeSince === T,
+      };
+    },
+    {
+      begun: { slots: {}, enqSeq: 1, ingesting: 1 },
+      first: { slots: { a: { s: 'q', at: T + 2 } }, enqSeq: 4, ingesting: 1 },
+      second: { a: { s: 'q', at: T + 2 } },
+      unchanged: { enqSeq: 4, ingesting: 1 },
+      ended: { slots: { a: { s: 'q', at: T + 2 } }, enqSeq: 5, ingesting: 0 },
+      active: true,
+    },
+  ],
+  [
     'acquire turns a due queued slot into a lease with the next fence, once',
     async (d, id) => {
       await d.recordEnqueued(id, 1, T);

@@ -82,8 +82,8 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
     );
     return (result as { item: DispatchItem }).item;
   }
-  async beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<void> {
-    this.write(
+  async beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<DispatchItem> {
+    const result = this.write(
       storeId,
       () => true,
       (item) => {
@@ -93,6 +93,7 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
         this.activate(item, now);
       },
     );
+    return (result as { item: DispatchItem }).item;
   }
   async endEnqueue(storeId: string): Promise<DispatchItem> {
     const result = this.write(
@@ -104,6 +105,18 @@ export class MemoryDispatchState implements DispatchState, RetentionMarks {
       },
     );
     return (result as { item: DispatchItem }).item;
+  }
+  async endEnqueueIssuing(storeId: string, slotId: string, dueAt: number, now: number): Promise<Conditional> {
+    return this.write(
+      storeId,
+      (item) => item !== undefined && MemoryDispatchState.slotCount(item) < 1,
+      (item) => {
+        item.ingesting = (item.ingesting ?? 0) - 1;
+        item.enqSeq += 1;
+        item.slots[slotId] = { s: 'q', at: dueAt };
+        this.activate(item, now);
+      },
+    );
   }
   async issueSlot(
     storeId: string,

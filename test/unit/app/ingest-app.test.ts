@@ -160,6 +160,30 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
     ]);
   });
 
+  it('ends an idle store’s write-ahead and issues its slot in one conditional write, before the attention', async () => {
+    const { call } = setup();
+    await call(submit(task));
+    const writes = ddb.commandCalls(UpdateCommand);
+    const endIssue = writes[1]?.args[0].input;
+    expect({
+      writes: writes.length,
+      update: endIssue?.UpdateExpression,
+      condition: endIssue?.ConditionExpression,
+      slot: endIssue?.ExpressionAttributeNames?.['#id'],
+      value: endIssue?.ExpressionAttributeValues?.[':slot'],
+      before: writes[1]?.calledBefore(sendsTo(ATTENTION_URL)[0]!),
+    }).toEqual({
+      writes: 2,
+      update: expect.stringMatching(
+        /^SET slots\.#id = :slot, activeShard .* ADD ingesting :minus, enqSeq :one$/,
+      ),
+      condition: 'attribute_exists(slots) AND size(slots) < :one',
+      slot: 'slot-1',
+      value: { s: 'q', at: T0 },
+      before: true,
+    });
+  });
+
   it('publishes no attention when the store already holds a slot (bounded signalling)', async () => {
     ddb.on(UpdateCommand).resolves({ Attributes: { ...idleItem, slots: { a: { s: 'q', at: T0 } } } });
     const { call, telemetry } = setup();
@@ -167,20 +191,30 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
     expect({
       attentions: sendsTo(ATTENTION_URL).length,
       coalesced: telemetry.total(MetricNames.attentionsCoalesced, { reason: 'ingest' }),
-    }).toEqual({ attentions: 0, coalesced: 1 });
+      // The write-ahead saw the slot: a plain end, no end-and-issue write.
+      ends: ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input.ConditionExpression),
+    }).toEqual({ attentions: 0, coalesced: 1, ends: [undefined, undefined] });
   });
 
   it('publishes no attention when another request took the last slot first', async () => {
     const { call } = setup();
+    // The write-ahead saw no slot; the end-and-issue write finds the other request's slot and is refused, and the
+    // plain end that follows returns it.
+    const taken = { ...idleItem, slots: { other: { s: 'q', at: T0 } } };
     ddb
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: idleItem })
-      .resolvesOnce({ Attributes: idleItem })
-      .rejects(conditionFailed({ ...idleItem, slots: { other: { s: 'q', at: T0 } } }));
+      .rejectsOnce(conditionFailed(taken))
+      .resolves({ Attributes: taken });
     const result = await call(submit(task));
-    expect({ status: result.status, attentions: sendsTo(ATTENTION_URL).length }).toEqual({
+    expect({
+      status: result.status,
+      attentions: sendsTo(ATTENTION_URL).length,
+      writes: ddb.commandCalls(UpdateCommand).length,
+    }).toEqual({
       status: 202,
       attentions: 0,
+      writes: 3,
     });
   });
 

@@ -171,7 +171,8 @@ describe('ingest edges', () => {
   });
 
   it('answers 202 when both the signal and its nudge fail, logging that the reconciler will repair it', async () => {
-    dispatch.endEnqueue = async () => {
+    // The store is idle: its ingest ends with the end-and-issue write, which fails like any DynamoDB write.
+    dispatch.endEnqueueIssuing = async () => {
       throw new Error('DynamoDB unavailable');
     };
     deps.attention.publish = async () => {
