@@ -60,8 +60,6 @@ const AWS = MODEL.awsCallMs;
 export const ATTENTION = {
   /** AQ_EMPTY_POLL_SECONDS default: the long poll that decides "empty" at the end of a slice. */
   emptyPollMs: 1000,
-  /** Event source delivery + cold-free Lambda invoke, before the worker's first call. */
-  invokeMs: 40,
   /**
    * Attentions per worker invocation (WORKER_EVENT_SOURCE.defaultBatchSize), their slices run concurrently:
    * the worker (one unit of MaximumConcurrency) is held until the last of them ends.
@@ -79,6 +77,15 @@ export const ATTENTION = {
   reconcilerPeriodMs: 60_000,
   /** AQ_SWEEP_STORES_PER_RUN default. */
   sweepPerRun: 35,
+  /**
+   * Task queues a slice polls per store: every store created through the API has its high-priority queue beside its
+   * work queue (admin.ts createStoreQueues). slice-receive.ts short-polls the high queue before the work queue each
+   * batch (the high poll is task priority's price: counted as task-queue requests), short-polls both to hand off or
+   * before the empty check, and long-polls both at once in the check; a long poll that brings tasks leaves the other
+   * running, and the slice waits for its answer before its lease goes (slice.ts `rest`). The reconciler's sweep
+   * counts a store's high queue too when its work queue reads 0.
+   */
+  storeQueues: 2,
   /** Lambda's SQS event source: long pollers kept on an idle attention queue (assumption). */
   eventSourcePollers: 5,
   /** The store priority levels' attention queues, each with an event source of its own (lib: AttentionWorkers). */
@@ -88,6 +95,9 @@ export const ATTENTION = {
   /** The reconciler's memory (lambdas/config/topology.ts). */
   reconcilerMemoryGb: FUNCTIONS.reconciler.memoryMb / 1024,
 } as const;
+
+/** Store queues a slice polls (ATTENTION.storeQueues): the high-priority queue and the work queue. */
+const Q = ATTENTION.storeQueues;
 
 /**
  * The empty receives of Lambda's event-source pollers over `spanMs`: on every level's attention queue, and on the
@@ -110,7 +120,8 @@ const reconcilerRun = (req: Requests, active: number): void => {
   req.add('lambda', 'attention');
   req.add('ddbRead', 'attention', ACTIVE_SHARDS + active); // 16 index queries, then one read per active store
   req.add('ddbRead', 'attention', 1 + ATTENTION.sweepScanReads); // sweep cursor + Stores page
-  req.add('sqs', 'attention', ATTENTION.sweepPerRun); // GetQueueAttributes per swept store
+  // GetQueueAttributes per swept store: its work queue, and its high queue where that reads 0 (idle: every store).
+  req.add('sqs', 'attention', ATTENTION.sweepPerRun * ATTENTION.storeQueues);
   req.add('ddbWrite', 'attention', 1); // sweep cursor
 };
 
@@ -279,9 +290,9 @@ export const attentionDesign = (
         req.add('ddbRead', 'attention');
         req.add('ddbWrite', 'attention');
       }
-      const t0 = eng.now + ATTENTION.invokeMs + (resumed ? 0 : 2 * AWS);
+      const t0 = eng.now + MODEL.invokeMs + (resumed ? 0 : 2 * AWS);
       /** When the slice's last read of the store began (store-watch.ts: again before a call a second later). */
-      let readAt = eng.now + ATTENTION.invokeMs;
+      let readAt = eng.now + MODEL.invokeMs;
       const deadline = t0 + policy.maxSliceSeconds * 1000;
       const single = policy.maxConcurrentConsumers === 1;
       const interval = world.interval[s] as number;
@@ -312,10 +323,16 @@ export const attentionDesign = (
       /** This slice's schedule writes: work on the lease's path that the fan-out counts (slice.ts `paced`). */
       let paceWrites = 0;
 
+      /** The empty check's other long poll, still running after one brought tasks: the slice ends after its answer. */
+      let restUntil = 0;
+      /** The loop runs because a long poll of the empty check brought tasks: that poll is this round's receive. */
+      let wokeByLongPoll = false;
+      /** The last batch came from the short polls and held fewer than it asked (slice-receive.ts `drained`). */
+      let lastDrained = false;
       const requeue = (): void => {
         // requeue write + attention publish, then the store goes to the back of the attention queue.
         req.add('ddbWrite', 'attention');
-        const at = eng.now + 2 * AWS;
+        const at = Math.max(eng.now, restUntil) + 2 * AWS;
         eng.at(at, () => publish(s, trickled));
         releaseWorker(inv, at);
       };
@@ -499,40 +516,47 @@ export const attentionDesign = (
         if (handled >= policy.maxMessagesPerSlice || now >= deadline) return requeue();
         const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs) + 1);
         const want = Math.min(SQS_BATCH, policy.maxMessagesPerSlice - handled, callsLeft);
+        /** This round's receive is the empty check's long polls, answered at once by the tasks already there. */
+        let longAnswered = wokeByLongPoll;
+        wokeByLongPoll = false;
         if (longFirst) {
           longFirst = false;
-          if (world.visible(s) > 0) trickled = true;
-          else return longPoll();
+          if (world.visible(s) === 0) return longPoll();
+          trickled = true;
+          longAnswered = true;
+          if (Q > 1) restUntil = eng.now + emptyPollMs;
+        }
+        // slice.ts: a slice that has handled a full batch keeps its decision (HANDOFF_BELOW_HANDLED).
+        const handsOff =
+          confirm !== undefined && !confirmSlice && !keepsEmptyDecision && handled < HANDOFF_BELOW_HANDLED;
+        // slice.ts `drained`: after a batch that took fewer than it asked from the short polls, no polls at all.
+        const polls = lastDrained ? 0 : Q;
+        lastDrained = false;
+        if (handsOff && (polls === 0 || world.visible(s) === 0)) {
+          // The short polls (each store queue) came back empty, or the last batch drained them; the slot goes to the
+          // confirm queue (requeue write + SendMessage) and this slice ends without the long polls.
+          req.add('sqs', 'attention', polls);
+          if (confirm.parked === true) {
+            eng.after((polls + 1) * AWS, () => publishConfirm(s));
+            return releaseWorker(inv, eng.now + (polls + 1) * AWS);
+          }
+          req.add('ddbWrite', 'attention');
+          eng.after((polls + 2) * AWS, () => publishConfirm(s));
+          return releaseWorker(inv, eng.now + (polls + 2) * AWS);
         }
         if (world.visible(s) === 0) {
-          // slice.ts: a slice that has handled a full batch keeps its decision (HANDOFF_BELOW_HANDLED).
-          if (
-            confirm !== undefined &&
-            !confirmSlice &&
-            !keepsEmptyDecision &&
-            handled < HANDOFF_BELOW_HANDLED
-          ) {
-            // Sensitivity: the short poll came back empty; the slot goes to the confirm queue (requeue write +
-            // SendMessage) and this slice ends without the long poll.
-            req.add('sqs', 'attention');
-            if (confirm.parked === true) {
-              eng.after(2 * AWS, () => publishConfirm(s));
-              return releaseWorker(inv, eng.now + 2 * AWS);
-            }
-            req.add('ddbWrite', 'attention');
-            eng.after(3 * AWS, () => publishConfirm(s));
-            return releaseWorker(inv, eng.now + 3 * AWS);
-          }
-          // slice.ts: a short poll first (a backlog answers at once), then the long poll that decides "empty".
+          // slice.ts: short polls first (a backlog answers at once), then the long polls that decide "empty".
           if (!trickled) {
-            req.add('sqs', 'attention');
-            eng.after(AWS, longPoll);
+            req.add('sqs', 'attention', Q);
+            eng.after(Q * AWS, longPoll);
             return;
           }
           return longPoll();
         }
         const k = Math.min(want, world.visible(s));
-        req.add('sqs', 'data'); // ReceiveMessage with tasks
+        // ReceiveMessage with tasks: the work queue's, after the high queue's empty short poll (or both long polls).
+        req.add('sqs', 'data', Q);
+        lastDrained = !longAnswered && k < want;
         const batch: number[] = [];
         for (let i = 0; i < k; i++) batch.push(world.take(s));
         let i = 0;
@@ -541,13 +565,15 @@ export const attentionDesign = (
           world.handBack(s, batch.slice(i));
           req.add('sqs', 'data', i > 0 ? 2 : 1);
           if (i > 0) req.add('ddbWrite', 'data', 1, 0); // the delivered settles' BatchWriteItem (items billed per task)
-          eng.after((i > 0 ? 2 : 1) * AWS, requeue);
+          // slice.ts handBack: the settles, then the delete (flush), then the visibility change, one after another.
+          eng.after((i > 0 ? 3 : 1) * AWS, requeue);
         };
         const endBatch = (): void => {
           // The batch's delivered settles: one BatchWriteItem (delivered-settle.ts), its items billed per task.
           req.add('ddbWrite', 'data', 1, 0);
           req.add('sqs', 'data'); // DeleteMessageBatch
-          eng.after(AWS, () => {
+          // slice.ts flush: the delete only after the settles landed (a task's status never lags its message).
+          eng.after(2 * AWS, () => {
             if (trickled) return requeue();
             if (fanned || k < SQS_BATCH) return loop();
             fanned = true;
@@ -598,20 +624,25 @@ export const attentionDesign = (
                 stats.handled++;
                 stats.callMs += eng.now - pacedAt;
                 i++;
-                eng.after(AWS, next);
+                // Straight to the next task: its delivered settle is the batch's (endBatch), no write after the call.
+                next();
               });
             });
           });
         };
-        eng.after(AWS, next); // the receive itself
+        // The receive itself: the high queue's short poll, then the work queue's; one long poll's answer.
+        eng.after((longAnswered ? 1 : Q) * AWS, next);
       };
 
       const longPoll = (): void => {
         let done = false;
+        const polledAt = eng.now;
         const wake = (): void => {
           if (done) return;
           done = true;
           trickled = true;
+          wokeByLongPoll = true;
+          if (Q > 1) restUntil = polledAt + emptyPollMs;
           loop();
         };
         if (world.visible(s) > 0) return wake();
@@ -622,7 +653,7 @@ export const attentionDesign = (
           done = true;
           const idx = list.indexOf(wake);
           if (idx >= 0) list.splice(idx, 1);
-          req.add('sqs', 'attention'); // the empty long poll
+          req.add('sqs', 'attention', Q); // the empty long polls
           tryIdle(0);
         });
       };
@@ -730,7 +761,8 @@ const perStoreDesign: Design = {
           );
         }
       };
-      eng.after(AWS, launch);
+      // The receive, then the event source's invoke (MODEL.invokeMs, as for every design's Lambda consumers).
+      eng.after(AWS + MODEL.invokeMs, launch);
     };
 
     world.onArrival = (s) => {
@@ -825,7 +857,8 @@ const fifoDesign: Design = {
           },
         );
       };
-      eng.after(AWS, next);
+      // The receive, then the event source's invoke (MODEL.invokeMs, as for every design's Lambda consumers).
+      eng.after(AWS + MODEL.invokeMs, next);
     };
     world.onArrival = (s) => {
       offer(s);
@@ -904,7 +937,8 @@ const groupedDesign = (groups: number | 'workers'): Design => ({
           },
         );
       };
-      eng.after(AWS, next);
+      // The receive, then the event source's invoke (MODEL.invokeMs, as for every design's Lambda consumers).
+      eng.after(AWS + MODEL.invokeMs, next);
     };
     world.onArrival = (s) => {
       const q = group[s] as number;
@@ -987,7 +1021,8 @@ const schedulerDesign = (periodSeconds: number): Design => ({
           },
         );
       };
-      eng.after(AWS, next);
+      // The receive, then the event source's invoke (MODEL.invokeMs, as for every design's Lambda consumers).
+      eng.after(AWS + MODEL.invokeMs, next);
     };
     const sweep = (): void => {
       req.add('sqs', 'polling', w.stores);
@@ -1101,7 +1136,8 @@ const fairDesign: Design = {
           },
         );
       };
-      eng.after(AWS, next);
+      // The receive, then the event source's invoke (MODEL.invokeMs, as for every design's Lambda consumers).
+      eng.after(AWS + MODEL.invokeMs, next);
     };
     world.onArrival = (s) => {
       offer(s);

@@ -8,6 +8,12 @@ export const MODEL = {
   marketplaceMaxMs: 50,
   /** One SQS or DynamoDB call (receive, delete, conditional write) on the worker's critical path. */
   awsCallMs: 8,
+  /**
+   * A Lambda event source's delivery and a warm invoke, before the handler's first call: paid by every design whose
+   * consumers are Lambda functions (the attention queue's worker and confirm invocations, and each alternative's
+   * invocation per batch or job), and counted as worker time held (the invocation holds its unit of concurrency).
+   */
+  invokeMs: 40,
   /** SQS long poll (max 20 s): an empty receive every 20 s per idle poller. */
   longPollMs: 20_000,
   /** A store counts in the fairness index if it was backlogged at least this long. */

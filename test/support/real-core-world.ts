@@ -27,7 +27,7 @@ import { MemoryDispatchState } from './memory-dispatch-state.js';
 /**
  * The REAL core (ingest's submitTask/submitBatch, the worker's handleAttention → runSlice) on in-memory
  * ports in simulated time, with the scale model's own timing constants (bench/sim: every SQS/DynamoDB call
- * MODEL.awsCallMs, marketplace calls U(marketplaceMinMs, marketplaceMaxMs), ATTENTION.invokeMs before a
+ * MODEL.awsCallMs, marketplace calls U(marketplaceMinMs, marketplaceMaxMs), MODEL.invokeMs before a
  * handler starts), so the scale model can be calibrated against it (test/unit/bench/calibration.test.ts).
  *
  * Time is a heap of timers; after the timers of one instant fire, one macrotask turn lets every promise
@@ -308,7 +308,7 @@ export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<R
       if (fromConfirm) confirmFree--;
       else free--;
       const startedAt = now;
-      time.at(now + ATTENTION.invokeMs, () => {
+      time.at(now + MODEL.invokeMs, () => {
         void Promise.all(
           batch.map((message) =>
             handleAttention(workerDeps, message).then(
@@ -384,6 +384,8 @@ export const runRealCore = async (spec: CalibrationSpec, seed = 1234): Promise<R
       plan: s.plan,
       status: 'active',
       queueUrl: `queue-${s.storeId}`,
+      // As every store created through the API (admin.ts createStoreQueues): the slice polls it first each batch.
+      priorityQueueUrl: `high-${s.storeId}`,
       deadLetterQueueUrl: `dlq-${s.storeId}`,
       createdAt: 0,
       updatedAt: 0,
