@@ -19,6 +19,8 @@ export interface PoolShape {
   batchSize: number;
   /** The poll comes 0 to this many ms after an attention is visible (the event source's poll, or its window). */
   windowMs: number;
+  /** The event source takes nothing from `from` until `until` (virtual time): a lagging or stalled queue. */
+  stall?: { from: number; until: number };
 }
 
 /**
@@ -51,6 +53,7 @@ export class WorkerPool {
   arm(): void {
     const { ctx } = this;
     if (this.pollArmed || this.free <= 0) return;
+    if (this.stalled(ctx.now)) return;
     if (!this.attentionQueue.hasVisible(ctx.now)) return;
     this.pollArmed = true;
     void ctx.sched.call(this.env, 'eventsource.poll', ctx.rng.int(0, this.shape.windowMs), () => {
@@ -67,7 +70,16 @@ export class WorkerPool {
     let min: number | undefined;
     for (const m of this.attentionQueue.messages.values())
       if (min === undefined || m.visibleAt < min) min = m.visibleAt;
+    const stall = this.shape.stall;
+    // A stalled event source looks again when its stall ends.
+    if (min !== undefined && stall !== undefined && this.stalled(Math.max(min, this.ctx.now)))
+      return stall.until;
     return min;
+  }
+
+  private stalled(at: number): boolean {
+    const stall = this.shape.stall;
+    return stall !== undefined && at >= stall.from && at < stall.until;
   }
 
   private invoke(messages: SimMessage[]): void {

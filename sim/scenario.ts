@@ -67,6 +67,12 @@ export interface Scenario {
   confirm: boolean;
   /** The confirm queue's event source: invocations at once (1–3; the stack deploys CONFIRM_EVENT_SOURCE's 5). */
   confirmWorkers: number;
+  /**
+   * The confirm queue's event source lags: it takes nothing for `forMs` from `fromMs` (virtual ms from start), on
+   * about one confirm seed in three. Slots handed off meanwhile wait on it; the reconciler's resend re-announces
+   * them on their level queue, where the slice makes its own empty decision.
+   */
+  confirmStall?: { fromMs: number; forMs: number };
   stores: StoreSpec[];
   requests: IngestRequest[];
   faults: Faults;
@@ -198,12 +204,17 @@ export const scenarioFor = (seed: number): Scenario => {
   const confirmDraws = new Rng(seed ^ 0xc0f1e);
   const confirm = confirmDraws.chance(0.75);
   const confirmWorkers = confirmDraws.int(1, 3);
+  const confirmStall =
+    confirm && confirmDraws.chance(0.3)
+      ? { fromMs: confirmDraws.int(0, 150_000), forMs: confirmDraws.int(20_000, 600_000) }
+      : undefined;
   return {
     seed,
     workers,
     batchSize,
     confirm,
     confirmWorkers,
+    ...(confirmStall === undefined ? {} : { confirmStall }),
     stores,
     requests,
     faults,

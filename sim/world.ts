@@ -115,6 +115,14 @@ export class World implements WorldView {
       workers: scenario.confirmWorkers,
       batchSize: CONFIRM_EVENT_SOURCE.batchSize,
       windowMs: CONFIRM_EVENT_SOURCE.batchingWindowSeconds * 1000,
+      ...(scenario.confirmStall === undefined
+        ? {}
+        : {
+            stall: {
+              from: T0 + scenario.confirmStall.fromMs,
+              until: T0 + scenario.confirmStall.fromMs + scenario.confirmStall.forMs,
+            },
+          }),
     });
     this.ingest = new IngestActors(ctx, ports, this.sqs.stores, this.sqs.tasks, scenario.requests, T0);
     this.upgrade = new UpgradeModel(ctx, this.db.dispatch);
