@@ -29,25 +29,4 @@ export const CONFIRM_VARIANTS: Variant[] = [
       return handleAttention({ ...deps, tasks }, message);
     },
   },
-  {
-    name: 'drained-decides-empty',
-    breaks: 2,
-    description:
-      'a slice whose batch took fewer tasks than it asked from its short polls (slice-receive.ts `drained`) takes that for the empty decision instead of handing it to the confirm queue: its later polls answer empty without asking SQS and it marks the store idle itself — tasks a partial receive left in the queue stay in a store marked idle',
-    handleAttention: (deps, message) => {
-      let drained = false;
-      const tasks: TaskQueues = override(deps.tasks, 'receive', async (url, opts) => {
-        if (drained) return [];
-        const got = await deps.tasks.receive(url, opts);
-        // The work queue's short poll, after the high queue's came back empty: the batch that says `drained`.
-        drained =
-          opts.waitSeconds === 0 && got.length > 0 && got.length < opts.maxMessages && !url.includes('/h/');
-        return got;
-      });
-      return handleAttention(
-        { ...deps, tasks, settings: { ...deps.settings, confirmQueue: false } },
-        message,
-      );
-    },
-  },
 ];

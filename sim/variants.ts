@@ -374,8 +374,8 @@ const MOVED_BEYOND_FIXED: Record<string, number[]> = {
   // failing-task stores moved 4902's; none of 1–12000 meets it, 17919 is the first after. Session 24: the empty
   // check's racing long polls moved 17919's; 28740 is the first of a new search from 1. Session 27: the confirm
   // queue moved 28740's; a search from 1 found 3355 and 7180. Session 28: the ingest's end-and-issue write moved
-  // both; a search from 1 found 5241 and 8277; the drained hand-off moved 8277's, and 8944 is the next.
-  'first-hold-short': [5241, 8944],
+  // both; a search from 1 found 5241 and 8277.
+  'first-hold-short': [5241, 8277],
   //
   // Session 27: the confirm queue and the slices that keep their empty decision (resends, rechecks) moved the
   // fixed set's interleavings; a search from 1 found these (bump-before-send, moved out by the first version of the
@@ -384,11 +384,8 @@ const MOVED_BEYOND_FIXED: Record<string, number[]> = {
   //
   // Session 24: needs the rest of an empty check still running when the slice ends, and another slice marking the
   // store idle before its detached hand-back lands (the rest usually answers within the slice's own call); the
-  // first two seeds of a search from 1. Session 28: the end-and-issue write and the drained hand-off moved 4648's
-  // and 10118's; seed 165 meets it: back in the fixed set.
-  //
-  // Session 28: the drained hand-off moved seed 19's interleaving; a search from 1 found these.
-  'bump-before-send': [621, 1002],
+  // first two seeds of a search from 1 (4648 and 10118 until session 28's end-and-issue write moved them).
+  'rest-after-lease': [764, 1061],
 };
 
 const ALL_VARIANTS: Variant[] = [

@@ -37,12 +37,6 @@ export interface ReceivedBatch {
   /** The short polls came back empty and the empty decision is handed on (`ReceiveOptions.handoff`). */
   handoff?: true;
   /**
-   * The batch came from short polls of every queue of the store and holds fewer than `want`: the queues held no
-   * more as of that look (as far as a short poll's sampling tells), so a slice that would hand its empty decision
-   * on may do so without polling again.
-   */
-  drained?: true;
-  /**
    * The empty check's other long poll, not waited for: the slice settles it, and hands back what it took,
    * before it ends (`RestRules`).
    */
@@ -72,7 +66,7 @@ const settled = (poll: Promise<SourcedMessage[]>): Promise<PollAnswer> =>
 /**
  * One batch for a slice, the store's high-priority queue first (task priority within a store):
  * 1. a short poll of the high queue (when the store has one) — one request more per batch of up to 10;
- * 2. if it is empty, a short poll of the work queue: a backlog answers at once (fewer than `want`: `drained`);
+ * 2. if it is empty, a short poll of the work queue: a backlog answers at once;
  * 3. if both are empty and the slice hands the decision on (`handoff`), an empty batch that says so; otherwise
  *    the "empty" decision: long polls of both queues at once, `want` shared between them.
  *    A short poll samples SQS's servers and can miss what a small queue holds, so each queue gets a long poll.
@@ -97,8 +91,7 @@ export const receiveBatch = async (
       if (first.length > 0) return { batch: first, trickled: false };
     }
     const backlog = await receive(store.queueUrl, opts.want, 0);
-    if (backlog.length > 0)
-      return { batch: backlog, trickled: false, ...(backlog.length < opts.want ? { drained: true } : {}) };
+    if (backlog.length > 0) return { batch: backlog, trickled: false };
     if (opts.handoff === true) return { batch: [], trickled: false, handoff: true };
   }
   if (high === undefined) {

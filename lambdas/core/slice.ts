@@ -420,18 +420,12 @@ export const runSlice = async (
     handled < HANDOFF_BELOW_HANDLED;
   /** A confirm slice's first receive goes straight to the long polls (its main slice's short polls came first). */
   let longFirst = lease.confirming === true;
-  /** The last batch drained the store's queues as of its short polls (`ReceivedBatch.drained`). */
-  let drained = false;
   const ended = await (async (): Promise<SliceResult> => {
     try {
       for (;;) {
         const now = deps.clock.now();
         if (handled >= policy.maxMessagesPerSlice) return result('max_messages', { resumeAt: now });
         if (now >= deadline) return result('max_time', { resumeAt: now });
-        // The last batch took what the short polls of every queue found, fewer than it asked: polling again would
-        // most likely find them empty, so a slice that hands its empty look on does so now (its confirm slice's
-        // long polls decide; a task that arrived meanwhile is the one they find).
-        if (drained && handsOff()) return result('confirm', { resumeAt: now });
         // Receive no more than this lease can deliver before its deadline at its share of the rate.
         const callsLeft = Math.max(1, Math.floor((deadline - now) / shareMs()) + 1);
         const budget = Math.min(SQS_MAX_BATCH, policy.maxMessagesPerSlice - handled);
@@ -444,13 +438,11 @@ export const runSlice = async (
         try {
           let pending: Promise<PollAnswer> | undefined;
           let handedOff: true | undefined;
-          let drainedNow: true | undefined;
           ({
             batch,
             trickled,
             rest: pending,
             handoff: handedOff,
-            drained: drainedNow,
           } = await receiveBatch(deps.tasks, store, {
             want,
             budget,
@@ -462,7 +454,6 @@ export const runSlice = async (
               Math.ceil((lease.expiresAt - deps.clock.now()) / 1000) + VISIBILITY_MARGIN_SECONDS,
           }));
           longFirst = false;
-          drained = drainedNow === true;
           // Only with a trickle, which ends the slice after its batch: no idle decision comes while it runs.
           if (pending !== undefined) rest = { answer: pending, polledAt };
           // Both short polls empty: the slot goes to the confirm queue, whose slices long-poll side by side.

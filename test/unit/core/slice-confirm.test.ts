@@ -41,32 +41,12 @@ describe('a slice with a confirm queue', () => {
   });
 
   it('hands on only after its backlog: delivers what the short polls bring, then ends `confirm`', async () => {
-    const world = withConfirmQueue({ messages: 13 });
+    const world = withConfirmQueue({ messages: 3 });
     const result = await runSlice(world.deps, store, policy(), lease());
     expect({ end: result.end, delivered: result.delivered, waits: world.waits }).toEqual({
       end: 'confirm',
-      delivered: 13,
+      delivered: 3,
       waits: [0, 0],
-    });
-  });
-
-  it('hands on without polling again after a batch that took fewer than it asked (`drained`)', async () => {
-    const world = withConfirmQueue({ messages: 3 });
-    const result = await runSlice(world.deps, store, policy(), lease());
-    expect({ end: result.end, delivered: result.delivered, waits: world.waits }).toEqual({
-      end: 'confirm',
-      delivered: 3,
-      waits: [0],
-    });
-  });
-
-  it('polls again after a drained batch where it keeps its empty decision, and decides it with the long poll', async () => {
-    const world = withConfirmQueue({ messages: 3 });
-    const result = await runSlice(world.deps, store, policy(), lease({ decidesEmpty: true }));
-    expect({ end: result.end, delivered: result.delivered, waits: world.waits }).toEqual({
-      end: 'empty',
-      delivered: 3,
-      waits: [0, 0, 1],
     });
   });
 
@@ -132,8 +112,7 @@ describe('a slice that keeps its empty decision (its attention says `recheck`, o
 
 describe('a busy slice (a full batch handled) with a confirm queue', () => {
   it.each([
-    // 49: four full batches, then nine (drained): handed on without another poll.
-    [HANDOFF_BELOW_HANDLED - 1, 'confirm', [0, 0, 0, 0, 0]],
+    [HANDOFF_BELOW_HANDLED - 1, 'confirm', [0, 0, 0, 0, 0, 0]],
     [HANDOFF_BELOW_HANDLED, 'empty', [0, 0, 0, 0, 0, 0, 1]],
   ] as const)(
     'after %i tasks ends %s: its store is busy, a long poll costs it little per task',

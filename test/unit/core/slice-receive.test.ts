@@ -342,48 +342,6 @@ describe('receiveBatch, with the confirm queue (issue #11)', () => {
     expect(answer).toStrictEqual({
       batch: [{ ...queued('n1'), queueUrl: 'q-url' }],
       trickled: false,
-      drained: true,
-    });
-  });
-
-  const tenOf = (prefix: string) => Array.from({ length: 10 }, (_, i) => `${prefix}${i}`);
-  it.each([
-    [
-      'the work queue’s short poll brought fewer than asked, the high queue’s none',
-      withHigh,
-      { 'q-url': ['n1'] },
-      true,
-    ],
-    [
-      'a store without a high queue, its work queue’s short poll fewer than asked',
-      sliceStore(),
-      { 'q-url': ['n1', 'n2'] },
-      true,
-    ],
-    ['the work queue’s short poll brought all it asked', withHigh, { 'q-url': tenOf('n') }, false],
-    [
-      'the high queue brought tasks: the work queue was not polled',
-      withHigh,
-      { 'h-url': ['h1'], 'q-url': [] },
-      false,
-    ],
-    ['the high queue brought all it asked', withHigh, { 'h-url': tenOf('h') }, false],
-  ] as const)(
-    'says `drained` only when every queue was short-polled and brought fewer than asked: %s',
-    async (_case, store, held, drained) => {
-      const copy = Object.fromEntries(Object.entries(held).map(([url, ids]) => [url, [...ids]]));
-      const answer = await receiveBatch(queues(copy).tasks, store, opts({ handoff: true }));
-      expect(answer.drained === true).toBe(drained);
-    },
-  );
-
-  it('never says `drained` of what the empty check’s long polls bring (a trickle)', async () => {
-    const q = queues({}, (url, waitSeconds) => (waitSeconds > 0 && url === 'q-url' ? ['n1'] : []));
-    const answer = await receiveBatch(q.tasks, sliceStore(), opts({}));
-    expect({ ...ids(answer), drained: answer.drained }).toEqual({
-      batch: ['q-url:n1'],
-      trickled: true,
-      drained: undefined,
     });
   });
 
