@@ -58,7 +58,7 @@ export class WorkerPool {
     this.pollArmed = true;
     void ctx.sched.call(this.env, 'eventsource.poll', ctx.rng.int(0, this.shape.windowMs), () => {
       this.pollArmed = false;
-      if (this.free <= 0) return;
+      if (this.free <= 0 || this.stalled(ctx.now)) return;
       const messages = this.attentionQueue.receive(ctx.now, this.shape.batchSize, ATTENTION_VISIBILITY_MS);
       if (messages.length > 0) this.invoke(messages);
     });

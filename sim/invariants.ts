@@ -151,10 +151,10 @@ export class Invariants implements Checks {
   /**
    * ---- 7, structurally: slots beyond a store's first come only from live leases (a fan-out, fenced by its lease).
    * Every other issuer — ingest (its end-and-issue write included), the reconciler, an operator's resume or
-   * redrive — writes under `size(slots) < 1`, so a slot it adds is the store's only one.
+   * redrive, a worker's nudge or resume — writes under `size(slots) < 1`, so a slot it adds is the store's only one.
    */
   slotIssued(actor: Actor, storeId: string, slots: number): void {
-    if (actor.kind !== 'worker' && slots > 1)
+    if (slots > 1)
       this.fail(7, `${actor.name} issued a slot of ${storeId} beside ${slots - 1} other(s), without a lease`);
   }
 

@@ -96,7 +96,9 @@ export class DispatchModel {
     if (name === 'recordEnqueued' && actor.kind === 'ingest') {
       this.store(storeId)?.untracked.delete(actor.id);
     }
-    if ((name === 'issueSlot' || name === 'endEnqueueIssuing') && (value as Conditional).ok)
+    // A slot added without a lease behind it: every issuer but a fan-out writes under `size(slots) < 1` (limit 1).
+    const unleased = (name === 'issueSlot' && args[3] === 1) || name === 'endEnqueueIssuing';
+    if (unleased && (value as Conditional).ok)
       this.ctx.checks.slotIssued(
         actor,
         storeId,

@@ -294,9 +294,12 @@ export interface Checks {
   deadLettered(actor: Actor, track: TaskTrack, reason: DeadLetterReason): void;
   /** A worker's claim of the task's effect-once record was granted. */
   taskClaimed(actor: Actor, storeId: string, eventId: string): void;
-  /** A settle `dead_lettered` of the task's record landed. */
-  /** A slot was issued and the store now holds `slots` (invariant 7: only a live lease adds a store's second). */
+  /**
+   * A slot was added without a lease behind it (anything but a fan-out) and the store now holds `slots` (invariant 7:
+   * only a live lease adds a store's second).
+   */
   slotIssued(actor: Actor, storeId: string, slots: number): void;
+  /** A settle `dead_lettered` of the task's record landed. */
   deadLetterSettled(storeId: string, eventId: string): void;
   /** A marketplace 429 answered a call of the store; `until`: its Retry-After end, true time. */
   throttled(actor: Actor, storeId: string, eventId: string, until: number): void;

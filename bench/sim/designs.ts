@@ -327,8 +327,6 @@ export const attentionDesign = (
       let restUntil = 0;
       /** The loop runs because a long poll of the empty check brought tasks: that poll is this round's receive. */
       let wokeByLongPoll = false;
-      /** The last batch came from the short polls and held fewer than it asked (slice-receive.ts `drained`). */
-      let lastDrained = false;
       const requeue = (): void => {
         // requeue write + attention publish, then the store goes to the back of the attention queue.
         req.add('ddbWrite', 'attention');
@@ -529,20 +527,17 @@ export const attentionDesign = (
         // slice.ts: a slice that has handled a full batch keeps its decision (HANDOFF_BELOW_HANDLED).
         const handsOff =
           confirm !== undefined && !confirmSlice && !keepsEmptyDecision && handled < HANDOFF_BELOW_HANDLED;
-        // slice.ts `drained`: after a batch that took fewer than it asked from the short polls, no polls at all.
-        const polls = lastDrained ? 0 : Q;
-        lastDrained = false;
-        if (handsOff && (polls === 0 || world.visible(s) === 0)) {
-          // The short polls (each store queue) came back empty, or the last batch drained them; the slot goes to the
-          // confirm queue (requeue write + SendMessage) and this slice ends without the long polls.
-          req.add('sqs', 'attention', polls);
+        if (handsOff && world.visible(s) === 0) {
+          // The short polls (each store queue) came back empty; the slot goes to the confirm queue (requeue write +
+          // SendMessage) and this slice ends without the long polls.
+          req.add('sqs', 'attention', Q);
           if (confirm.parked === true) {
-            eng.after((polls + 1) * AWS, () => publishConfirm(s));
-            return releaseWorker(inv, eng.now + (polls + 1) * AWS);
+            eng.after((Q + 1) * AWS, () => publishConfirm(s));
+            return releaseWorker(inv, eng.now + (Q + 1) * AWS);
           }
           req.add('ddbWrite', 'attention');
-          eng.after((polls + 2) * AWS, () => publishConfirm(s));
-          return releaseWorker(inv, eng.now + (polls + 2) * AWS);
+          eng.after((Q + 2) * AWS, () => publishConfirm(s));
+          return releaseWorker(inv, eng.now + (Q + 2) * AWS);
         }
         if (world.visible(s) === 0) {
           // slice.ts: short polls first (a backlog answers at once), then the long polls that decide "empty".
@@ -556,7 +551,6 @@ export const attentionDesign = (
         const k = Math.min(want, world.visible(s));
         // ReceiveMessage with tasks: the work queue's, after the high queue's empty short poll (or both long polls).
         req.add('sqs', 'data', Q);
-        lastDrained = !longAnswered && k < want;
         const batch: number[] = [];
         for (let i = 0; i < k; i++) batch.push(world.take(s));
         let i = 0;
