@@ -20,7 +20,7 @@ import type {
 } from '../core/ports.js';
 import { CLOCK_SKEW_MS } from '../core/timing.js';
 import { LATENESS_CEILING_MS, LATENESS_REACH_MS } from '../core/rate.js';
-import { conditional } from './dynamo-conditional.js';
+import { conditional, sameAsWritten } from './dynamo-conditional.js';
 import { decodeCursor, encodeCursor } from './dynamo-cursor.js';
 
 const KEY = Tables.dispatch.partitionKey;
@@ -164,9 +164,27 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     return result.item;
   }
 
+  /**
+   * A slot-adding write whose refusal found the very slot it writes had applied: the SDK retried it after losing its
+   * answer (a timeout), and the retry's condition failed on the write's own result. Slot ids are unique and nothing
+   * leases a slot before its attention is out, so only this write can have put that slot there. Taken as refused,
+   * the ingest would end twice and publish nothing (the slot left to the reconciler's resend).
+   */
+  private async addingSlot(
+    storeId: string,
+    slotId: string,
+    slot: Slot,
+    input: Parameters<DynamoDispatchState['update']>[1],
+  ): Promise<Conditional> {
+    const result = await this.update(storeId, input);
+    if (!result.ok && result.current !== undefined && sameAsWritten(result.current.slots[slotId], slot))
+      return { ok: true, item: result.current };
+    return result;
+  }
+
   endEnqueueIssuing(storeId: string, slotId: string, dueAt: number, now: number): Promise<Conditional> {
     const slot: Slot = { s: 'q', at: dueAt };
-    return this.update(storeId, {
+    return this.addingSlot(storeId, slotId, slot, {
       update: `SET slots.#id = :slot, ${ACTIVATE} ADD ingesting :minus, enqSeq :one`,
       condition: 'attribute_exists(slots) AND size(slots) < :one',
       names: { '#id': slotId },
@@ -189,7 +207,7 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     by?: LeaseRef,
   ): Promise<Conditional> {
     const slot: Slot = { s: 'q', at: dueAt };
-    return this.update(storeId, {
+    return this.addingSlot(storeId, slotId, slot, {
       update: `SET slots.#id = :slot, ${ACTIVATE}`,
       // A fan-out's slot only while its issuer holds its lease: slots beyond the first come from live leases.
       condition:

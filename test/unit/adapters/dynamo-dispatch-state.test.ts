@@ -146,6 +146,23 @@ describe('DynamoDispatchState writes', () => {
       }),
     ],
     [
+      'endEnqueueIssuing counts the ingest out, bumps enqSeq and adds a queued slot, only while the store holds none',
+      (s) => s.endEnqueueIssuing(STORE, 'slot-b', T0 + 1_000, T0),
+      update({
+        UpdateExpression:
+          'SET slots.#id = :slot, activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now), headSentAt = if_not_exists(headSentAt, :now) ADD ingesting :minus, enqSeq :one',
+        ConditionExpression: 'attribute_exists(slots) AND size(slots) < :one',
+        ExpressionAttributeNames: { '#id': 'slot-b' },
+        ExpressionAttributeValues: {
+          ':slot': { s: 'q', at: T0 + 1_000 },
+          ':minus': -1,
+          ':one': 1,
+          ':shard': SHARD,
+          ':now': T0,
+        },
+      }),
+    ],
+    [
       'acquire turns a due queued slot into a lease with the next fencing token, within max',
       (s) => s.acquire(STORE, 'slot-a', { now: T0, expiresAt: T0 + 35_000, max: 3 }),
       update({
@@ -513,6 +530,31 @@ describe('DynamoDispatchState writes', () => {
 });
 
 describe('DynamoDispatchState lost conditions', () => {
+  // The SDK retries a write whose answer it lost; the retry of a slot-adding write then fails on its own result.
+  const withSlotB = (slot: object) => ({ ...leasedItem, slots: { ...leasedItem.slots, 'slot-b': slot } });
+  it.each([
+    ['issueSlot', (s: DynamoDispatchState) => s.issueSlot(STORE, 'slot-b', T0 + 1_000, 2, T0)],
+    ['endEnqueueIssuing', (s: DynamoDispatchState) => s.endEnqueueIssuing(STORE, 'slot-b', T0 + 1_000, T0)],
+  ] as const)(
+    '%s refused by the very slot it writes had applied (its retry failed on its own result): won',
+    async (_name, write) => {
+      const after = withSlotB({ s: 'q', at: T0 + 1_000 });
+      ddb.on(UpdateCommand).rejects(conditionFailed(after));
+      await expect(write(state)).resolves.toEqual({ ok: true, item: after });
+    },
+  );
+  it.each([
+    ['another slot', { ...leasedItem }],
+    ['its slot id leased already', withSlotB({ s: 'l', at: T0 + 1_000, f: 5 })],
+    ['its slot id due at another time', withSlotB({ s: 'q', at: T0 + 2_000 })],
+  ])('a slot-adding write refused with %s stays refused', async (_case, found) => {
+    ddb.on(UpdateCommand).rejects(conditionFailed(found));
+    await expect(state.endEnqueueIssuing(STORE, 'slot-b', T0 + 1_000, T0)).resolves.toEqual({
+      ok: false,
+      current: found,
+    });
+  });
+
   it('a ConditionalCheckFailedException carrying the old item comes back as { ok: false, current }', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed({ ...leasedItem, enqSeq: 8 }));
     await expect(state.markIdle(STORE, 'slot-a', 4, { seenSeq: 7, now: T0 })).resolves.toEqual({

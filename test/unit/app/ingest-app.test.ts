@@ -229,14 +229,17 @@ describe('POST /v1/stores/{storeId}/tasks', () => {
   });
 
   it('still answers 202 when the dispatch state is unreachable after the send, and publishes a nudge', async () => {
-    ddb.on(UpdateCommand).resolvesOnce({}).rejects(new Error('DynamoDB unavailable'));
+    // The write-ahead lands (the store idle), then the end-and-issue write fails.
+    ddb.on(UpdateCommand).resolvesOnce({ Attributes: idleItem }).rejects(new Error('DynamoDB unavailable'));
     const { call } = setup();
     const result = await call(submit(task));
     expect({
       status: result.status,
+      writes: ddb.commandCalls(UpdateCommand).length,
       nudges: sendsTo(ATTENTION_URL).map((c) => JSON.parse(c.args[0].input.MessageBody ?? '')),
     }).toEqual({
       status: 202,
+      writes: 2,
       nudges: [
         {
           v: 1,

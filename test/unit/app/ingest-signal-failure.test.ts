@@ -16,10 +16,11 @@ beforeEach(() => {
   ddb.reset();
   ddb.on(GetCommand, { TableName: TABLES.stores }).resolves({ Item: storeRecord() });
   sqs.on(SendMessageCommand).resolves({});
-  // The write-ahead lands, the task is durable, then DynamoDB fails: this request cannot signal the store.
+  // The write-ahead lands (the store idle), the task is durable, then DynamoDB fails: this request cannot signal the
+  // store.
   ddb
     .on(UpdateCommand)
-    .resolvesOnce({})
+    .resolvesOnce({ Attributes: { storeId: 'store-1', enqSeq: 1, fence: 0, slots: {}, ingesting: 1 } })
     .rejects(Object.assign(new Error('throttled'), { $metadata: {} }));
 });
 
@@ -36,9 +37,12 @@ describe('ingest signal failure', () => {
     expect(result.statusCode).toBe(202);
   });
 
-  it('counts SignalFailures once', async () => {
+  it('counts SignalFailures once, for the failed end-and-issue write', async () => {
     const { handler, telemetry } = setup();
     await handler(apiEvent({ body: JSON.stringify(task) }));
-    expect(telemetry.total(MetricNames.signalFailures)).toBe(1);
+    expect({
+      failures: telemetry.total(MetricNames.signalFailures),
+      writes: ddb.commandCalls(UpdateCommand).length,
+    }).toEqual({ failures: 1, writes: 2 });
   });
 });
