@@ -374,8 +374,9 @@ const MOVED_BEYOND_FIXED: Record<string, number[]> = {
   // failing-task stores moved 4902's; none of 1–12000 meets it, 17919 is the first after. Session 24: the empty
   // check's racing long polls moved 17919's; 28740 is the first of a new search from 1. Session 27: the confirm
   // queue moved 28740's; a search from 1 found 3355 and 7180. Session 28: the ingest's end-and-issue write moved
-  // both; a search from 1 found 5241 and 8277.
-  'first-hold-short': [5241, 8277],
+  // both; a search from 1 found 5241 and 8277; the confirm queue's stalls (a stream of their own) moved 8277's,
+  // and 8944 is the next.
+  'first-hold-short': [5241, 8944],
   //
   // Session 27: the confirm queue and the slices that keep their empty decision (resends, rechecks) moved the
   // fixed set's interleavings; a search from 1 found these (bump-before-send, moved out by the first version of the
