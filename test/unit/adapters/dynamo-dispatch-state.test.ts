@@ -614,6 +614,20 @@ describe('DynamoDispatchState lost conditions', () => {
     });
   });
 
+  it.each([
+    ['issueSlot', (s: DynamoDispatchState) => s.issueSlot(STORE, 'slot-b', T0, 1, T0)],
+    ['endEnqueueIssuing', (s: DynamoDispatchState) => s.endEnqueueIssuing(STORE, 'slot-b', T0, T0)],
+  ] as const)(
+    '%s: won, the item after it (ALL_NEW); refused on no item, current undefined',
+    async (_name, write) => {
+      ddb.on(UpdateCommand).resolvesOnce({ Attributes: leasedItem }).rejectsOnce(conditionFailed());
+      expect([await write(state), await write(state)]).toEqual([
+        { ok: true, item: leasedItem },
+        { ok: false, current: undefined },
+      ]);
+    },
+  );
+
   it('a lost condition on an item that does not exist comes back with current undefined', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed());
     await expect(state.acquire(STORE, 'gone', { now: T0, expiresAt: T0 + 1, max: 1 })).resolves.toEqual({
@@ -679,9 +693,13 @@ describe('DynamoDispatchState lost conditions', () => {
     await expect(state.deferWake(STORE, T0 + 1_000)).rejects.toThrow('network down');
   });
 
-  it('recordEnqueued treats a lost condition as impossible and throws', async () => {
+  it.each([
+    ['recordEnqueued', (s: DynamoDispatchState) => s.recordEnqueued(STORE, 1, T0)],
+    ['beginEnqueue', (s: DynamoDispatchState) => s.beginEnqueue(STORE, 1, T0, T0 + 12_000)],
+    ['endEnqueue', (s: DynamoDispatchState) => s.endEnqueue(STORE)],
+  ] as const)('%s treats a lost condition as impossible and throws', async (_name, write) => {
     ddb.on(UpdateCommand).rejects(conditionFailed(leasedItem));
-    await expect(state.recordEnqueued(STORE, 1, T0)).rejects.toThrow(/failed condition/);
+    await expect(write(state)).rejects.toThrow('unconditional update reported a failed condition');
   });
 });
 
