@@ -246,7 +246,6 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
     throw new PayloadTooLargeError(MAX_BATCH_BODY_BYTES, 'batch, once encoded,');
   }
   let accepted: string[] = [];
-  let begun: DispatchItem | undefined;
   if (valid.length > 0) {
     // One send per queue the batch touches (high first), all under one write-ahead: no lease can mark the
     // store idle until the last send is over, whichever queue took the tasks.
@@ -258,7 +257,7 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
       byQueue.get(queueOf(store, task))?.push(entry);
     }
     const sends = [...byQueue].filter(([, entries]) => entries.length > 0);
-    begun = await enqueueAhead(deps, store, valid.length);
+    const begun = await enqueueAhead(deps, store, valid.length);
     const failed: SendFailure[] = [];
     for (const [url, entries] of sends) {
       // A queue that throws after an earlier one took its tasks must not hide those: they are accepted.
@@ -280,11 +279,10 @@ export const submitBatch = async (deps: IngestDeps, request: HttpRequest): Promi
       if (failed.some((f) => f.refused === undefined)) {
         throw new DependencyError('the store queue is unavailable; nothing was accepted');
       }
+    } else {
+      deps.telemetry.count(MetricNames.tasksAccepted, accepted.length);
+      await signalAfterEnqueue(deps, store, request.requestId, begun);
     }
-  }
-  if (begun !== undefined && accepted.length > 0) {
-    deps.telemetry.count(MetricNames.tasksAccepted, accepted.length);
-    await signalAfterEnqueue(deps, store, request.requestId, begun);
   }
   if (rejected.length > 0) deps.telemetry.count(MetricNames.tasksRejected, rejected.length);
   return json(202, { accepted, rejected });

@@ -337,6 +337,36 @@ describe('ingest edges', () => {
     });
   });
 
+  it('signals nothing for a batch whose every task the queue refused for its content (202, the ingest ended)', async () => {
+    failBatch = () => [
+      { id: '0', message: 'refused', refused: 'content' },
+      { id: '1', message: 'refused', refused: 'content' },
+    ];
+    const result = await submitBatch(deps, request({ tasks: [task('n1'), task('n2')] }));
+    expect({
+      status: result.status,
+      published,
+      slots: (await dispatch.read('store-1'))?.slots,
+      ingesting: (await dispatch.read('store-1'))?.ingesting,
+    }).toEqual({ status: 202, published: [], slots: {}, ingesting: 0 });
+  });
+
+  it('signals a store whose slot, held at the write-ahead, was gone by its end: issueSlot, then the attention', async () => {
+    await dispatch.ensure('store-1');
+    await dispatch.issueSlot('store-1', 'old', T0, 1, T0);
+    const release = dispatch.endEnqueue.bind(dispatch);
+    // The store's last slot goes (its slice marked it idle, the ingest not counted yet) between the two writes.
+    dispatch.endEnqueue = async (storeId) => {
+      delete dispatch.items.get(storeId)?.slots['old'];
+      return release(storeId);
+    };
+    await submitTask(deps, request(task('n1'), '/v1/stores/{storeId}/tasks'));
+    expect({
+      published: published.map((m) => [m.slotId, m.reason]),
+      slots: (await dispatch.read('store-1'))?.slots,
+    }).toEqual({ published: [['slot-1', 'ingest']], slots: { 'slot-1': { s: 'q', at: T0 } } });
+  });
+
   it('records no rejection datum for a batch with nothing rejected', async () => {
     await submitBatch(deps, request({ tasks: [task('n1')] }));
     expect(telemetry.counters.has(MetricNames.tasksRejected)).toBe(false);
