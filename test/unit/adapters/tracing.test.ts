@@ -1,6 +1,7 @@
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { tracer, tracingWanted } from '../../../lambdas/adapters/tracing.js';
+import { tracer } from '../../../lambdas/adapters/tracing.js';
+import { tracingWanted } from '../../../lambdas/adapters/tracing-choice.js';
 
 describe('the process tracer', () => {
   afterEach(() => {
