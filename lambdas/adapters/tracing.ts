@@ -1,4 +1,5 @@
-import { NOT_TRACING, tracingWanted, type ProcessTracer } from './tracing-choice.js';
+import { processTracingWanted } from '../config/runtime-config.js';
+import { NOT_TRACING, type ProcessTracer } from './tracing-choice.js';
 
 /**
  * The process's one X-Ray tracer (Powertools), loaded only where tracing is wanted: its X-Ray SDK turns on
@@ -10,7 +11,7 @@ import { NOT_TRACING, tracingWanted, type ProcessTracer } from './tracing-choice
  * is not wanted (local mode, tests, `-c tracing=false`) `traced` returns the client untouched and
  * `traceMarketplaceCall` just makes the call.
  */
-export const tracer: ProcessTracer = tracingWanted(process.env)
+export const tracer: ProcessTracer = processTracingWanted()
   ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ captureHTTPsRequests: false })
   : NOT_TRACING;
 

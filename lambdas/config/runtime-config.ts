@@ -150,6 +150,16 @@ export const loadConfigFromProcess = <F extends FunctionName>(fn: F): FunctionCo
   loadConfig(fn, process.env);
 
 /**
+ * Whether a process may trace: on Lambda (where Powertools traces at all), unless POWERTOOLS_TRACE_ENABLED is false
+ * (the stack sets it so with `-c tracing=false`). Elsewhere the tracer is not even loaded (`adapters/tracing.ts`).
+ */
+export const tracingWanted = (env: NodeJS.ProcessEnv): boolean =>
+  env['AWS_LAMBDA_FUNCTION_NAME'] !== undefined && env[EnvNames.traceEnabled] !== 'false';
+
+/** Whether this process may trace (`tracingWanted` of the process environment). */
+export const processTracingWanted = (): boolean => tracingWanted(process.env);
+
+/**
  * The X-Ray trace header of the Lambda invocation running now (`_X_AMZN_TRACE_ID`): unlike the settings
  * above it changes with every invocation, so it is read at each request, not loaded once — but here, with
  * the rest of the environment.

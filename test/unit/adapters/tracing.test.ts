@@ -1,7 +1,7 @@
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { tracer } from '../../../lambdas/adapters/tracing.js';
-import { tracingWanted } from '../../../lambdas/adapters/tracing-choice.js';
+import { tracingWanted } from '../../../lambdas/config/runtime-config.js';
 
 describe('the process tracer', () => {
   afterEach(() => {
