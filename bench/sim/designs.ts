@@ -121,7 +121,7 @@ const reconcilerRun = (req: Requests, active: number): void => {
   req.add('ddbRead', 'attention', ACTIVE_SHARDS + active); // 16 index queries, then one read per active store
   req.add('ddbRead', 'attention', 1 + ATTENTION.sweepScanReads); // sweep cursor + Stores page
   // GetQueueAttributes per swept store: its work queue, and its high queue where that reads 0 (idle: every store).
-  req.add('sqs', 'attention', ATTENTION.sweepPerRun * ATTENTION.storeQueues);
+  req.add('sqs', 'attention', ATTENTION.sweepPerRun * Q);
   req.add('ddbWrite', 'attention', 1); // sweep cursor
 };
 
@@ -524,7 +524,7 @@ export const attentionDesign = (
           longAnswered = true;
           if (Q > 1) restUntil = eng.now + emptyPollMs;
         }
-        // slice.ts: a slice that has handled a full batch keeps its decision (HANDOFF_BELOW_HANDLED).
+        // slice.ts: a slice that has handled five full batches keeps its decision (HANDOFF_BELOW_HANDLED).
         const handsOff =
           confirm !== undefined && !confirmSlice && !keepsEmptyDecision && handled < HANDOFF_BELOW_HANDLED;
         if (handsOff && world.visible(s) === 0) {

@@ -115,6 +115,16 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
     return { ok: false, current: this.parse(result.current) };
   }
 
+  /** A write without a condition: its answer is the item after it (a refusal cannot happen, and throws). */
+  private async unconditional(
+    storeId: string,
+    input: Parameters<DynamoDispatchState['update']>[1],
+  ): Promise<DispatchItem> {
+    const result = await this.update(storeId, input);
+    if (!result.ok) throw new Error('unconditional update reported a failed condition');
+    return result.item;
+  }
+
   async ensure(storeId: string): Promise<void> {
     await this.update(storeId, {
       update: `SET ${INIT}, enqSeq = if_not_exists(enqSeq, :zero)`,
@@ -130,16 +140,14 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
   }
 
   async recordEnqueued(storeId: string, count: number, now: number): Promise<DispatchItem> {
-    const result = await this.update(storeId, {
+    return this.unconditional(storeId, {
       update: `SET ${INIT}, ${ACTIVATE} ADD enqSeq :n`,
       values: { ':empty': {}, ':zero': 0, ':n': count, ':shard': activeShardOf(storeId), ':now': now },
     });
-    if (!result.ok) throw new Error('unconditional update reported a failed condition');
-    return result.item;
   }
 
   async beginEnqueue(storeId: string, count: number, now: number, until: number): Promise<DispatchItem> {
-    const result = await this.update(storeId, {
+    return this.unconditional(storeId, {
       update: `SET ${INIT}, ${ACTIVATE}, ingestUntil = :until ADD enqSeq :n, ingesting :one`,
       values: {
         ':empty': {},
@@ -151,17 +159,13 @@ export class DynamoDispatchState implements DispatchState, RetentionMarks {
         ':now': now,
       },
     });
-    if (!result.ok) throw new Error('unconditional update reported a failed condition');
-    return result.item;
   }
 
   async endEnqueue(storeId: string): Promise<DispatchItem> {
-    const result = await this.update(storeId, {
+    return this.unconditional(storeId, {
       update: `SET ${INIT} ADD ingesting :minus, enqSeq :one`,
       values: { ':empty': {}, ':zero': 0, ':minus': -1, ':one': 1 },
     });
-    if (!result.ok) throw new Error('unconditional update reported a failed condition');
-    return result.item;
   }
 
   /**

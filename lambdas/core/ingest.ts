@@ -24,7 +24,7 @@ import { INGEST_WINDOW_MS } from './timing.js';
 import { TRACE_HEADER, traceIdOf } from './trace-header.js';
 import type { DispatchItem } from './dispatch-model.js';
 import type { DeliveryLog, SendFailure, StoreRegistry, TaskQueues } from './ports.js';
-import { ENSURE_SLOT, publishAttention, signalStore, type SignalDeps } from './signal.js';
+import { ENSURE_SLOT, issueAndPublish, publishAttention, signalStore, type SignalDeps } from './signal.js';
 import { acceptsTasks, isConsumable, policyOf, type StoreRecord } from './store-model.js';
 import { queueForPriority, workQueuesOf } from './store-queues.js';
 import { BatchBodySchema, EVENT_ID_PATTERN, TaskSchema, taskPriorityOf, type Task } from './task-schemas.js';
@@ -127,28 +127,19 @@ const signalAfterEnqueue = async (
   begun: DispatchItem,
 ): Promise<void> => {
   try {
-    if (isConsumable(store.status) && Object.keys(begun.slots).length === 0) {
-      const slotId = deps.ids.next();
-      const now = deps.clock.now();
-      const issued = await deps.dispatch.endEnqueueIssuing(store.storeId, slotId, now, now);
-      if (issued.ok) {
-        const priority = policyOf(store).priority;
-        await publishAttention(deps, store.storeId, slotId, 'ingest', priority, now, correlationId);
-        return;
-      }
-    }
+    const consumable = isConsumable(store.status);
+    const signal = { reason: 'ingest', priority: policyOf(store).priority, correlationId } as const;
+    const endIssuing = (slotId: string, dueAt: number, now: number) =>
+      deps.dispatch.endEnqueueIssuing(store.storeId, slotId, dueAt, now);
+    if (consumable && Object.keys(begun.slots).length === 0)
+      if (await issueAndPublish(deps, store.storeId, signal, endIssuing)) return;
     const item = await deps.dispatch.endEnqueue(store.storeId);
-    if (!isConsumable(store.status)) return;
+    if (!consumable) return;
     if (Object.keys(item.slots).length > 0) {
       deps.telemetry.count(MetricNames.attentionsCoalesced, 1, { reason: 'ingest' });
       return;
     }
-    await signalStore(deps, store.storeId, {
-      limit: 1,
-      reason: 'ingest',
-      priority: policyOf(store).priority,
-      correlationId,
-    });
+    await signalStore(deps, store.storeId, { ...signal, limit: 1 });
   } catch (error) {
     deps.telemetry.count(MetricNames.signalFailures);
     deps.telemetry.error('signal after enqueue failed; publishing a nudge', {

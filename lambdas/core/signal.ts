@@ -1,7 +1,15 @@
 import type { AttentionReason } from './messages.js';
 import type { StorePriority } from './plans.js';
 import { MetricNames } from './names.js';
-import type { AttentionPublisher, Clock, DispatchState, IdGenerator, LeaseRef, Telemetry } from './ports.js';
+import type {
+  AttentionPublisher,
+  Clock,
+  Conditional,
+  DispatchState,
+  IdGenerator,
+  LeaseRef,
+  Telemetry,
+} from './ports.js';
 import { clampDelaySeconds } from './timing.js';
 
 /**
@@ -54,24 +62,42 @@ export const publishAttention = async (
 export const signalStore = async (
   deps: SignalDeps,
   storeId: string,
-  opts: {
+  opts: SignalOptions & {
     limit: number;
-    reason: AttentionReason;
-    priority: StorePriority;
-    delayMs?: number;
-    correlationId?: string;
     /** A fan-out: the lease issuing the slot, which must still hold it. */
     by?: LeaseRef;
   },
 ): Promise<boolean> => {
+  const issued = await issueAndPublish(deps, storeId, opts, (slotId, dueAt, now) =>
+    deps.dispatch.issueSlot(storeId, slotId, dueAt, opts.limit, now, opts.by),
+  );
+  if (!issued) deps.telemetry.count(MetricNames.attentionsCoalesced, 1, { reason: opts.reason });
+  return issued;
+};
+
+/** What a new slot's attention says. */
+export interface SignalOptions {
+  reason: AttentionReason;
+  priority: StorePriority;
+  delayMs?: number;
+  correlationId?: string;
+}
+
+/**
+ * A new slot, due after `delayMs`, written by `write` (a conditional write that adds queued slot `slotId`); if it
+ * won, the slot's attention is published. Resolves whether it won. `signalStore`'s `issueSlot`, or ingest's
+ * `endEnqueueIssuing`.
+ */
+export const issueAndPublish = async (
+  deps: SignalDeps,
+  storeId: string,
+  opts: SignalOptions,
+  write: (slotId: string, dueAt: number, now: number) => Promise<Conditional>,
+): Promise<boolean> => {
   const now = deps.clock.now();
   const slotId = deps.ids.next();
   const dueAt = now + (opts.delayMs ?? 0);
-  const issued = await deps.dispatch.issueSlot(storeId, slotId, dueAt, opts.limit, now, opts.by);
-  if (!issued.ok) {
-    deps.telemetry.count(MetricNames.attentionsCoalesced, 1, { reason: opts.reason });
-    return false;
-  }
+  if (!(await write(slotId, dueAt, now)).ok) return false;
   await publishAttention(deps, storeId, slotId, opts.reason, opts.priority, dueAt, opts.correlationId);
   return true;
 };

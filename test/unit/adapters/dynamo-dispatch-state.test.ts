@@ -67,6 +67,10 @@ const ceilingRestart = (
   }),
 ];
 
+/** The slot-adding writes' SET: the queued slot, and the store's active mark where it has none. */
+const ADD_SLOT =
+  'SET slots.#id = :slot, activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now), headSentAt = if_not_exists(headSentAt, :now)';
+
 const updateInputs = (): unknown[] => ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
 
 /** A dispatch item as DynamoDB holds it while a worker leases slot-a. */
@@ -133,8 +137,7 @@ describe('DynamoDispatchState writes', () => {
       'issueSlot adds a queued slot only while the store holds fewer than the limit',
       (s) => s.issueSlot(STORE, 'slot-b', T0 + 1_000, 2, T0),
       update({
-        UpdateExpression:
-          'SET slots.#id = :slot, activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now), headSentAt = if_not_exists(headSentAt, :now)',
+        UpdateExpression: ADD_SLOT,
         ConditionExpression: 'attribute_exists(slots) AND size(slots) < :limit',
         ExpressionAttributeNames: { '#id': 'slot-b' },
         ExpressionAttributeValues: {
@@ -149,8 +152,7 @@ describe('DynamoDispatchState writes', () => {
       'endEnqueueIssuing counts the ingest out, bumps enqSeq and adds a queued slot, only while the store holds none',
       (s) => s.endEnqueueIssuing(STORE, 'slot-b', T0 + 1_000, T0),
       update({
-        UpdateExpression:
-          'SET slots.#id = :slot, activeShard = if_not_exists(activeShard, :shard), activeSince = if_not_exists(activeSince, :now), headSentAt = if_not_exists(headSentAt, :now) ADD ingesting :minus, enqSeq :one',
+        UpdateExpression: `${ADD_SLOT} ADD ingesting :minus, enqSeq :one`,
         ConditionExpression: 'attribute_exists(slots) AND size(slots) < :one',
         ExpressionAttributeNames: { '#id': 'slot-b' },
         ExpressionAttributeValues: {
